@@ -1,7 +1,8 @@
 """lucene_bm25's build hot path against the analyzer it stands for: a chunk's postings counted through the token
 cache (`TermNumbers`: each distinct token analysed once) and numpy equal each text's `analyze` terms counted one by
-one, on random text of any content (stop words, possessives, case, punctuation, non-ASCII, astral characters); a
-docs store's ids read with orjson equal its passages' ids as `get` reads them, lone surrogates included."""
+one, on random text of any content (stop words, possessives, case, punctuation, non-ASCII, astral characters); the
+ASCII tokens' `re` pattern matches what the Unicode pattern (Lucene's rules) matches on ASCII text; a docs store's
+ids read with orjson equal its passages' ids as `get` reads them, lone surrogates included."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter
 from ragbench._retrieval.lucene.analyzer import analyze
 from ragbench._retrieval.lucene.postings import analysed_postings
+from ragbench._retrieval.lucene.tokenizer import ASCII_TOKEN, token_regex
 from ragbench.api import Document
 
 WORDS = ["The", "the", "fox's", "FOX", "foxes", "running", "runs", "İstanbul", "ΣΟΦΟΣ", "U.S.A", "1,000", "_x_",
@@ -44,6 +46,12 @@ def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
     found = list(zip(docs.tolist(), [words[t] for t in terms.tolist()], freqs.tolist()))
     assert set(found) == postings and len(found) == len(postings)
     assert found == sorted(found, key=lambda posting: (posting[0], words.index(posting[1])))  # by passage, term
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("aZ09_:.',; -\"\t"), max_size=40))
+def test_the_ascii_pattern_matches_what_lucenes_rules_match(text: str) -> None:
+    assert ASCII_TOKEN.findall(text) == [found[0] for found in token_regex().finditer(text)]
 
 
 @settings(max_examples=60, deadline=None)

@@ -136,8 +136,13 @@ def token_pattern() -> str:
 
 
 # The same rules on ASCII text, where only the word rule can match (letters, digits, "_" joining anything, ":" "." "'"
-# between letters, "," ";" "." "'" between digits): Python's own `re`, several times faster.
-ASCII_TOKEN = re.compile(r"_*[A-Za-z0-9](?:_*[A-Za-z0-9]|(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))*_*")
+# between letters, "," ";" "." "'" between digits): Python's own `re`, several times faster. Written as runs of
+# letters, digits and "_" (one repeat of a character class each, where `re` is fastest) joined by the middle
+# characters: a quarter less time than a repeat of one character at a time, the same matches (the two forms were
+# compared on every string of up to 7 characters of "a0_:.',; -\"B9", tests/test_lucene_long_words.py on more).
+ASCII_TOKEN = re.compile(
+    r"_*[A-Za-z0-9][A-Za-z0-9_]*(?:(?:(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))[A-Za-z0-9_]+)*"
+)
 
 
 # A character every token holds (the ones it may begin with before it are extend_num_let and ZWJ), or another

@@ -139,7 +139,8 @@ def token_pattern() -> str:
 # between letters, "," ";" "." "'" between digits): Python's own `re`, several times faster. Written as runs of
 # letters, digits and "_" (one repeat of a character class each, where `re` is fastest) joined by the middle
 # characters: a quarter less time than a repeat of one character at a time, the same matches (the two forms were
-# compared on every string of up to 7 characters of "a0_:.',; -\"B9", tests/test_lucene_long_words.py on more).
+# compared on every string of up to 7 characters of "a0_:.',; -\"B9", tests/test_lucene_postings.py holds it to the
+# Unicode pattern on random ASCII text).
 ASCII_TOKEN = re.compile(
     r"_*[A-Za-z0-9][A-Za-z0-9_]*(?:(?:(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))[A-Za-z0-9_]+)*"
 )

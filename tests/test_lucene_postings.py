@@ -1,8 +1,10 @@
 """lucene_bm25's build hot path against the analyzer it stands for: a chunk's postings counted through the token
 cache (`TermNumbers`: each distinct token analysed once) and numpy equal each text's `analyze` terms counted one by
 one, on random text of any content (stop words, possessives, case, punctuation, non-ASCII, astral characters); the
-ASCII tokens' `re` pattern matches what the Unicode pattern (Lucene's rules) matches on ASCII text; a docs store's
-ids read with orjson equal its passages' ids as `get` reads them, lone surrogates included."""
+ASCII tokens' `re` pattern matches what the Unicode pattern (Lucene's rules) matches on ASCII text, and a text whose
+other characters all have ASCII stand-ins is cut as the scanner cuts it (each such character in every context of
+its neighbours' classes, and random text); a docs store's ids read with orjson equal its passages' ids as `get`
+reads them, lone surrogates included."""
 
 from __future__ import annotations
 
@@ -16,7 +18,13 @@ from hypothesis import strategies as st
 from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter
 from ragbench._retrieval.lucene.analyzer import analyze
 from ragbench._retrieval.lucene.postings import analysed_postings
-from ragbench._retrieval.lucene.tokenizer import ASCII_TOKEN, token_regex
+from ragbench._retrieval.lucene.tokenizer import (
+    ASCII_TOKEN,
+    ascii_stand_ins,
+    scanned_tokens,
+    standard_tokens,
+    token_regex,
+)
 from ragbench.api import Document
 
 WORDS = ["The", "the", "fox's", "FOX", "foxes", "running", "runs", "İstanbul", "ΣΟΦΟΣ", "U.S.A", "1,000", "_x_",
@@ -52,6 +60,45 @@ def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
 @given(st.text(st.sampled_from("aZ09_:.',; -\"\t"), max_size=40))
 def test_the_ascii_pattern_matches_what_lucenes_rules_match(text: str) -> None:
     assert ASCII_TOKEN.findall(text) == [found[0] for found in token_regex().finditer(text)]
+
+
+CONTEXTS = [
+    "{c}",
+    "a{c}b",
+    "1{c}2",
+    "_{c}_",
+    "x{c}{c}y",
+    "{c}a{c}",
+    "a.{c}",
+    "{c}'s",
+    "3,{c}",
+    "{c}\u0301a",
+    "\u05d0{c}",
+]
+
+
+def test_each_character_with_a_stand_in_is_cut_as_the_scanner_cuts_it() -> None:
+    differ = [
+        (chr(point), context)
+        for point in ascii_stand_ins()
+        for context in CONTEXTS
+        if list(standard_tokens(text := context.format(c=chr(point)))) != list(scanned_tokens(text))
+    ]
+    assert not differ
+
+
+STAND_IN_CHARS = sorted(map(chr, ascii_stand_ins()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(STAND_IN_CHARS), st.sampled_from("aZ09_:.',; -\"\t"), st.characters(codec="utf-8")),
+        max_size=60,
+    ).map("".join)
+)
+def test_a_text_of_stand_in_characters_is_cut_as_the_scanner_cuts_it(text: str) -> None:
+    assert list(standard_tokens(text)) == list(scanned_tokens(text))
 
 
 @settings(max_examples=60, deadline=None)

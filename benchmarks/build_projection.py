@@ -1,6 +1,7 @@
 """MS MARCO v2.1 segmented's `lucene_bm25` build (113,520,750 passages) on 8, 32 and 128 nodes of 16 cores,
-projected from build_throughput.py's measured figures (`--figures`, default benchmarks/figures/build_throughput.json):
-computed, not typed, each input printed with where it came from. The builds:
+projected from build_throughput.py's measured figures (`--figures`, default the latest run's,
+benchmarks/figures/build_throughput-token-cache.json): computed, not typed, each input printed with where it came
+from. The builds:
 
 - today's (`index build --ray`, then the split): the driver reads every passage, merges every block and writes the
   one index, then splits it; the workers analyse. Time = passages x (driver + split) CPU us, serial on the head,
@@ -38,7 +39,7 @@ from typing import Any
 
 MSMARCO = 113_520_750
 NODES = (8, 32, 128)
-FIGURES = Path(__file__).with_name("figures") / "build_throughput.json"
+FIGURES = Path(__file__).with_name("figures") / "build_throughput-token-cache.json"
 GOALS = {"minutes_32": 15, "process_gb": 8, "head_gb": 2}
 ANSERINI_PER_THREAD = 3500  # passages/s a thread: MS MARCO v2 passage, 18 threads (anserini PR #1611; the issue)
 GB = 1e9

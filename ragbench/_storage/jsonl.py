@@ -19,6 +19,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -58,6 +59,13 @@ parse_json = guarded(json.loads)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+@cache
+def encoder(indent: int | None, sort_keys: bool, allow_nan: bool) -> json.JSONEncoder:
+    """The encoder `json.dumps` makes of these options on each call (it keeps no state between calls): made once,
+    the same text, a microsecond less a record (a build's docs store writes a line a passage)."""
+    return json.JSONEncoder(ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys, allow_nan=allow_nan)
+
+
 def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, strict: bool = False) -> str:
     """The JSON text ragbench writes of `value` (non-ASCII text as is, what JSON cannot hold as its str),
     always encodable as UTF-8: a lone surrogate (a string such as "\\ud800", which JSON can hold and UTF-8
@@ -65,9 +73,7 @@ def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, st
     form a pair read back as the one character they pair into, as JSON defines.) `strict`: no NaN or
     Infinity literals either (`strict_json`)."""
     try:
-        text = json.dumps(
-            value, ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys, allow_nan=not strict
-        )
+        text = encoder(indent, sort_keys, not strict).encode(value)
     except ValueError:
         if not strict:
             raise

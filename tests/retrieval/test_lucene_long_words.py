@@ -158,6 +158,10 @@ class Counted:
         self.given += len(string)
         return self.pattern.findall(string)
 
+    def finditer(self, string):
+        self.given += len(string)
+        return self.pattern.finditer(string)
+
     def match(self, string, pos=0, endpos=None):
         end = len(string) if endpos is None else endpos
         self.given += end - pos

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...lucene.retriever import LuceneBM25Builder, analysed_postings
+from ...lucene.postings import analysed_postings
+from ...lucene.retriever import LuceneBM25Builder
 from ...parallel_build.analysis import BlockKind, WorkerSettings, from_json_array, json_array
 
 

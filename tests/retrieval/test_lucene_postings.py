@@ -1,0 +1,116 @@
+"""lucene_bm25's build hot path against the analyzer it stands for: a chunk's postings counted through the token
+cache (`TermNumbers`: each distinct token analysed once) and numpy equal each text's `analyze` terms counted one by
+one, on random text of any content (stop words, possessives, case, punctuation, non-ASCII, astral characters); the
+ASCII tokens' `re` pattern matches what the Unicode pattern (Lucene's rules) matches on ASCII text, and a text whose
+other characters all have ASCII stand-ins is cut as the scanner cuts it (each such character in every context of
+its neighbours' classes, and random text); a docs store's ids read with orjson equal its passages' ids as `get`
+reads them, lone surrogates included."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter
+from ragbench._retrieval.lucene.analyzer import analyze
+from ragbench._retrieval.lucene.postings import analysed_postings
+from ragbench._retrieval.lucene.tokenizer import (
+    ASCII_TOKEN,
+    ascii_stand_ins,
+    scanned_tokens,
+    standard_tokens,
+    token_regex,
+)
+from ragbench.api import Document
+
+WORDS = ["The", "the", "fox's", "FOX", "foxes", "running", "runs", "İstanbul", "ΣΟΦΟΣ", "U.S.A", "1,000", "_x_",
+         "a", "and", "Don't", "naïve", "\u4e2d\u6587", "\U0001f600", "\u0e01\u0e31", "x" * 300]  # fmt: skip
+TEXT = st.lists(st.one_of(st.sampled_from(WORDS), st.text(min_size=1, max_size=12)), max_size=30).flatmap(
+    lambda words: st.lists(st.sampled_from(" \t\n.,;:'\"()-"), min_size=len(words), max_size=len(words)).map(
+        lambda gaps: "".join(word + gap for word, gap in zip(words, gaps))
+    )
+)
+
+
+def counted_one_by_one(texts: list[str]) -> tuple[set[tuple[int, str, int]], list[int], list[str]]:
+    """The build's postings as they were made: a Counter of each text's terms, terms numbered at first sight."""
+    counts = [Counter(analyze(text)) for text in texts]
+    first_sight = list(dict.fromkeys(term for count in counts for term in count))
+    postings = {(doc, term, n) for doc, count in enumerate(counts) for term, n in count.items()}
+    return postings, [sum(count.values()) for count in counts], first_sight
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXT, max_size=8))
+def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
+    docs, terms, freqs, lengths, words = analysed_postings(texts)
+    postings, expected_lengths, first_sight = counted_one_by_one(texts)
+    assert words == first_sight
+    assert lengths.tolist() == expected_lengths
+    found = list(zip(docs.tolist(), [words[t] for t in terms.tolist()], freqs.tolist()))
+    assert set(found) == postings and len(found) == len(postings)
+    assert found == sorted(found, key=lambda posting: (posting[0], words.index(posting[1])))  # by passage, term
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("aZ09_:.',; -\"\t"), max_size=40))
+def test_the_ascii_pattern_matches_what_lucenes_rules_match(text: str) -> None:
+    assert ASCII_TOKEN.findall(text) == [found[0] for found in token_regex().finditer(text)]
+
+
+CONTEXTS = [
+    "{c}",
+    "a{c}b",
+    "1{c}2",
+    "_{c}_",
+    "x{c}{c}y",
+    "{c}a{c}",
+    "a.{c}",
+    "{c}'s",
+    "3,{c}",
+    "{c}\u0301a",
+    "\u05d0{c}",
+]
+
+
+def test_each_character_with_a_stand_in_is_cut_as_the_scanner_cuts_it() -> None:
+    differ = [
+        (chr(point), context)
+        for point in ascii_stand_ins()
+        for context in CONTEXTS
+        if list(standard_tokens(text := context.format(c=chr(point)))) != list(scanned_tokens(text))
+    ]
+    assert not differ
+
+
+STAND_IN_CHARS = sorted(map(chr, ascii_stand_ins()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(STAND_IN_CHARS), st.sampled_from("aZ09_:.',; -\"\t"), st.characters(codec="utf-8")),
+        max_size=60,
+    ).map("".join)
+)
+def test_a_text_of_stand_in_characters_is_cut_as_the_scanner_cuts_it(text: str) -> None:
+    assert list(standard_tokens(text)) == list(scanned_tokens(text))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.characters(codec=None), min_size=1, max_size=8), min_size=1, max_size=6))
+def test_docstore_ids_read_as_get_reads_them(ids: list[str]) -> None:
+    with TemporaryDirectory() as tmp:
+        writer = DocStoreWriter(Path(tmp))
+        for doc_id in ids:
+            writer.add(Document(id=doc_id, title="t\ud800", text=doc_id))
+        writer.close()
+        store = DocStore(Path(tmp))
+        try:
+            assert store.ids() == [store.get(i).id for i in range(len(ids))] == ids
+        finally:
+            store.close()

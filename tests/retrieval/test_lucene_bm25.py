@@ -70,6 +70,12 @@ def test_a_query_with_no_terms_gets_no_hits_as_from_pyserini(recorded_corpus):
     assert retriever.search(["", "the of and", "?!", "zzzunknownzzz"], 10) == [[], [], [], []]
 
 
+def test_a_search_for_no_passages_gets_none(tmp_path):
+    """k 0 asks for no passage: none, as every other kind answers (numpy's partition refused a kth of 0 hits)."""
+    retriever = build(tmp_path, [{"id": "a", "text": "river king"}, {"id": "b", "text": "king of the river"}])
+    assert retriever.search(["river king", "zzz"], 0) == [[], []]
+
+
 def test_lengths_below_24_are_exact_and_norms_decode_and_encode_back():
     assert [norm_to_length(length_to_norm(n)) for n in range(24)] == list(range(24))
     assert all(length_to_norm(norm_to_length(norm)) == norm for norm in range(256))

@@ -339,7 +339,9 @@ def lucene_scores(
 
 
 def ranked_by_id(docs: np.ndarray, scores: np.ndarray, id_ranks: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `k` best of `docs` scored `scores`, best first, ties by smaller `id_ranks[doc]`."""
+    """The `k` best of `docs` scored `scores`, best first, ties by smaller `id_ranks[doc]` (none for `k` 0)."""
+    if k <= 0:
+        return docs[:0], scores[:0]
     if len(docs) > k:
         threshold = np.partition(scores, len(scores) - k)[len(scores) - k]
         keep = scores >= threshold

@@ -113,7 +113,7 @@ class LLM(CeilingHeld):
         **sampling: any field of `Sampling`, overriding `defaults`: max_tokens, temperature, top_p,
             stop, seed, n, logprobs, logprob_tokens, logprob_window, lora, skip_special_tokens,
             json_mode, json_schema, keep_stop, left_to_server, max_tokens_as, frequency_penalty, presence_penalty,
-            top_k, min_p (see `Sampling`); an unknown keyword is a TypeError naming it.
+            top_k, min_p, enable_thinking (see `Sampling`); an unknown keyword is a TypeError naming it.
         Returns the `Response` (`.text`, `.texts`, `.logprobs`, token counts, `.finish_reason`); an
         engine failure raises `EngineError` after the call is traced.
         """

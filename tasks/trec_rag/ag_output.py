@@ -137,12 +137,25 @@ def recorded_output(answer: list[Any], references: list[str]) -> str:
     for sentence in answer:
         if not isinstance(sentence, dict) or not isinstance(sentence.get("text"), str):
             raise ValueError('an answer sentence is not {"text", "citations"}')
-        marks = "".join(f"[{reference_index(cite, references) + 1}]" for cite in sentence.get("citations") or [])
+        cited = script_order(sentence.get("citations") or [])
+        marks = "".join(f"[{reference_index(cite, references) + 1}]" for cite in cited)
         text = sentence["text"].strip()
         end = END.search(text)
         body, stop = (text[: end.start()], end.group()) if end else (text, "")
         parts.append(f"{body} {marks}{stop}" if marks else text)
     return " ".join(parts)
+
+
+def script_order(citations: Any) -> Any:
+    """A sentence's citations in the order TREC 2025's support script judges them: {docid: score} sorted by score,
+    highest first (Python's stable sort: equal scores keep their written order); a list as written. Scores that
+    do not compare (the script stops there) are a ValueError."""
+    if not isinstance(citations, dict):
+        return citations
+    try:
+        return [docid for docid, _ in sorted(citations.items(), key=lambda item: item[1], reverse=True)]
+    except TypeError as exc:
+        raise ValueError(f"citation scores {list(citations.values())!r} do not compare: {exc}") from exc
 
 
 def reference_index(cite: Any, references: list[str]) -> int:

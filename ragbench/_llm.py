@@ -74,8 +74,9 @@ class LLM(CeilingHeld):
         """This handle for asking a request it has sent once more, as a new draw (a reference script that asks
         again, unchanged, a request whose reply it could not read): its calls are seeded, greedy ones too, from this
         handle's seed base and the number of handles redrawn from it, as a judge's repeat is (`:repeatR`), so that
-        neither the response cache nor an identical call in flight answers them. A call that leaves its seed to the
-        server (`left_to_server`) is sent as the first was: the seed is in its cache key only."""
+        neither the response cache nor an identical call in flight answers them (a call given a seed of its own
+        keeps it). A call that leaves its seed to the server (`left_to_server`) is sent as the first was: the seed is
+        in its cache key only."""
         self._redraws += 1
         return LLM(
             self.scheduler,

@@ -48,6 +48,7 @@ class LLM(CeilingHeld):
         self.seed_greedy = seed_greedy  # greedy calls seeded too (a judge's repeat: its own request, not a cached one)
         self.role = role  # which of the run's models this is, where not its --model (`Step.role`)
         self._calls = 0
+        self._redraws = 0
 
     def traced(
         self,
@@ -67,6 +68,26 @@ class LLM(CeilingHeld):
             ceiling = self.ceiling
         return LLM(
             self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling, seed_greedy, self.role
+        )
+
+    def redrawn(self) -> LLM:
+        """This handle for asking a request it has sent once more, as a new draw (a reference script that asks
+        again, unchanged, a request whose reply it could not read): its calls are seeded, greedy ones too, from this
+        handle's seed base and the number of handles redrawn from it, as a judge's repeat is (`:repeatR`), so that
+        neither the response cache nor an identical call in flight answers them (a call given a seed of its own
+        keeps it). A call that leaves its seed to the server (`left_to_server`) is sent as the first was: the seed is
+        in its cache key only."""
+        self._redraws += 1
+        return LLM(
+            self.scheduler,
+            self.engine,
+            self.defaults,
+            self.trace,
+            self.recorder,
+            f"{self.seed_base}:redraw{self._redraws}",
+            self.ceiling,
+            True,
+            self.role,
         )
 
     def _seeded(self, request: Request) -> Request:
@@ -93,7 +114,7 @@ class LLM(CeilingHeld):
         **sampling: any field of `Sampling`, overriding `defaults`: max_tokens, temperature, top_p,
             stop, seed, n, logprobs, logprob_tokens, logprob_window, lora, skip_special_tokens,
             json_mode, json_schema, keep_stop, left_to_server, max_tokens_as, frequency_penalty, presence_penalty,
-            top_k, min_p (see `Sampling`); an unknown keyword is a TypeError naming it.
+            top_k, min_p, enable_thinking (see `Sampling`); an unknown keyword is a TypeError naming it.
         Returns the `Response` (`.text`, `.texts`, `.logprobs`, token counts, `.finish_reason`); an
         engine failure raises `EngineError` after the call is traced.
         """

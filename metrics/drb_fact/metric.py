@@ -12,13 +12,16 @@ Per report, as stat.py counts: `fact_citations`, the facts judged other than unk
 `fact_effective_citations`, those judged supported; a report without extracted citations is left out (None), as
 are the facts of a page whose verdicts did not read. Over the run, `fact_citation_accuracy`: supported / judged,
 summed over the reports (stat.py's valid_rate); the mean of each per-report key is its total_citations and
-total_valid_citations. The scripts re-ask a de-duplication or validation whose reply did not read (up to three
-times); here the first reply stands, counted: a greedy judge asked the same again answers the same from the
-response cache."""
+total_valid_citations. A de-duplication or validation whose reply the script's try cannot read is asked again,
+the same request, up to the script's three tries (replies.dedup_asked_again, verdicts_asked_again); each try is a
+new call (the judge handle `redrawn`: seeded in its cache key, the seed left to the server), and only the reply of
+the last try is counted where it still does not read."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,7 @@ ACCURACY = "fact_citation_accuracy"
 LANGUAGES = ("task", "zh", "en")
 READERS = ("local", "jina")
 LEFT_TO_SERVER = ("temperature", "top_p", "max_tokens", "seed")  # as drb_race: google-genai sends none of them
+TRIES = 3  # deduplicate.py's and validate.py's `while retries < 3`
 
 
 class DeepResearchBenchFact(Metric):
@@ -61,9 +65,11 @@ class DeepResearchBenchFact(Metric):
         counters={
             "fact_extract_unparsed": "reports whose citation extraction did not read: left out, as FACT leaves them",
             "fact_no_citations": "reports the judge found no citation in: left out of FACT's averages, as stat.py does",
-            "fact_dedup_unparsed": "de-duplication replies that did not read: every fact of the page kept",
+            "fact_dedup_unparsed": "de-duplication replies that did not read (the last of three tries, where the "
+            "script tries again): every fact of the page kept",
             "fact_page_unread": "cited pages that could not be read: the judge was shown 'scrape failed: ...'",
-            "fact_validate_unparsed": "pages whose verdicts did not read: their facts left out, as stat.py does",
+            "fact_validate_unparsed": "pages whose verdicts did not read (in three tries where validate.py tries "
+            "again): their facts left out, as stat.py does",
         },
     )
 
@@ -99,6 +105,16 @@ class DeepResearchBenchFact(Metric):
         )
         return str(reply.text or "")
 
+    async def ask_tries(self, judge: Any, prompt: str, asked_again: Callable[[str], bool]) -> str:
+        """The reply of the last try: `prompt` asked again, unchanged, while the script's try cannot read the reply
+        (`asked_again`), up to TRIES; each try a new draw of the judge, never the cache's answer to the one before."""
+        reply = await self.ask(judge, prompt)
+        for _ in range(TRIES - 1):
+            if not asked_again(reply):
+                break
+            reply = await self.ask(judge.redrawn(), prompt)
+        return reply
+
     def _language(self, example: Example) -> str:
         language = self.language if self.language != "task" else example.meta.get("language")
         if language not in ("zh", "en"):
@@ -128,7 +144,8 @@ class DeepResearchBenchFact(Metric):
             if not page.read:
                 ctx.count("fact_page_unread")
             prompt = PROMPTS["validate"][language].format(reference=page.text, statements=numbered(kept))
-            results = replies.verdicts(await self.ask(judge, prompt), len(kept))
+            reply = await self.ask_tries(judge, prompt, partial(replies.verdicts_asked_again, statements=len(kept)))
+            results = replies.verdicts(reply, len(kept))
             if results is None:
                 ctx.count("fact_validate_unparsed")
                 continue
@@ -140,7 +157,7 @@ class DeepResearchBenchFact(Metric):
         if len(facts) == 1:
             return facts
         prompt = PROMPTS["deduplicate"][language].format(statements=numbered(facts))
-        kept = replies.kept_statements(await self.ask(judge, prompt), facts)
+        kept = replies.kept_statements(await self.ask_tries(judge, prompt, replies.dedup_asked_again), facts)
         if kept is None:
             ctx.count("fact_dedup_unparsed")
             return facts

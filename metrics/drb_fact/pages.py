@@ -4,7 +4,10 @@ the script shows the judge then). Two readers:
 
 - `local` (the default, offline): the page from the example's documents (one whose `url`, else whose `id`, is the
   cited URL: its title and text, no description), else from a pages file of `{"url", "title", "description",
-  "content"}` lines (the Jina Reader's fields);
+  "content"}` lines (the Jina Reader's fields), where a line `{"url", "status"}` is a page the Reader answered with
+  that HTTP status (not 200): the judge is shown the script's text for it, "scrape failed: Jina AI Reader Failed
+  for URL: STATUS". A URL found in neither has no status to name (nothing was asked): it is shown as
+  "scrape failed: no page for URL in the example's documents or the pages file";
 - `jina`: the Jina Reader asked as utils/api.py asks it (`GET {reader_url}{url}` with its four headers, the key
   of $JINA_API_KEY sent as it is), up to three tries a second apart as utils/scrape.py tries.
 """
@@ -28,6 +31,7 @@ from ragbench.api import ConfigError, Document
 JINA_URL = "https://r.jina.ai/"
 JINA_KEY = "JINA_API_KEY"
 TRIES = 3
+SCRAPE_FAILED = "scrape failed: "  # scrape.py's text for a page it could not read, before the error
 URL_SAFE = "!#$%&'()*+,/:;=?@[]~"  # what requests' requote_uri leaves as it is: the rest of a URL is quoted
 
 
@@ -41,9 +45,15 @@ def joined(title: Any, description: Any, content: Any) -> str:
     return f"{title}\n\n{description}\n\n{content}"
 
 
-def read_pages(path: Path) -> dict[str, str]:
-    """url -> page text of a pages file; a line that is no JSON object with a string `url` is a ConfigError."""
-    pages: dict[str, str] = {}
+def reader_error(url: str, status: int) -> str:
+    """utils/api.py's error for a Reader answer other than 200 (scrape.py shows it after SCRAPE_FAILED)."""
+    return f"Jina AI Reader Failed for {url}: {status}"
+
+
+def read_pages(path: Path) -> dict[str, Page]:
+    """url -> page of a pages file; a line that is no JSON object with a string `url` (and, where it has a
+    `status`, an integer other than 200) is a ConfigError."""
+    pages: dict[str, Page] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -57,12 +67,23 @@ def read_pages(path: Path) -> dict[str, str]:
             page = json.loads(line)
         except ValueError:
             page = None
-        if not isinstance(page, dict) or not isinstance(page.get("url"), str):
+        status = page.get("status") if isinstance(page, dict) else None
+        if (
+            not isinstance(page, dict)
+            or not isinstance(page.get("url"), str)
+            or ("status" in page and (not isinstance(status, int) or isinstance(status, bool) or status == 200))
+        ):
             raise ConfigError(
                 f"metric drb_fact: {path}:{number} is not a page: each line is "
-                '{"url", "title", "description", "content"}'
+                '{"url", "title", "description", "content"}, or {"url", "status"} for a page the Reader answered '
+                "with an HTTP status other than 200"
             )
-        pages[page["url"]] = joined(page.get("title", ""), page.get("description", ""), page.get("content", ""))
+        url = page["url"]
+        if isinstance(status, int):
+            pages[url] = Page(SCRAPE_FAILED + reader_error(url, status), False)
+        else:
+            text = joined(page.get("title", ""), page.get("description", ""), page.get("content", ""))
+            pages[url] = Page(text, True)
     return pages
 
 
@@ -75,8 +96,8 @@ class LocalPages:
             if url in (doc.url, doc.id):
                 return Page(joined(doc.title, "", doc.text), True)
         if url in self.pages:
-            return Page(self.pages[url], True)
-        return Page(f"scrape failed: no page for {url} in the example's documents or the pages file", False)
+            return self.pages[url]
+        return Page(f"{SCRAPE_FAILED}no page for {url} in the example's documents or the pages file", False)
 
 
 class JinaPages:
@@ -97,7 +118,7 @@ class JinaPages:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 data = json.loads(response.read())["data"]
         except urllib.error.HTTPError as exc:
-            return {"error": f"Jina AI Reader Failed for {url}: {exc.code}"}
+            return {"error": reader_error(url, exc.code)}
         except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError) as exc:
             return {"error": str(exc)}
         try:
@@ -111,7 +132,7 @@ class JinaPages:
             if "text" in result:
                 return Page(result["text"], True)
             await asyncio.sleep(self.retry_wait if tried < TRIES else 0)
-        return Page(f"scrape failed: {result['error']}", False)
+        return Page(SCRAPE_FAILED + result["error"], False)
 
 
 def page_reader(

@@ -1,7 +1,8 @@
 """FACT's judge replies read as DeepResearch Bench's scripts read them (214741e): the extracted citations
 (utils/extract.py), the de-duplicated statements (utils/deduplicate.py) and the verdicts (utils/validate.py), each
 with its quirks; None where the script's reading fails (or where it would stop with a traceback: the metric counts
-it instead)."""
+it instead). `dedup_asked_again` and `verdicts_asked_again` say where the script's reading raises inside its loop
+of tries, so that it asks the same request again."""
 
 from __future__ import annotations
 
@@ -79,6 +80,11 @@ def _escaped(text: str) -> str:
     return text
 
 
+def dedup_asked_again(reply: str) -> bool:
+    """Whether deduplicate.py asks again: its try holds only `json.loads` of the unfenced reply."""
+    return not _parsed(unfenced(reply))[0]
+
+
 def kept_statements(reply: str, statements: list[str]) -> list[str] | None:
     """The statements the de-duplication keeps: `statements[i - 1]` for each index the reply lists; all of them
     where the script keeps all (an empty list, an index 0, more indices than statements); None where the reply
@@ -94,16 +100,27 @@ def kept_statements(reply: str, statements: list[str]) -> list[str] | None:
     return [statements[i - 1] for i in found]
 
 
+def _verdict_items(found: Any, statements: int) -> bool:
+    """What validate.py's try accepts: a list, each item an object whose `idx` takes `-= 1` (a number), one per
+    statement."""
+    return (
+        isinstance(found, list)
+        and len(found) == statements
+        and all(isinstance(item, dict) and isinstance(item.get("idx"), (int, float)) for item in found)
+    )
+
+
+def verdicts_asked_again(reply: str, statements: int) -> bool:
+    """Whether validate.py asks again: its try raises (no JSON, or not `_verdict_items`)."""
+    ok, found = _parsed(unfenced(reply))
+    return not ok or not _verdict_items(found, statements)
+
+
 def verdicts(reply: str, statements: int) -> list[str] | None:
     """Each verdict's `result` as the reply gives them; None where validate.py's reading fails (no JSON list of
-    objects with a numeric `idx`, or not one per statement: the script then records a validation error and its
-    statistics pass the page over) or an item has no `result` (its statistics stop there)."""
+    objects with a numeric `idx`, or not one per statement: the script asks again, then records a validation error
+    and its statistics pass the page over) or an item has no `result` (its statistics stop there)."""
     ok, found = _parsed(unfenced(reply))
-    if not ok or not isinstance(found, list) or len(found) != statements:
+    if not ok or not _verdict_items(found, statements) or not all("result" in item for item in found):
         return None
-    results = []
-    for item in found:
-        if not isinstance(item, dict) or not isinstance(item.get("idx"), (int, float)) or "result" not in item:
-            return None
-        results.append(item["result"])
-    return results
+    return [item["result"] for item in found]

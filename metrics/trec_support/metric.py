@@ -2,11 +2,14 @@
 support-evaluation script asks it, with the weighted precision and recall of Thakur et al. (arXiv 2504.15205).
 
 For each answer sentence that cites (the sentences and citations as `ragbench export trec-rag` writes the
-submission, a citation an index into the references: the documents shown, in order), its first `max_citations`
-(3) citations in the order written are each judged once: the chat is the released script's (prompts.py; the whole
+submission, a citation an index into the references: the documents shown, in order; a submission's citations given
+as {docid: score} in the script's order, by score from high to low), its first `max_citations` (3) citations in
+that order are each judged once: the chat is the released script's (prompts.py; the whole
 answer for reference, the sentence, and the cited segment as "TITLE: SEGMENT") at the script's sampling,
 temperature 0.7, top_p 0.95, top_k 20, min_p 0.0 and 8,192 tokens, no seed and no n (vLLM's offline call; an
-`openai:` judge served by `vllm serve` gets top_k and min_p as the body's extra fields). Sentences without a
+`openai:` judge served by `vllm serve` gets top_k and min_p as the body's extra fields); `no_thinking=true` is the
+script's `--no_thinking`, the chat template rendered with `enable_thinking=False` (an `openai:` judge sends it as
+vLLM's `chat_template_kwargs`). Sentences without a
 citation are not judged, as the script skips them. The segment's title and text are the shown document's, or with
 `corpus=PATH` (answers scored from submission files, whose references are docids only) the corpus segment's, as
 the script reads them from its Lucene index; a cited docid the corpus lacks is not judged and is counted (the
@@ -79,15 +82,22 @@ class TrecSupport(Metric):
         },
     )
 
-    def __init__(self, max_citations: int = 3, corpus: str | None = None, labels: str | None = None) -> None:
+    def __init__(
+        self, max_citations: int = 3, corpus: str | None = None, labels: str | None = None, no_thinking: bool = False
+    ) -> None:
         if int(max_citations) < 1:
             raise ConfigError(f"metric {self.name}: max_citations={max_citations} must be 1 or more")
         self.max_citations, self.corpus_path, self.labels_path = int(max_citations), corpus, labels
+        self.no_thinking = bool(no_thinking)
+        # the script's --no_thinking: its chat template rendered with enable_thinking=False
+        self.sampling = SAMPLING | ({"enable_thinking": False} if self.no_thinking else {})
         self.segments = None if corpus is None else SegmentTexts(existing_corpus(self.name, corpus), cited_text)
         self.other = None if labels is None else read_labels(Path(labels))
 
     def config(self) -> JsonObject:
         config: JsonObject = {"name": self.name, "max_citations": self.max_citations, "corpus": self.corpus_path}
+        if self.no_thinking:
+            config["no_thinking"] = True
         if self.labels_path is not None:
             config["labels"] = self.labels_path
         return config
@@ -121,7 +131,9 @@ class TrecSupport(Metric):
         shown = [(pair, text) for pair, text in zip(pairs, texts, strict=True) if text is not None]
         pairs = [pair for pair, _ in shown]
         chats = [messages(answer, sentences[i][0], text) for (i, _), text in shown]
-        replies = await asyncio.gather(*(judge.chat(chat, step=f"judge:{self.name}", **SAMPLING) for chat in chats))
+        replies = await asyncio.gather(
+            *(judge.chat(chat, step=f"judge:{self.name}", **self.sampling) for chat in chats)
+        )
         labels = [label(reply.text) for reply in replies]
         for _ in range(labels.count(None)):
             count("trec_support_unparsed")

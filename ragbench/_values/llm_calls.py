@@ -78,6 +78,8 @@ class Sampling:
         text, as DRAGUN's AutoJudge sends it); None: none. Other engines ignore it, as they ignore json_mode.
     top_k: vLLM's top-k cutoff (TREC 2025's support judge sends 20), sent by vllm and openai; None: not sent.
     min_p: vLLM's min-p cutoff (the support judge: 0.0), sent as top_k is.
+    enable_thinking: the chat template's (Qwen3's) switch, given to it by hf and vllm, sent by openai as vLLM's
+        `chat_template_kwargs`; None: the template's default. Engines without a template ignore it.
     """
 
     max_tokens: int = 256
@@ -100,6 +102,7 @@ class Sampling:
     json_schema: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     top_k: int | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     min_p: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    enable_thinking: bool | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -130,7 +133,7 @@ class Sampling:
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
-_GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", *PENALTIES, *CUTOFFS)  # in dict, cache key if given
+_GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", "enable_thinking", *PENALTIES, *CUTOFFS)  # if given
 
 
 @dataclass(frozen=True)
@@ -231,7 +234,7 @@ class Request:
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name not in _GIVEN_ONLY}
         sampling["stop"] = list(self.sampling.stop)
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
-        given = (list(self.sampling.left_to_server) or None, self.sampling.max_tokens_as, self.sampling.json_schema)
+        given = (list(self.sampling.left_to_server) or None, *(getattr(self.sampling, n) for n in _GIVEN_ONLY[1:4]))
         sampling.update((name, value) for name, value in zip(_GIVEN_ONLY, given) if value is not None)
         sampling.update(self.sampling.penalties(), **self.sampling.penalties(CUTOFFS))
         out["sampling"] = sampling
@@ -243,14 +246,11 @@ class Request:
         payload = repr(
             (engine_id, self.prompt, self.messages, self.sampling)
             + ((self.ensemble,) if self.ensemble is not None else ())
-            + (  # keys of other requests unchanged
-                (self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ()
-            )
+            + ((self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ())  # others unchanged
             + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
-            + tuple(self.sampling.penalties().items())
-            + tuple(self.sampling.penalties(CUTOFFS).items())
-            + ((("json_schema", self.sampling.json_schema),) if self.sampling.json_schema is not None else ())
+            + tuple((self.sampling.penalties() | self.sampling.penalties(CUTOFFS)).items())
+            + tuple((n, v) for n in ("json_schema", "enable_thinking") if (v := getattr(self.sampling, n)) is not None)
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

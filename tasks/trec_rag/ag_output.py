@@ -6,7 +6,8 @@ references (2025's format 2: the cited docids themselves, also read).
 - 2024: `{"run_id", "topic_id", "topic", "references", "response_length", "answer"}`; `response_length` is
   rag24_validation's count: the words (str.split) of each sentence's NFKC-normalised, stripped text.
 - 2025 (format 1): `{"metadata": {"team_id", "run_id", "type", "narrative_id", "narrative"}, "references",
-  "answer"}`.
+  "answer"}`, and the optional `metadata.prompt` (what rag25_validation warns of where it is missing): the prompt
+  the system sent, as ragnarok's writer records it (its chat messages, or the text of a completion prompt).
 
 A ragbench answer cites the documents it was shown as "[n]" (1-based, ALCE's markers): `sentences` splits it
 with `sent_tokenize` and maps each sentence's numbers to reference indices; `recorded_output` writes a
@@ -15,10 +16,11 @@ submission's sentences back as such an answer, the markers before each sentence'
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -56,8 +58,12 @@ class Metadata2025(TypedDict):
     narrative: str
 
 
+class PromptedMetadata2025(Metadata2025, total=False):
+    prompt: JsonValue  # the system's prompt, where its run recorded it
+
+
 class Submission2025(TypedDict):
-    metadata: Metadata2025
+    metadata: PromptedMetadata2025
     references: list[str]
     answer: list[Sentence]
 
@@ -80,9 +86,16 @@ def citing_twice(answer: str) -> int:
 
 
 def submission(
-    year: int, topic_id: str, topic: str, references: list[str], answer: list[Sentence], run_id: str, team_id: str
+    year: int,
+    topic_id: str,
+    topic: str,
+    references: list[str],
+    answer: list[Sentence],
+    run_id: str,
+    team_id: str,
+    prompt: JsonValue = None,
 ) -> Submission2024 | Submission2025:
-    """One topic's line of a `year` (2024 or 2025) submission."""
+    """One topic's line of a `year` (2024 or 2025) submission; 2025's `metadata.prompt` where `prompt` is given."""
     if year == 2024:
         return {
             "run_id": run_id,
@@ -92,14 +105,28 @@ def submission(
             "response_length": response_length(answer),
             "answer": answer,
         }
-    metadata: Metadata2025 = {
+    metadata: PromptedMetadata2025 = {
         "team_id": team_id,
         "run_id": run_id,
         "type": "automatic",
         "narrative_id": topic_id,
         "narrative": topic,
     }
+    if prompt is not None:
+        metadata["prompt"] = prompt
     return {"metadata": metadata, "references": references, "answer": answer}
+
+
+def system_prompt(trace: Sequence[Any]) -> JsonValue:
+    """The prompt of the system's last model call in its trace (the call its answer came from): the chat's messages
+    (`{"role", "content"}`, as sent) or a completion's prompt text; None where the trace holds no such call (an
+    answer scored from a file, a run written without its texts)."""
+    for step in reversed(trace):
+        request = step.request if step.kind == "llm" else None
+        sent: JsonValue = request.get("messages") or request.get("prompt") if isinstance(request, dict) else None
+        if isinstance(sent, (list, str)):
+            return copy.deepcopy(sent)
+    return None
 
 
 def recorded_output(answer: list[Any], references: list[str]) -> str:
@@ -110,12 +137,25 @@ def recorded_output(answer: list[Any], references: list[str]) -> str:
     for sentence in answer:
         if not isinstance(sentence, dict) or not isinstance(sentence.get("text"), str):
             raise ValueError('an answer sentence is not {"text", "citations"}')
-        marks = "".join(f"[{reference_index(cite, references) + 1}]" for cite in sentence.get("citations") or [])
+        cited = script_order(sentence.get("citations") or [])
+        marks = "".join(f"[{reference_index(cite, references) + 1}]" for cite in cited)
         text = sentence["text"].strip()
         end = END.search(text)
         body, stop = (text[: end.start()], end.group()) if end else (text, "")
         parts.append(f"{body} {marks}{stop}" if marks else text)
     return " ".join(parts)
+
+
+def script_order(citations: Any) -> Any:
+    """A sentence's citations in the order TREC 2025's support script judges them: {docid: score} sorted by score,
+    highest first (Python's stable sort: equal scores keep their written order); a list as written. Scores that
+    do not compare (the script stops there) are a ValueError."""
+    if not isinstance(citations, dict):
+        return citations
+    try:
+        return [docid for docid, _ in sorted(citations.items(), key=lambda item: item[1], reverse=True)]
+    except TypeError as exc:
+        raise ValueError(f"citation scores {list(citations.values())!r} do not compare: {exc}") from exc
 
 
 def reference_index(cite: Any, references: list[str]) -> int:

@@ -38,7 +38,15 @@ def export(
     from ragbench.api.retrieval import run_tag
     from ragbench.api.run import check_output, finished_run, write_atomically
 
-    from .ag_output import Submission2024, Submission2025, citing_twice, response_length, sentences, submission
+    from .ag_output import (
+        Submission2024,
+        Submission2025,
+        citing_twice,
+        response_length,
+        sentences,
+        submission,
+        system_prompt,
+    )
     from .submitted_topics import MOST_WORDS, long_answers_line
 
     run = finished_run(run_dir, "export trec-rag")
@@ -73,7 +81,8 @@ def export(
         twice += citing_twice(record.answer)
         if (words := response_length(answer)) > MOST_WORDS:
             long.append(f"{record.id} ({words} words)")
-        written.append(submission(year, record.id, record.question, references[:most], answer, tag, team_id))
+        prompt = system_prompt(record.trace) if year == 2025 else None
+        written.append(submission(year, record.id, record.question, references[:most], answer, tag, team_id, prompt))
     write_atomically(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in written))
     lines = [f"TREC RAG {year} submission: {path} ({len(written)} topics, run_id {tag})"]
     if cut:

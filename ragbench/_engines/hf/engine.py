@@ -251,7 +251,9 @@ class HFEngine(Engine):
     def encode(self, request: Request) -> list[int]:
         """Token ids of a request's prompt (chat requests through the chat template)."""
         if request.is_chat:
-            return chat_prompt_ids(self.tokenizer, chat_messages(request), request.tool_dicts())
+            return chat_prompt_ids(
+                self.tokenizer, chat_messages(request), request.tool_dicts(), request.sampling.enable_thinking
+            )
         return list(self.tokenizer(request.prompt)["input_ids"])
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:

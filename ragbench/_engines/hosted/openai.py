@@ -13,7 +13,8 @@ says so), temperature, top_p, n and seed (when set, per request; but those `left
 holds them: top_p 1 is sent as 1, 1.0 as 1.0), frequency_penalty and presence_penalty (where the request sets
 them, as given; an extra option naming one replaces the request's value, as it does in the SDK), stop (omitted when empty), logprobs (chat:
 `logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
-skip_special_tokens, top_k and min_p (vllm extensions, sent where set: skip_special_tokens only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
+skip_special_tokens, top_k and min_p (vllm extensions, sent where set: skip_special_tokens only when False), and
+enable_thinking as `chat_template_kwargs` (chat, where set). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
 `api="responses"` sends chat requests to OpenAI's Responses API instead (hosted/openai_responses_api.py: input items,
 `function_call` / `function_call_output` items, an answer's output items, reasoning included, kept in the
@@ -232,6 +233,8 @@ class OpenAIEngine(StainlessEngine):
         extra = request.sampling.penalties(CUTOFFS) | dict(self.extra_body)  # vLLM's top_k, min_p: extra fields
         if not request.sampling.skip_special_tokens:
             extra["skip_special_tokens"] = False
+        if request.sampling.enable_thinking is not None and "messages" in args:  # a --model-arg one wins, as above
+            extra.setdefault("chat_template_kwargs", {"enable_thinking": request.sampling.enable_thinking})
         if extra:
             args["extra_body"] = extra
         if not os.environ.get(self.api_key_env):

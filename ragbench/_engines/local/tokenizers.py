@@ -29,12 +29,18 @@ def continues_final_message(messages: list[ChatMessage]) -> bool:
     return bool(messages) and messages[-1]["role"] == "assistant" and bool(messages[-1]["content"])
 
 
-def chat_prompt_ids(tokenizer: Any, messages: list[ChatMessage], tools: list[JsonObject] | None = None) -> list[int]:
+def chat_prompt_ids(
+    tokenizer: Any,
+    messages: list[ChatMessage],
+    tools: list[JsonObject] | None = None,
+    enable_thinking: bool | None = None,
+) -> list[int]:
     """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
     assistant's turn, or, where it ends with the assistant's own text, open after that text for the
     model to continue. The template writes its own special tokens, so none are added again. `tools`
     (the OpenAI form) go to the template's `tools=`, a tool call's arguments as the object they hold; a
-    template that never reads `tools` is refused (ValueError), not left to drop them."""
+    template that never reads `tools` is refused (ValueError), not left to drop them. `enable_thinking` (where not
+    None) goes to the template as that keyword (Qwen3's switch)."""
     continued: _TemplateOptions = {"continue_final_message": True} if continues_final_message(messages) else {}
     if tools:
         if not renders_tools(tokenizer):
@@ -45,6 +51,7 @@ def chat_prompt_ids(tokenizer: Any, messages: list[ChatMessage], tools: list[Jso
         tokenize=False,
         **continued,
         add_generation_prompt="continue_final_message" not in continued,
+        **({} if enable_thinking is None else {"enable_thinking": enable_thinking}),
     )
     if isinstance(rendered, str):
         return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])

@@ -199,7 +199,8 @@ class VLLMEngine(Engine):
     def prompt_of(self, request: Request) -> Any:
         """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
         if request.is_chat:
-            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, chat_messages(request), request.tool_dicts())}
+            messages, thinking = chat_messages(request), request.sampling.enable_thinking
+            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, messages, request.tool_dicts(), thinking)}
         return request.prompt
 
     def sampling_params(self, request: Request) -> Any:

@@ -547,3 +547,15 @@ def test_export_with_overwrite_replaces_a_symbolic_link_never_the_file_it_leads_
     assert not link.is_symlink() and len(link.read_text(encoding="utf-8").splitlines()) == 2
     with pytest.raises(ConfigError, match="is a folder"):
         export(str(tmp_path / "run"), None, str(tmp_path), None, "team", True)
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 2) | st.floats(0, 1), min_size=1))
+def test_citations_given_with_scores_are_written_by_score_highest_first_equal_scores_as_written(cited):
+    written = recorded_output([{"text": "Claim.", "citations": cited}], ["a", "b", "c", "d"])
+    order = [key for _, _, key in sorted((-score, n, key) for n, (key, score) in enumerate(cited.items()))]
+    assert written == "Claim " + "".join(f"[{'abcd'.index(key) + 1}]" for key in order) + "."
+
+
+def test_citation_scores_that_do_not_compare_are_refused_naming_them():
+    with pytest.raises(ValueError, match=r"citation scores \[0.5, 'high'\] do not compare"):
+        recorded_output([{"text": "Claim.", "citations": {"a": 0.5, "b": "high"}}], ["a", "b"])

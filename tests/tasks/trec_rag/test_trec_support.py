@@ -45,10 +45,10 @@ def test_the_chats_are_the_released_scripts_for_every_judged_pair():
         assert call["template_args"] == {"tokenize": False, "add_generation_prompt": True, "enable_thinking": True}
 
 
-def score_submission(tmp_path, *metric_args: str):
-    """`ragbench score` of the sample submission with an openai judge on a local server answering each chat as the
-    fake judge answered the script; the command's result and the bodies the server got."""
-    replies = {json.dumps(call["messages"]): call["reply"] for call in RECORD["calls"]}
+def score_submission(tmp_path, *metric_args: str, folder: str = "submission", calls: list | None = None):
+    """`ragbench score` of a sample submission folder with an openai judge on a local server answering each chat as
+    the fake judge answered the script; the command's result and the bodies the server got."""
+    replies = {json.dumps(call["messages"]): call["reply"] for call in calls or RECORD["calls"]}
     server = FakeServer(reply=lambda body: replies[json.dumps(body["messages"])])
     try:
         done = cli_here(
@@ -60,7 +60,7 @@ def score_submission(tmp_path, *metric_args: str):
             "--task-arg",
             f"trec_rag25.qrels={DATA / 'qrels.rag25.txt'}",
             "--predictions",
-            str(DATA / "submission"),
+            str(DATA / folder),
             "--metrics",
             "+trec_support",
             "--metric-arg",
@@ -98,6 +98,56 @@ def test_a_submission_scored_with_an_openai_judge_sends_the_scripts_requests_and
         "trec_support_not_in_corpus": 1,  # b1's fifth sentence cites a segment the index lacks
     }
     assert results["results"]["trec_rag25"]["trec_support_precision"] == pytest.approx((4 / 7 + 2 / 4) / 2)
+
+
+def upstream_bodies(calls: list[dict]) -> Counter:
+    """The bodies an openai judge on `vllm serve` gets for the script's calls: the chat, its SamplingParams, and the
+    template's enable_thinking as vLLM's chat_template_kwargs where the script turns it off (its default is on)."""
+    return Counter(
+        json.dumps(
+            {"model": MODEL, "messages": call["messages"], **call["sampling"]}
+            | (
+                {} if call["template_args"]["enable_thinking"] else {"chat_template_kwargs": {"enable_thinking": False}}
+            ),
+            sort_keys=True,
+        )
+        for call in calls
+    )
+
+
+def sent_bodies(requests: list[dict]) -> Counter:
+    return Counter(json.dumps(request["body"], sort_keys=True) for request in requests)  # JSON: 0 and 0.0 differ
+
+
+def test_no_thinking_sends_the_scripts_requests_with_its_no_thinking_option(tmp_path):
+    recorded = RECORD["no_thinking"]["calls"]
+    assert all(call["template_args"]["enable_thinking"] is False for call in recorded)
+    done, requests = score_submission(tmp_path, "trec_support.no_thinking=true", calls=recorded)
+    assert done.returncode == 0, done.stderr
+    assert sent_bodies(requests) == upstream_bodies(recorded)
+    assert all(request["body"]["chat_template_kwargs"] == {"enable_thinking": False} for request in requests)
+    rows = {row["id"]: row for row in map(json.loads, (tmp_path / "run" / "samples" / "trec_rag25.jsonl").open())}
+    for topic, expected in EXPECTED.items():  # the same replies: the same scores
+        assert {key: rows[topic]["scores"].get(key) for key in expected} == pytest.approx(expected)
+
+
+def test_citations_given_with_scores_are_judged_in_the_scripts_order_by_score_ties_as_written(tmp_path):
+    """submission_dict/: t2's citations as {docid: score}; the second sentence's four, three of them tied, are cut
+    to the three the script judges (the highest, then the tied in their written order)."""
+    recorded = RECORD["dict_citations"]
+    done, requests = score_submission(tmp_path, folder="submission_dict", calls=recorded["calls"])
+    assert done.returncode == 0, done.stderr
+    assert sent_bodies(requests) == upstream_bodies(recorded["calls"])
+    rows = {row["id"]: row for row in map(json.loads, (tmp_path / "run" / "samples" / "trec_rag25.jsonl").open())}
+    for topic in ("b1", "t2"):
+        step = next(step for step in rows[topic]["judge_trace"] if step["name"] == "trec_support_pairs")
+        docs = [doc["id"] for doc in rows[topic]["prediction"]["docs"]]
+        judged = [docs.index(pair["docid"]) for pair in step["response"]["pairs"]]
+        script = [docs.index(row["citation_id"]) for row in recorded["rows"] if row["narrative_id"] == topic]
+        assert judged == script
+    # t2: 0.5 and 1 for its first sentence, 0.5, 0 and 0 for its second, 0 for its last; a sentence citing none
+    assert rows["t2"]["scores"]["trec_support_precision"] == pytest.approx(2 / 6)
+    assert rows["t2"]["scores"]["trec_support_recall"] == pytest.approx(1.5 / 4)
 
 
 def test_the_judges_labels_agree_with_a_labels_file_as_kappa_and_exact_matches(tmp_path):

@@ -4,7 +4,8 @@ its file given as the first argument) run unmodified on submission lines, into v
 format 1 and as format 2) against topics_title.jsonl, and `validate_rag25_entries` (what its command line runs) of
 ag_output.jsonl, `ragbench export trec-rag`'s file of the trec_support sample run, against topics_title.jsonl
 (the guidelines' "title") and topics_narrative.jsonl (the released topics file's "narrative"), its printed lines
-and its verdict. tests/tasks/trec_rag/test_trec_rag25_validation.py compares ragbench's reading.
+and its verdict; and `validate_rag25_entries` of ag_output_prompt.jsonl (`ragbench export trec-rag` of a scripted
+system's trec_rag25 run, whose lines hold the prompt it sent) against topics_title.jsonl. tests/tasks/trec_rag/test_trec_rag25_validation.py compares ragbench's reading.
 
     python tests/data/parity/trec_rag25_validation/record_rag25_validation.py PATH/TO/rag25_validation.py
 """
@@ -75,6 +76,12 @@ def main(validator: Path) -> None:
                 input_path=str(HERE / "ag_output.jsonl"), topics_path=str(HERE / topics)
             )
         runs[topics] = {"printed": printed.getvalue().replace(str(HERE) + "/", ""), "verdict": verdict}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        verdict = module.validate_rag25_entries(
+            input_path=str(HERE / "ag_output_prompt.jsonl"), topics_path=str(HERE / "topics_title.jsonl")
+        )
+    runs["ag_output_prompt.jsonl"] = {"printed": printed.getvalue().replace(str(HERE) + "/", ""), "verdict": verdict}
     record = {"validator_sha256": hashlib.sha256(validator.read_bytes()).hexdigest(), "lines": checked, "runs": runs}
     (HERE / "validation.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"{len(LINES)} lines and {len(runs)} runs recorded in {HERE / 'validation.json'}")

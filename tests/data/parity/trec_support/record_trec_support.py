@@ -1,6 +1,9 @@
 """Records the TREC 2025 RAG support-evaluation script (the organisers' released vLLM script that judges each cited
 segment of each answer sentence: its file given as the first argument) run unmodified against a fake judge, into
-support.json. tests/tasks/trec_rag/test_trec_support.py scores the same submission through ragbench and compares.
+support.json: three runs, the sample submission as the script's defaults read it (`calls`, `rows`), the same with
+`--no_thinking` (`no_thinking`), and submission_dict/, where t2's citations are {docid: score} objects the script
+sorts by score, equal scores among them (`dict_citations`). tests/tasks/trec_rag/test_trec_support.py scores the
+same submissions through ragbench and compares.
 
 The script runs offline vLLM over a Lucene index; here those modules are stand-ins placed first on its path:
 `vllm.LLM.generate` is the fake judge (it answers each chat from its text and records the chat and the
@@ -92,6 +95,19 @@ SUBMISSION = [
         "answer": [],
     },
 ]
+SCORED = {  # t2's sentences citing {docid: score}: judged by score, highest first; equal scores as written
+    **SUBMISSION[1],
+    "references": [*T, *B[:2]],
+    "answer": [
+        {"text": "Ocean tides follow the moon.", "citations": {T[0]: 0.4, T[1]: 0.9}},
+        {
+            "text": "Spring tides happen when the sun and moon align with earth.",
+            "citations": {B[0]: 0.5, B[1]: 0.5, T[0]: 0.5, T[1]: 0.7},
+        },
+        {"text": "Neap tides are weaker.", "citations": {}},
+        {"text": "Glaciers move slowly.", "citations": [0]},
+    ],
+}
 SAMPLE_FILES = {
     "segments.jsonl": [
         {"docid": d, "url": "", "title": t, "headings": t, "segment": s, "start_char": 0, "end_char": len(s)}
@@ -99,6 +115,7 @@ SAMPLE_FILES = {
     ],
     "trec_rag_2025_queries.jsonl": TOPICS,
     "submission/fake.jsonl": SUBMISSION,
+    "submission_dict/fake.jsonl": [SUBMISSION[0], SCORED, SUBMISSION[2]],
 }
 QRELS = "".join(f"{t['id']} 0 {SEGMENTS[0][0]} 1\n" for t in TOPICS)
 
@@ -169,6 +186,29 @@ class LuceneSearcher:
 }
 
 
+def run_script(script: Path, scratch: Path, submission: str, *options: str) -> dict[str, list[dict]]:
+    """One run of the script on `submission` (a file under this folder): its judge calls and output rows."""
+    CALLS.clear()
+    out = scratch / f"out{len(list(scratch.glob('out*')))}"
+    sys.argv = [
+        str(script),
+        "--input_filepath",
+        str(HERE / submission),
+        "--model_name_or_path",
+        "Qwen/Qwen3-8B",
+        "--output_dir",
+        str(out),
+        "--output_file",
+        "support.jsonl",
+        "--lucene_index",
+        str(HERE / "segments.jsonl"),
+        *options,
+    ]
+    runpy.run_path(str(script), run_name="__main__")
+    rows = [json.loads(line) for line in (out / "support.jsonl").open(encoding="utf-8")]
+    return {"calls": list(CALLS), "rows": rows}
+
+
 def main(script: Path) -> None:
     for name, rows in SAMPLE_FILES.items():
         (HERE / name).parent.mkdir(exist_ok=True)
@@ -180,29 +220,18 @@ def main(script: Path) -> None:
             (Path(scratch) / name).write_text(text, encoding="utf-8")
         sys.modules["record_trec_support"] = sys.modules[__name__]
         sys.path[:0] = [scratch, str(HERE)]
-        out = Path(scratch) / "out"
-        sys.argv = [
-            str(script),
-            "--input_filepath",
-            str(HERE / "submission" / "fake.jsonl"),
-            "--model_name_or_path",
-            "Qwen/Qwen3-8B",
-            "--output_dir",
-            str(out),
-            "--output_file",
-            "support.jsonl",
-            "--lucene_index",
-            str(HERE / "segments.jsonl"),
-        ]
-        runpy.run_path(str(script), run_name="__main__")
-        rows = [json.loads(line) for line in (out / "support.jsonl").open(encoding="utf-8")]
+        default = run_script(script, Path(scratch), "submission/fake.jsonl")
+        no_thinking = run_script(script, Path(scratch), "submission/fake.jsonl", "--no_thinking")
+        dict_citations = run_script(script, Path(scratch), "submission_dict/fake.jsonl")
     record = {
         "script_sha256": hashlib.sha256(script.read_bytes()).hexdigest(),
-        "calls": CALLS,
-        "rows": rows,
+        **default,
+        "no_thinking": no_thinking,
+        "dict_citations": dict_citations,
     }
     (HERE / "support.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(CALLS)} judge calls recorded in {HERE / 'support.json'}")
+    calls = [len(run["calls"]) for run in (default, no_thinking, dict_citations)]
+    print(f"{calls} judge calls recorded in {HERE / 'support.json'}")
 
 
 if __name__ == "__main__":

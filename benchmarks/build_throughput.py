@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psutil
 from build_projection import projection_report
@@ -55,16 +55,19 @@ def load() -> list[float]:
     return [round(x, 1) for x in os.getloadavg()]
 
 
-class RayWorkerWatch:
-    """The `ray::` worker processes under this script (its cluster's raylets are its children) seen while a build
-    runs: per process, the peak resident memory (VmHWM), CPU seconds and the name it ran under (not IDLE)."""
+Watch = TypeVar("Watch", bound="SamplingThread")
+
+
+class SamplingThread:
+    """A thread that samples something every `every` seconds while a `with` block runs (`sample`: what it reads)."""
+
+    every = 0.25  # seconds between samples
 
     def __init__(self) -> None:
-        self.seen: dict[int, dict[str, Any]] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> RayWorkerWatch:
+    def __enter__(self: Watch) -> Watch:
         self._thread.start()
         return self
 
@@ -72,22 +75,39 @@ class RayWorkerWatch:
         self._stop.set()
         self._thread.join()
 
-    def _poll(self) -> None:
-        while not self._stop.wait(0.2):
-            for process in psutil.Process().children(recursive=True):
-                try:
-                    name = process.cmdline()[0] if process.cmdline() else ""
-                    if not name.startswith("ray::") or name.startswith(RAY_OWN):
-                        continue
-                    status = Path(f"/proc/{process.pid}/status").read_text()
-                    hwm = int(next(x for x in status.splitlines() if x.startswith("VmHWM")).split()[1]) * 1024 / MB
-                    cpu = sum(process.cpu_times()[:2])
-                except (psutil.Error, OSError, StopIteration):
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+
+class RayWorkerWatch(SamplingThread):
+    """The `ray::` worker processes under this script (its cluster's raylets are its children) seen while a build
+    runs: per process, the peak resident memory (VmHWM), CPU seconds and the name it ran under (not IDLE)."""
+
+    every = 0.2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[int, dict[str, Any]] = {}
+
+    def sample(self) -> None:
+        for process in psutil.Process().children(recursive=True):
+            try:
+                name = process.cmdline()[0] if process.cmdline() else ""
+                if not name.startswith("ray::") or name.startswith(RAY_OWN):
                     continue
-                entry = self.seen.setdefault(
-                    process.pid, {"name": name.split()[0].split(".")[0], "peak_mb": 0.0, "cpu_s": 0.0}
-                )
-                entry["peak_mb"], entry["cpu_s"] = max(entry["peak_mb"], hwm), max(entry["cpu_s"], cpu)
+                status = Path(f"/proc/{process.pid}/status").read_text()
+                hwm = int(next(x for x in status.splitlines() if x.startswith("VmHWM")).split()[1]) * 1024 / MB
+                cpu = sum(process.cpu_times()[:2])
+            except (psutil.Error, OSError, StopIteration):
+                continue
+            entry = self.seen.setdefault(
+                process.pid, {"name": name.split()[0].split(".")[0], "peak_mb": 0.0, "cpu_s": 0.0}
+            )
+            entry["peak_mb"], entry["cpu_s"] = max(entry["peak_mb"], hwm), max(entry["cpu_s"], cpu)
 
     def workers(self) -> list[dict[str, Any]]:
         return sorted(self.seen.values(), key=lambda w: -w["cpu_s"])

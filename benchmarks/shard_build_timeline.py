@@ -18,45 +18,34 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import psutil
-from build_throughput import load, start_cluster
+from build_throughput import SamplingThread, load, start_cluster
 from sharded_search import write_corpus
 
 STEPS = ("analyse_part", "merge_bucket", "finish_part")
 
 
-class CpuWatch:
+class CpuWatch(SamplingThread):
     """Every 0.25 s: the machine's busy CPU seconds and each process under this one's CPU seconds."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.samples: list[tuple[float, float, dict[int, float]]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
 
-    def __enter__(self) -> CpuWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _poll(self) -> None:
-        while not self._stop.wait(0.25):
-            times = psutil.cpu_times()
-            busy = times.user + times.nice + times.system + times.irq + times.softirq + getattr(times, "steal", 0.0)
-            processes = {}
-            for process in psutil.Process().children(recursive=True):
-                try:
-                    used = process.cpu_times()
-                except psutil.Error:
-                    continue
-                processes[process.pid] = used.user + used.system
-            self.samples.append((time.time(), busy, processes))
+    def sample(self) -> None:
+        times = psutil.cpu_times()
+        busy = times.user + times.nice + times.system + times.irq + times.softirq + getattr(times, "steal", 0.0)
+        processes = {}
+        for process in psutil.Process().children(recursive=True):
+            try:
+                used = process.cpu_times()
+            except psutil.Error:
+                continue
+            processes[process.pid] = used.user + used.system
+        self.samples.append((time.time(), busy, processes))
 
     def between(self, start: float, end: float) -> tuple[float, float]:
         """(CPU seconds of the processes under this one, the machine's busy cores) from `start` to `end`: each

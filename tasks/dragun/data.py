@@ -47,6 +47,20 @@ class Topic:
     line: int  # in the topics file, 1-based
 
 
+def the_one_run(folder: Path, organizer_runs: tuple[str, ...], task: str) -> Path:
+    """The folder's one run file, any name but the organizer runs' (`ragbench score --predictions FOLDER`)."""
+    runs = sorted(
+        p for p in folder.iterdir() if p.is_file() and p.name not in organizer_runs and not p.name.startswith(".")
+    )
+    if len(runs) != 1:
+        found = ", ".join(p.name for p in runs) or "none"
+        raise ConfigError(
+            f"--predictions {folder}: expected one DRAGUN {task} run file (besides the organizer runs), found "
+            f"{found}: give a folder holding one run"
+        )
+    return runs[0]
+
+
 def files(folder: Path, task: str = "report") -> dict[str, Path]:
     """The data folder's topics, rubrics, assessments and runs of Task 2 (task "report") or Task 1 ("question"); a
     missing one is a ConfigError naming it."""

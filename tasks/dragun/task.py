@@ -18,7 +18,7 @@ from typing import Any
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
 
-from .data import EXAMPLE_RUNS, few_shot_examples, files, read_rubrics, read_topics
+from .data import EXAMPLE_RUNS, few_shot_examples, files, read_rubrics, read_topics, the_one_run
 from .submission import run_records
 
 MOST_WORDS = 250  # the track's report length (words split at whitespace, as produce_run.py counts them)
@@ -103,13 +103,4 @@ class DragunReport(Task):
 
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
         """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""
-        runs = sorted(
-            p for p in folder.iterdir() if p.is_file() and p.name not in EXAMPLE_RUNS and not p.name.startswith(".")
-        )
-        if len(runs) != 1:
-            found = ", ".join(p.name for p in runs) or "none"
-            raise ConfigError(
-                f"--predictions {folder}: expected one DRAGUN Task 2 run file (besides the organizer runs), found "
-                f"{found}: give a folder holding one run"
-            )
-        yield from run_records(runs[0])
+        yield from run_records(the_one_run(folder, EXAMPLE_RUNS, "Task 2"))

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from ragbench.api import ConfigError, CorpusValue, Metric, MetricDeclaration, Prediction, SampleRecord, System
 from ragbench.api.engines import Request
 from ragbench.api.retrieval import Retriever
+from ragbench.api.run import finished_run
 from ragbench.testing import (
     PreflightError,
     Registry,
@@ -89,6 +90,16 @@ def test_the_ragbench_command_runs_in_this_process():
     assert listed.exit_code == 0 and "vanilla" in listed.output
     refused = CliRunner().invoke(cli, ["--tasks", "no_such_task", "--model", "scripted:echo"])
     assert refused.exit_code == 2 and "no_such_task" in refused.output
+
+
+def test_the_ragbench_command_runs_with_the_tests_own_registry_given_as_its_obj(tmp_path):
+    assert "shout" in CliRunner().invoke(cli, ["list", "systems"], obj=own_registry()).output
+    assert "shout" not in CliRunner().invoke(cli, ["list", "systems"]).output
+    args = ["--tasks", "demo", "--system", "shout", "--model", "scripted:echo", "--limit", "2", "--no-progress"]
+    ran = CliRunner().invoke(cli, [*args, "--output", str(tmp_path / "run")], obj=own_registry())
+    assert ran.exit_code == 0, ran.output
+    samples = list(finished_run(tmp_path / "run", "test").records("demo"))
+    assert [sample.answer for sample in samples] == [sample.question.upper() for sample in samples] and samples
 
 
 def test_run_eval_runs_in_the_tests_own_registry_and_raises_the_preflights_refusal(tmp_path):

@@ -1,8 +1,10 @@
 """How many test files reach into ragbench's internals (issue 80): the `tests/**/test_*.py` files that import a
 private module of ragbench (`ragbench._run`, `from ragbench._values.config import RunConfig`, `from ragbench
-import _registry`), anywhere in the file, and the monkeypatches that name an internal by its dotted path in a
-string (`monkeypatch.setattr("ragbench._run.x.y", ...)`, `mock.patch("ragbench._...")`), which break when a room
-moves. For comparison with a plain `grep -l ragbench._` it also counts the files that name `ragbench._` anywhere.
+import _registry`), anywhere in the file, and the strings that name a name inside a private module by its dotted
+path, the targets of monkeypatches by string (`monkeypatch.setattr("ragbench._run.x.y", ...)`,
+`mock.patch("ragbench._...")`, or `"ragbench._cli.main.split_names"` in a parametrize list that a patch is later
+handed), which break when a room moves. For comparison with a plain `grep -l ragbench._` it also counts the files
+that name `ragbench._` anywhere.
 
     python tools/tests_on_internals.py            # the counts
     python tools/tests_on_internals.py --list     # and the files, each with the private modules it imports
@@ -20,7 +22,28 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
-PATCHED_BY_NAME = re.compile(r"""(?:setattr|patch|setitem)\(\s*["']ragbench\._""")
+DOTTED_PATH = re.compile(r"ragbench\._[\w.]*\.\w+")
+
+
+def is_module(dotted: str) -> bool:
+    """Whether `ragbench.x.y` is a module or package of this checkout (read from the files, nothing imported)."""
+    place = REPO.joinpath(*dotted.split("."))
+    return place.with_suffix(".py").is_file() or (place / "__init__.py").is_file()
+
+
+def names_inside_internals(tree: ast.AST) -> int:
+    """The strings that name a name inside a private module (`"ragbench._cli.main.split_names"`): the targets a
+    patch is handed by string, wherever the string is written. A module's own name (a logger's, `python -m`'s) and
+    a catalogue target (`module:Name`) are not counted: they name a module, not a name in it."""
+    return sum(
+        1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and DOTTED_PATH.fullmatch(node.value)
+        and not is_module(node.value)
+        and is_module(node.value.rpartition(".")[0])
+    )
 
 
 def private_modules(tree: ast.AST) -> set[str]:
@@ -51,8 +74,9 @@ def main() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         mentions += "ragbench._" in text
-        patches += len(PATCHED_BY_NAME.findall(text))
-        if modules := private_modules(ast.parse(text)):
+        tree = ast.parse(text)
+        patches += names_inside_internals(tree)
+        if modules := private_modules(tree):
             on_internals[path] = modules
     if options.list:
         for path, modules in on_internals.items():
@@ -60,7 +84,7 @@ def main() -> None:
     share = len(on_internals) / len(files) if files else 0.0
     print(f"test files importing ragbench internals: {len(on_internals)} of {len(files)} ({share:.0%})")
     print(f"test files naming `ragbench._` anywhere (imports, strings, docstrings): {mentions} of {len(files)}")
-    print(f"monkeypatches naming an internal path in a string: {patches}")
+    print(f"strings naming a name inside an internal module (monkeypatch targets by path): {patches}")
 
 
 if __name__ == "__main__":

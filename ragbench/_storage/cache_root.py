@@ -13,4 +13,5 @@ CACHE_DIR_ENV = "RAGBENCH_CACHE_DIR"
 
 
 def cache_root() -> Path:
+    """ragbench's cache folder: $RAGBENCH_CACHE_DIR, else ~/.cache/ragbench (public: `ragbench.api.data`)."""
     return Path(os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "ragbench").expanduser()

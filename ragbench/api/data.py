@@ -6,7 +6,9 @@
 (a record's field, or the bad record's error), `parse_json` (json.loads where JSON nested too deeply is a
 ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
 `StreamBroken` (the record error where a stream broke off); `resolve_data_file` and `data_dir` (where a
-task's data is); `replacing` (a file written whole or not at all: a corpus a command builds);
+task's data is); `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
+~/.cache/ragbench: a plugin keeps its own caches under it, so that `ragbench cache` lists them and one variable
+moves them all); `replacing` (a file written whole or not at all: a corpus a command builds);
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
@@ -22,6 +24,7 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._builtin import packaged_yaml, section
     from ragbench._imports import load_callable
+    from ragbench._storage.cache_root import cache_root
     from ragbench._storage.datafiles import data_dir, resolve_data_file
     from ragbench._storage.files import replacing
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
@@ -30,6 +33,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
 _MODULES = {
     "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
     "ragbench._imports": ("load_callable",),
     "ragbench._builtin": ("packaged_yaml", "section"),

@@ -20,9 +20,10 @@ to the script, without the scheduler. `run_examples` runs several examples at on
 as a run has them, unscored; `run_eval` is the command line's run, in this process: the same planning,
 pre-flight, scheduler, scoring and results (docs/testing-plugins.md), and `preflight` that run's pre-flight alone
 (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
-`load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `cli` is the `ragbench` command
-for `click.testing.CliRunner`. The scripted and replayed LLMs are in `llms`, the runs in `runs`, the
-components in `components`; import all of them from here.
+`load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `embedded_model` the
+shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`; `task_results` aggregates a
+task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
+`runs`, the components in `components`, the aggregation in `scores`; import all of them from here.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
-from .components import Registry, build_index, installed_registry, load_engine, load_retriever
+from .components import Registry, build_index, embedded_model, installed_registry, load_engine, load_retriever
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, preflight, run_eval, run_examples, task_object
+from .scores import task_results
 
 if TYPE_CHECKING:  # imported on first use (below): the command line's modules are not every test's
     from .._cli.main import main as cli
@@ -60,6 +62,7 @@ __all__ = [
     "assert_steps",
     "build_index",
     "cli",
+    "embedded_model",
     "installed_registry",
     "load_engine",
     "load_retriever",
@@ -68,6 +71,7 @@ __all__ = [
     "prompts",
     "run_eval",
     "run_examples",
+    "task_results",
 ]
 
 

@@ -1,6 +1,6 @@
 """Components by their catalogue names, as a run finds them: the registry of the installed plugins, an engine
 made from its `engine:model` (`--model`), an index built and a retriever made by the name of its kind
-(`ragbench index --kind`, `--retriever`)."""
+(`ragbench index --kind`, `--retriever`); the shipped model's folder (`embedded_model`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from .._engines import load_engine as _load_engine
 from .._engines.base import Engine
+from .._engines.local.embedded import embedded_safetensors_dir
 from .._registry import Registry, installed_registry
 from .._retrieval import load_retriever as _load_retriever
 from .._retrieval.base import Retriever
@@ -53,7 +54,15 @@ def load_retriever(
     return _load_retriever(kind, _own(options), registry=_or_installed(registry))
 
 
-__all__ = ["Registry", "build_index", "installed_registry", "load_engine", "load_retriever"]
+def embedded_model() -> Path:
+    """The folder of the shipped SmolLM2-135M-Instruct (`hf:embedded`) as transformers saves a model: its weights as
+    safetensors and its tokenizer, converted from the packaged GGUF on first use into ragbench's cache
+    ($RAGBENCH_CACHE_DIR, else ~/.cache/ragbench) and read from there after. What `vllm:embedded` loads; for a
+    plugin's tests, a real small model and tokenizer (`AutoTokenizer.from_pretrained(embedded_model())`)."""
+    return embedded_safetensors_dir()
+
+
+__all__ = ["Registry", "build_index", "embedded_model", "installed_registry", "load_engine", "load_retriever"]
 
 
 def _own(options: Mapping[str, object] | None) -> dict[str, object] | None:

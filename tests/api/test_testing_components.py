@@ -1,6 +1,7 @@
 """ragbench.testing's components by name: an engine from its `engine:model`, an index built and a retriever made by
 the name of its kind, each from the installed plugins unless a test gives its own registry; the `ragbench` command
-run in this process; `run_eval` in a test's own registry, and the pre-flight's refusal it raises."""
+run in this process; `run_eval` in a test's own registry, and the pre-flight's refusal it raises; a task's scores
+aggregated from sample records (`task_results`) as a run aggregates them."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragbench.api import ConfigError, Prediction, System
+from ragbench.api import ConfigError, CorpusValue, Metric, MetricDeclaration, Prediction, SampleRecord, System
 from ragbench.api.engines import Request
 from ragbench.api.retrieval import Retriever
+from ragbench.api.run import finished_run
 from ragbench.testing import (
     PreflightError,
     Registry,
@@ -21,6 +23,7 @@ from ragbench.testing import (
     load_engine,
     load_retriever,
     run_eval,
+    task_results,
 )
 
 PASSAGES = [
@@ -89,6 +92,16 @@ def test_the_ragbench_command_runs_in_this_process():
     assert refused.exit_code == 2 and "no_such_task" in refused.output
 
 
+def test_the_ragbench_command_runs_with_the_tests_own_registry_given_as_its_obj(tmp_path):
+    assert "shout" in CliRunner().invoke(cli, ["list", "systems"], obj=own_registry()).output
+    assert "shout" not in CliRunner().invoke(cli, ["list", "systems"]).output
+    args = ["--tasks", "demo", "--system", "shout", "--model", "scripted:echo", "--limit", "2", "--no-progress"]
+    ran = CliRunner().invoke(cli, [*args, "--output", str(tmp_path / "run")], obj=own_registry())
+    assert ran.exit_code == 0, ran.output
+    samples = list(finished_run(tmp_path / "run", "test").records("demo"))
+    assert [sample.answer for sample in samples] == [sample.question.upper() for sample in samples] and samples
+
+
 def test_run_eval_runs_in_the_tests_own_registry_and_raises_the_preflights_refusal(tmp_path):
     run = run_eval("demo", "shout", limit=2, registry=own_registry())
     assert run.complete and [sample.answer for sample in run.samples["demo"]] == [
@@ -98,3 +111,26 @@ def test_run_eval_runs_in_the_tests_own_registry_and_raises_the_preflights_refus
         run_eval("demo", data=tmp_path / "missing.jsonl")
     assert isinstance(refused.value, ConfigError) and len(refused.value.problems) == 1
     assert "missing.jsonl" in refused.value.problems[0]
+
+
+class Longest(Metric):
+    """A corpus key beside the per-example one: the longest answer's length."""
+
+    name = "longest"
+    declares = MetricDeclaration(keys=("chars",), corpus_keys=("longest",))
+
+    def score(self, example, prediction, ctx=None):
+        return {"chars": float(len(prediction.answer))}
+
+    def corpus(self, samples, seed):
+        return {"longest": CorpusValue(max(s.scores["chars"] for s in samples), len(samples))}
+
+
+def test_task_results_aggregates_sample_records_as_a_run_does():
+    lines = [{"id": str(i), "error": None, "scores": {"chars": float(n)}} for i, n in enumerate([2, 4, 9])]
+    lines.append({"id": "3", "error": "EngineError: down", "scores": {}})
+    sections = task_results([SampleRecord.from_dict(line) for line in lines], [Longest()], expected=5, iterations=50)
+    assert sections["results"] == {"chars": 5.0, "longest": 9.0}
+    assert sections["details"]["chars"]["n"] == 3 and len(sections["details"]["chars"]["ci95"]) == 2
+    counts = sections["counts"]
+    assert (counts["records"], counts["scored"], counts["failed"], counts["missing"]) == (4, 3, 1, 1)

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import needs
 from ragbench._engines.hf.engine import HFEngine
-from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench.api.engines import Request, Response
+from ragbench.testing import embedded_model
 
 pytestmark = needs("transformers")  # not imported while the tests are collected
 
@@ -55,7 +55,7 @@ HERMES_TEMPLATE = (
 def tokenizer():
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(embedded_safetensors_dir())  # what the engine loads (hf/loading.py)
+    return AutoTokenizer.from_pretrained(embedded_model())  # what the engine loads (hf/loading.py)
 
 
 def encode(tokenizer, request: Request) -> str:

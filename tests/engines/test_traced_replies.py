@@ -9,8 +9,10 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._values.traced_replies import EXCERPT_CHARS, TRACED_CHARS
 from ragbench.testing import ScriptedLLM, make_context
+
+# docs/outputs.md, "Samples": a reply over 1,000,000 characters is kept in the trace as its first 10,000
+TRACED_CHARS, EXCERPT_CHARS = 1_000_000, 10_000
 
 SIZES = st.one_of(st.integers(0, 100), st.integers(TRACED_CHARS - 3, TRACED_CHARS + 3), st.just(20_000_000))
 

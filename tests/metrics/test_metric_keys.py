@@ -6,11 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, key_spec
-from ragbench._reports.aggregation import task_scores
-from ragbench.api import ConfigError
+from ragbench.api import ConfigError, CorpusValue, KeySpec, Metric, MetricDeclaration, key_spec
 from ragbench.metrics.citation import Citation
-from ragbench.testing import installed_registry
+from ragbench.testing import installed_registry, task_results
 from support.helpers import records_without_texts, run, samples
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
@@ -68,7 +66,7 @@ def test_a_metric_that_only_sets_higher_is_better_gives_it_to_every_key():
         declares = MetricDeclaration(keys=("errors", "slips"), higher_is_better=False)
 
     samples_ = [{"id": "a", "error": None, "scores": {"errors": 1.0, "slips": 2.0}}]
-    details = task_scores(records_without_texts(samples_), [OneWayMetric()], (), None, 1000, 0)["details"]
+    details = task_results(records_without_texts(samples_), [OneWayMetric()], iterations=1000, seed=0)["details"]
     assert [details[k]["higher_is_better"] for k in ("errors", "slips")] == [False, False]
     assert "range" not in details["errors"]
     assert key_spec(OneWayMetric(), "slips") == KeySpec(False, None)
@@ -99,7 +97,7 @@ def test_a_corpus_metric_reads_its_own_keys_under_a_prefix():
         {"id": str(i), "error": None, "scores": {"alce_citation_rec": rec, "alce_citation_prec": prec}}
         for i, (rec, prec) in enumerate([(100.0, 50.0), (50.0, 50.0)])
     ]
-    details = task_scores(records_without_texts(scored), [metric], (), None, 1000, 0)["details"]
+    details = task_results(records_without_texts(scored), [metric], iterations=1000, seed=0)["details"]
     assert set(details) == {"alce_citation_rec", "alce_citation_prec", "alce_citation_f1"}
     assert details["alce_citation_f1"]["value"] == pytest.approx(2 * 75 * 50 / 125)
     assert details["alce_citation_rec"]["value"] == 75.0
@@ -123,7 +121,7 @@ class Median(Metric):
 
 def corpus_counts(metric: Metric, values: list) -> dict:
     samples = [{"id": str(i), "error": None, "scores": {"value": v}} for i, v in enumerate(values)]
-    details = task_scores(records_without_texts(samples), [metric], (), None, 1000, 0)["details"]
+    details = task_results(records_without_texts(samples), [metric], iterations=1000, seed=0)["details"]
     return {
         key: (details[key]["value"], details[key]["n"], details[key]["n_none"], details[key].get("error"))
         for key in ("median", "first")
@@ -151,5 +149,5 @@ class NothingToCalibrate(Median):
 
 def test_a_corpus_value_computed_over_no_example_is_none_not_a_number():
     assert corpus_counts(NothingToCalibrate(), [None, None])["median"] == (None, 0, 2, None)
-    details = task_scores([], [NothingToCalibrate()], (), None, 1000, 0)["details"]  # every example failed
+    details = task_results([], [NothingToCalibrate()], iterations=1000, seed=0)["details"]  # every example failed
     assert (details["first"]["value"], details["first"]["n"]) == (None, 0)

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from test_engine_openai import FakeServer
 
 from conftest import TEST_DATA
-from ragbench._values.traced_replies import TRACED_CHARS
 from ragbench.api import Document, Example, Prediction
 from ragbench.api.engines import Response
 from ragbench.metrics.ragas.metric import RagasContextPrecision
@@ -30,6 +29,7 @@ SAMPLE = RECORDED["sample"]
 GOOD = json.dumps({"reason": "r", "verdict": 1})
 SURROGATE = '{"reason": "\ud800", "verdict": 1}'  # a lone surrogate, as a JSON `\ud800` in the server's body reads
 HUGE = '{"reason": "' + "x" * 20_000_000  # unterminated
+TRACED_CHARS = 1_000_000  # docs/metrics.md: the sample keeps an excerpt of a reply over 1,000,000 characters
 REPLIES = {  # the judge's reply to a first request and to a re-ask, as record_ragas_give_ups.py's judge answers
     "lone_surrogate": (SURROGATE, SURROGATE),
     "huge_every_time": (HUGE, HUGE),

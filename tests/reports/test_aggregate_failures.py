@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench import _registry
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import cli, run_eval
 from support import scoring_plugin
@@ -28,16 +27,15 @@ def strict(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def run(tmp_path, monkeypatch, metrics: str, registry=None) -> tuple[object, dict]:
+def run(tmp_path, metrics: str, registry=None) -> tuple[object, dict]:
     """The demo run on the command line with the scoring plugin installed (`registry`: one made already)."""
-    made = (lambda: registry) if registry is not None else scoring_plugin.registry
-    monkeypatch.setattr(_registry, "installed_registry", made)
-    result = CliRunner().invoke(cli, demo_args(metrics, tmp_path / "run", "--bootstrap-iters", "50"))
+    made = registry if registry is not None else scoring_plugin.registry()
+    result = CliRunner().invoke(cli, demo_args(metrics, tmp_path / "run", "--bootstrap-iters", "50"), obj=made)
     return result, strict((tmp_path / "run" / "results.json").read_text())
 
 
-def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path, monkeypatch):
-    result, results = run(tmp_path, monkeypatch, "match,scored:huge")
+def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path):
+    result, results = run(tmp_path, "match,scored:huge")
     entry = results["details"]["demo"]["scored:huge"]
     assert entry["value"] == float(2**1023 - 1) and entry["ci95"] == [entry["value"]] * 2
     assert "| demo | scored:huge | higher | 8.988466e+307 | [8.988466e+307, 8.988466e+307] |" in result.output
@@ -57,10 +55,8 @@ def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path, monk
         ("agg_inf", "InvalidScore: metric scored:agg_inf's aggregate returned float inf"),
     ],
 )
-def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metric_failure(
-    tmp_path, monkeypatch, kind, cause
-):
-    result, results = run(tmp_path, monkeypatch, f"match,scored:{kind}")
+def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metric_failure(tmp_path, kind, cause):
+    result, results = run(tmp_path, f"match,scored:{kind}")
     assert result.exit_code == 1 and "Traceback" not in result.output
     entry = results["details"]["demo"][f"scored:{kind}"]
     assert entry["value"] is None and entry["ci95"] is None and entry["error"].startswith(cause)
@@ -132,8 +128,7 @@ def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_stri
     scoring_plugin.VALUES.update(zip(IDS, values))
     scoring_plugin.AGGREGATE[:] = [aggregate]
     folder = tmp_path_factory.mktemp("values")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        result, results = run(folder, monkeypatch, "scored:values,scored:aggregates", scoring_registry)
+    result, results = run(folder, "scored:values,scored:aggregates", scoring_registry)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output
     bad_values = sum(1 for v in values if v is not None and not is_score(v))

@@ -105,14 +105,13 @@ def demo_run(tmp_path, *args: str) -> subprocess.CompletedProcess:
 
 @needs("bm25s")
 def test_a_run_whose_shards_name_a_silent_address_is_one_line_not_a_wait(tmp_path):
-    from ragbench._retrieval.sharded.split import split_index
     from ragbench.testing import build_index, installed_registry
-    from support.retrieval_samples import passages, write_dpr_tsv
+    from support.retrieval_samples import passages, shard_index, write_dpr_tsv
 
     index = tmp_path / "index"
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(20)), index, "bm25", {}, progress=False,
                 registry=installed_registry())  # fmt: skip
-    split_index(index, 2, registry=installed_registry())
+    shard_index(index, 2)
     with silent_port() as port:
         done = demo_run(tmp_path, "--retriever", "bm25", "--retriever-arg", f"index={index}",
                         "--retriever-arg", "shards=2", "--retriever-arg", f"ray_address=127.0.0.1:{port}")  # fmt: skip

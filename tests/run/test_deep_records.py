@@ -8,9 +8,8 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from ragbench._storage import jsonl
-from ragbench._storage.jsonl import read_json, read_lines
-from ragbench.api import ConfigError, RecordError
+from ragbench.api import RecordError
+from ragbench.api.data import parse_json, read_lines
 from support.helpers import cli_here, run, samples, task_counts
 
 DEEP = '{"a": ' * 100_000 + "1" + "}" * 100_000
@@ -27,7 +26,7 @@ def test_a_deep_line_is_a_record_error_between_readable_lines(tmp_path):
 
 def test_loads_turns_recursion_into_a_value_error():
     with pytest.raises(ValueError, match="nested too deeply"):
-        jsonl.parse_json(DEEP)
+        parse_json(DEEP)
 
 
 @pytest.mark.parametrize("position", [0, 2], ids=["first record", "later record"])
@@ -75,11 +74,14 @@ def test_a_deep_line_in_the_checkpoint_is_dropped_and_its_example_runs_again(tmp
 
 
 def test_a_deep_json_file_is_one_config_error_naming_it(tmp_path):
-    path = tmp_path / "run.json"
+    """A run folder's run.json nested too deeply, read by `ragbench rescore`: one line naming it, exit 2."""
+    path = tmp_path / "run" / "run.json"
+    path.parent.mkdir()
     path.write_text(DEEP, encoding="utf-8")
-    with pytest.raises(ConfigError) as caught:
-        read_json(path, "a run.json")
-    assert str(caught.value).startswith(f"{path}: nested too deeply") and "\n" not in str(caught.value)
+    done = cli_here("rescore", str(path.parent))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"ragbench: error: {path}: nested too deeply")
 
 
 def test_an_alce_file_with_a_deep_record_is_refused_in_one_line_before_the_run(tmp_path):

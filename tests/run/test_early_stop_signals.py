@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import click
+import click.decorators
 import pytest
 
 from ragbench._cli import main
@@ -74,14 +76,14 @@ def signalled(*args, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "where,stand_in",
+    "owner,name,stand_in",
     [
-        ("click.Group._main_shell_completion", signalled),
-        ("click.Group.parse_args", signalled),
-        ("click.Group.invoke", signalled),
+        (click.Group, "_main_shell_completion", signalled),
+        (click.Group, "parse_args", signalled),
+        (click.Group, "invoke", signalled),
         # called straight from click's code (no frame of ours between): the handler's frame alone ends the traceback
-        ("click.decorators.get_current_context", functools.partial(signal.raise_signal, signal.SIGHUP)),
-        ("ragbench._cli.main.split_names", signalled),
+        (click.decorators, "get_current_context", functools.partial(signal.raise_signal, signal.SIGHUP)),
+        (main, "split_names", signalled),
     ],
     ids=[
         "click-s-shell-completion-check",
@@ -91,14 +93,14 @@ def signalled(*args, **kwargs):
         "the-run-command-begins",
     ],
 )
-def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monkeypatch, capsys, where, stand_in):
+def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monkeypatch, capsys, owner, name, stand_in):
     """The windows the timed test above hits only on a loaded machine, made certain: the signal raised
     before click's own handling begins, inside its parsing of the run's options, in its steps before it
     calls the command, and as the run's command begins."""
     from ragbench._stop_signals import raise_stopped
     from ragbench.testing import cli
 
-    monkeypatch.setattr(where, stand_in)
+    monkeypatch.setattr(owner, name, stand_in)
     previous = signal.signal(signal.SIGHUP, raise_stopped)  # as the command's entry point installs it
     try:
         with pytest.raises((SystemExit, KeyboardInterrupt)) as exited:  # caught here, not by pytest's session

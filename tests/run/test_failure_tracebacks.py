@@ -9,7 +9,6 @@ import json
 from click.testing import CliRunner
 
 from conftest import write_jsonl
-from ragbench import _registry
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import Registry, cli, run_eval
 from support import scoring_plugin
@@ -138,11 +137,10 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
         str(tmp_path / "run"),
         *extra,
     ]
-    return CliRunner().invoke(cli, args)
+    return CliRunner().invoke(cli, args, obj=scoring_plugin.registry())
 
 
-def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
+def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_path):
     run_raising_metric(tmp_path, {"9001"})
     records = {s["id"]: s for s in samples(tmp_path / "run", "demo")}
     failed = records["9001"]
@@ -155,8 +153,7 @@ def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_
     assert all("score_tracebacks" not in records[i] for i in ("9000", "9002", "9003"))
 
 
-def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path, monkeypatch):
-    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
+def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path):
     run_raising_metric(tmp_path, {"9001", "9003"})
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     groups = {group["cause"]: group for group in results["failures"]["demo"]}
@@ -169,8 +166,7 @@ def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path, monkey
     ) and 'raise RuntimeError(f"flaky metric on {example.id}")' in report
 
 
-def test_fail_fast_stops_at_the_first_failed_metric_with_its_traceback_and_resume_completes(tmp_path, monkeypatch):
-    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
+def test_fail_fast_stops_at_the_first_failed_metric_with_its_traceback_and_resume_completes(tmp_path):
     fail_fast = ("--max-inflight", "1", "--fail-fast")
     stopped = run_raising_metric(tmp_path, {"9001"}, *fail_fast, metrics="match,scored:raise")
     assert stopped.exit_code == 1

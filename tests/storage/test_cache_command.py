@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REAL_HOME, SESSION_HOME
 from ragbench._engines.local.embedded import EMBEDDED_GGUF
-from ragbench._storage.cache_root import cache_root
+from ragbench.api.data import cache_root
 from support.helpers import cli, cli_here
 
 CACHE_VARS = ("RAGBENCH_CACHE_DIR", "RAGBENCH_DATA_DIR", "RAGBENCH_PAGE_CACHE", "RAGBENCH_INDEX_CACHE")

@@ -6,7 +6,10 @@ import csv
 import random
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from ragbench._types import Document
+from ragbench.testing import cli
 
 WORDS = (
     "river mountain king queen castle war peace music song album artist silence sound garden "
@@ -34,3 +37,11 @@ def write_dpr_tsv(path: Path, docs: list[Document]) -> Path:
         writer.writerow(["id", "text", "title"])
         writer.writerows([doc.id, doc.text, doc.title] for doc in docs)
     return path
+
+
+def shard_index(index: Path, shards: int) -> Path:
+    """`ragbench index shard --index INDEX --shards S`, as a user splits an index: the shards' folder it names."""
+    done = CliRunner().invoke(cli, ["index", "shard", "--index", str(index), "--shards", str(shards)])
+    assert done.exit_code == 0, done.output
+    said = done.output.strip().splitlines()[-1]  # "S shards of INDEX in FOLDER"
+    return Path(said.rpartition(" in ")[2])

@@ -15,8 +15,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conftest import needs
 from support.helpers import cli, cli_here
@@ -135,40 +133,6 @@ def test_a_server_answering_500_is_tried_three_times_and_the_user_s_retries_stan
     Answers500.requests.clear()
     failure_line(log_to(finished, answers_500, MLFLOW_HTTP_REQUEST_MAX_RETRIES="1"), finished, answers_500)
     assert len(Answers500.requests) == 2
-
-
-@settings(max_examples=30, deadline=None)
-@given(
-    st.dictionaries(
-        st.sampled_from(
-            [
-                "MLFLOW_HTTP_REQUEST_TIMEOUT",
-                "MLFLOW_HTTP_REQUEST_MAX_RETRIES",
-                "MLFLOW_DISABLE_TELEMETRY",
-                "WANDB_CACHE_DIR",
-            ]
-        ),
-        st.text("0123456789ab", max_size=5),
-    )
-)
-def test_the_user_s_own_settings_stand_and_the_environment_is_as_it_was_after(users):
-    from ragbench._trackers.mlflow_log import logging_environment
-    from ragbench._trackers.trackers import environment_defaults
-    from ragbench._trackers.wandb_log import logging_environment as wandb_environment
-
-    ours = {**logging_environment("http://127.0.0.1:1"), **wandb_environment()}
-    before = dict(os.environ)
-    try:
-        for name in ours:
-            os.environ.pop(name, None)
-        os.environ.update(users)
-        kept = dict(os.environ)
-        with environment_defaults(ours):
-            assert {name: os.environ[name] for name in ours} == {**ours, **users}
-        assert dict(os.environ) == kept
-    finally:
-        os.environ.clear()
-        os.environ.update(before)
 
 
 def test_logging_writes_in_the_home_folder_only_what_the_docs_list(finished, tmp_path):

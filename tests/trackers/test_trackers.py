@@ -2,7 +2,8 @@
 offline mode) and MLflow (a local file store) hold afterwards, read back from them, is the run's config, headline
 metrics, per-sample rows and files; a tracker that fails leaves the run saved and unchanged, with one line naming
 it and the command that logs the run again (exit 75); a tracker whose package is missing is refused before the
-run starts. Every tracker writes under tmp_path."""
+run starts. Every tracker writes under tmp_path. The settings ragbench gives the trackers' libraries while it logs
+are defaults: the user's own stand, and the environment is as it was after."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
@@ -271,6 +272,40 @@ def test_a_folder_given_to_mlflow_is_allowed_as_a_file_store_while_it_is_logged_
     with environment_defaults(logging_environment(tracking_uri("mlruns"))):
         assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "false"
     assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "false"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "MLFLOW_HTTP_REQUEST_TIMEOUT",
+                "MLFLOW_HTTP_REQUEST_MAX_RETRIES",
+                "MLFLOW_DISABLE_TELEMETRY",
+                "WANDB_CACHE_DIR",
+            ]
+        ),
+        st.text("0123456789ab", max_size=5),
+    )
+)
+def test_the_user_s_own_settings_stand_and_the_environment_is_as_it_was_after(users):
+    from ragbench._trackers.mlflow_log import logging_environment
+    from ragbench._trackers.trackers import environment_defaults
+    from ragbench._trackers.wandb_log import logging_environment as wandb_environment
+
+    ours = {**logging_environment("http://127.0.0.1:1"), **wandb_environment()}
+    before = dict(os.environ)
+    try:
+        for name in ours:
+            os.environ.pop(name, None)
+        os.environ.update(users)
+        kept = dict(os.environ)
+        with environment_defaults(ours):
+            assert {name: os.environ[name] for name in ours} == {**ours, **users}
+        assert dict(os.environ) == kept
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 def test_check_says_which_trackers_are_ready(tmp_path):

@@ -74,7 +74,7 @@ def recorded_lm(folder):
     )
     from transformers.modeling_outputs import CausalLMOutput
 
-    from ragbench._engines.local.embedded import embedded_safetensors_dir
+    from ragbench.testing import embedded_model
 
     class RecordedLMConfig(PretrainedConfig):
         model_type = "flashrag_parity_recorded_lm"
@@ -115,7 +115,7 @@ def recorded_lm(folder):
 
     AutoConfig.register(RecordedLMConfig.model_type, RecordedLMConfig, exist_ok=True)
     AutoModelForCausalLM.register(RecordedLMConfig, RecordedLM, exist_ok=True)
-    tokenizer = AutoTokenizer.from_pretrained(embedded_safetensors_dir())
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model())
     tokenizer.save_pretrained(folder)
     RecordedLM(
         RecordedLMConfig(vocab_size=len(tokenizer), eos_token_id=tokenizer.eos_token_id, max_position_embeddings=8192)
@@ -157,9 +157,9 @@ def tiny_lm(folder):
     """A 2-layer random GPT-2 over the embedded SmolLM2's tokenizer."""
     from transformers import AutoTokenizer
 
-    from ragbench._engines.local.embedded import embedded_safetensors_dir
+    from ragbench.testing import embedded_model
 
-    return tiny_causal_lm(folder, AutoTokenizer.from_pretrained(embedded_safetensors_dir()))
+    return tiny_causal_lm(folder, AutoTokenizer.from_pretrained(embedded_model()))
 
 
 def replug_rule(folder, prompts, weights, max_tokens):

@@ -132,7 +132,7 @@ def test_the_fixture_has_reflection_tokens_inside_and_outside_the_windows():
 
 def window_model() -> Path:
     """The recipe's model, built once into ragbench's cache folder (its fingerprint checked every time)."""
-    from ragbench._storage.cache_root import cache_root
+    from ragbench.api.data import cache_root
     from support.selfrag_window_model import added_rows_digest, build_window_model
 
     folder = build_window_model(cache_root() / "selfrag-window-model")

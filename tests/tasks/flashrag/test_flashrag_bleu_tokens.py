@@ -157,9 +157,9 @@ def smollm2_tokenizer():
     """The embedded SmolLM2's tokenizer saved as a folder, as the parity values were counted with: the folder of
     its converted copy (the GGUF's tokenizer, `save_pretrained`), made once for the session's tests, where a
     tokenizer read from the GGUF again parsed the whole file (~5 s of CPU)."""
-    from ragbench._engines.local.embedded import embedded_safetensors_dir
+    from ragbench.testing import embedded_model
 
-    return str(embedded_safetensors_dir())
+    return str(embedded_model())
 
 
 @pytest.mark.model

@@ -124,10 +124,10 @@ def spending_cap(
     config: RunConfig, engines: Any, run: asyncio.Task[Any] | None, examples: ExamplesInFlight
 ) -> SpendingCap | None:
     """The run's cap (None without --max-cost) over its `engines`, stopping the `run` task when reached."""
-    if config.max_cost is None or run is None:
+    if config.limits.max_cost is None or run is None:
         return None
-    prices = run_prices(config.engine_request(), config.price_table)
-    return SpendingCap(config.max_cost, engine_prices(engines, prices), StopOnceSettled(run, examples))
+    prices = run_prices(config.engine_request(), config.judging.price_table)
+    return SpendingCap(config.limits.max_cost, engine_prices(engines, prices), StopOnceSettled(run, examples))
 
 
 class StopOnceSettled:

@@ -213,8 +213,8 @@ def test_a_system_whose_calls_vary_without_a_declared_budget_is_named_as_bounded
     budget: dict, varying: list[str], named: bool
 ) -> None:
     system = SimpleNamespace(declares=SimpleNamespace(budget_options=budget))
-    run = SimpleNamespace(planned=[SimpleNamespace(system=system)], config=RunConfig(tasks=["demo"], system="agent"))
-    prices = ModelPrices(RunConfig(tasks=["demo"], model="openai:gpt-4o").engine_request(), {})
+    run = SimpleNamespace(planned=[SimpleNamespace(system=system)], config=RunConfig.of(tasks=["demo"], system="agent"))
+    prices = ModelPrices(RunConfig.of(tasks=["demo"], model="openai:gpt-4o").engine_request(), {})
     lines = unknowns(run, prices, varying)  # type: ignore[arg-type]
     assert (
         any("declares no search budget" in line and "--max-steps-per-example (10000)" in line for line in lines)

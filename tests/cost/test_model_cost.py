@@ -74,7 +74,7 @@ def test_judges_of_different_prices_are_priced_apart(tmp_path):
 
 
 def test_a_local_model_is_said_to_be_unpriced_not_free():
-    config = RunConfig(tasks=["demo"], model="hf:Qwen/Qwen2.5-7B-Instruct", judges=["vllm:/models/judge"])
+    config = RunConfig.of(tasks=["demo"], model="hf:Qwen/Qwen2.5-7B-Instruct", judges=["vllm:/models/judge"])
     prices = ModelPrices(config.engine_request(), {})
     assert prices.of(None).price is None and "local model, not priced" in (prices.of(None).note or "")
     assert "vllm:/models/judge is a local model, not priced" in (prices.of("judge:0").note or "")
@@ -112,8 +112,8 @@ def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_repor
 
 
 def test_judge_calls_saved_before_they_named_their_judge_are_priced_where_the_judges_share_a_price():
-    same = RunConfig(tasks=["demo"], judges=["openai:gpt-4o-mini", "openai:gpt-4o-mini"])
-    apart = RunConfig(tasks=["demo"], judges=["openai:gpt-4o", "openai:gpt-4o-mini"])
+    same = RunConfig.of(tasks=["demo"], judges=["openai:gpt-4o-mini", "openai:gpt-4o-mini"])
+    apart = RunConfig.of(tasks=["demo"], judges=["openai:gpt-4o", "openai:gpt-4o-mini"])
     older = record_with(judge_trace=[llm_step(1000, 10, name="judge:llm_judge", role=None)] * 2)
     shared = JudgeCostTally(ModelPrices(same.engine_request(), {}))
     shared.add(older)
@@ -150,7 +150,7 @@ def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
 
     recorded = step_from_dict({"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}})
     record = record_with(judge_trace=[llm_step(1000, 10, name="judge:umbrela", role="judge"), recorded])
-    prices = ModelPrices(RunConfig(tasks=["demo"], judges=["openai:gpt-4o-mini"]).engine_request(), {})
+    prices = ModelPrices(RunConfig.of(tasks=["demo"], judges=["openai:gpt-4o-mini"]).engine_request(), {})
     tally = JudgeCostTally(prices)
     tally.add(record)
     assert {name: cost["calls"] for name, cost in tally.sections()["judge_cost"].items()} == {"umbrela": 1}

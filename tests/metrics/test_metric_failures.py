@@ -21,7 +21,7 @@ from support.scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noq
 
 def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):
     return Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["demo"],
             system="closed_book",
             model=SYSTEM,
@@ -167,7 +167,7 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     from ragbench._run.plan.planning import plan
 
     [planned] = plan(
-        RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
+        RunConfig.of(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
     )
     scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     assert scores["counts"]["metric_failures"] == 1 and scores["details"]["scored:numpy"]["n_errors"] == 1
@@ -187,7 +187,7 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     from ragbench._run.plan.planning import plan
 
     [planned] = plan(
-        RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
+        RunConfig.of(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
     )
     scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     detail = scores["details"]["scored:numpy"]

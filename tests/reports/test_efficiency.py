@@ -34,7 +34,7 @@ class Graded(Metric):  # a percentage, and a key whose lower values are better: 
 
 
 def prices(priced: bool) -> ModelPrices:
-    request = RunConfig(tasks=["demo"], model="scripted:echo").engine_request()
+    request = RunConfig.of(tasks=["demo"], model="scripted:echo").engine_request()
     return ModelPrices(request, {"scripted:echo": PRICE} if priced else {})
 
 

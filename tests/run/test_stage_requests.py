@@ -35,38 +35,47 @@ options = st.dictionaries(names, scalars, max_size=3)
     replay_tools=st.none() | names,
 )
 def test_a_stage_request_carries_the_values_of_the_config_it_is_made_from(**given_options):
-    config = RunConfig(model="scripted:echo", **given_options)
+    config = RunConfig.of(model="scripted:echo", **given_options)
     for request in (config.plan_request(), config.engine_request()):
+        flat = config.flat()
         for field in dataclasses.fields(request):
-            if hasattr(config, field.name):
-                value = getattr(config, field.name)
+            if field.name in flat:
+                value = flat[field.name]
                 assert getattr(request, field.name) == (tuple(value) if isinstance(value, list) else value)
-    assert config.plan_request().roles == tuple(config.role_models)
-    assert config.plan_request().tools_replayed == (config.replay_tools is not None)
+    assert config.plan_request().roles == tuple(config.models.role_models)
+    assert config.plan_request().tools_replayed == (config.what.replay_tools is not None)
 
 
 def test_a_stage_request_is_frozen_and_a_later_change_to_the_config_does_not_reach_it():
-    config = RunConfig(tasks=["demo"], system_args={"top_n": 1}, judges=["scripted:echo"])
+    config = RunConfig.of(tasks=["demo"], system_args={"top_n": 1}, judges=["scripted:echo"])
     request = config.plan_request()
     with pytest.raises(dataclasses.FrozenInstanceError):
         request.system = "closed_book"  # type: ignore[misc]
-    config.system_args["top_n"] = 2
-    config.judges.append("scripted:other")
+    config.what.system_args["top_n"] = 2
+    config.judging.judges.append("scripted:other")
     assert request.system_args == {"top_n": 1} and request.judges == ("scripted:echo",)
 
 
 def test_a_run_config_is_frozen_a_changed_run_is_a_new_config():
-    config = RunConfig(tasks=["demo"], model="scripted:echo")
+    config = RunConfig.of(tasks=["demo"], model="scripted:echo")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        config.model = "scripted:other"  # type: ignore[misc]
-    changed = dataclasses.replace(config, model="scripted:other")
-    assert (config.model, changed.model, changed.tasks) == ("scripted:echo", "scripted:other", ["demo"])
+        config.models = config.models  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.models.model = "scripted:other"  # type: ignore[misc]
+    changed = config.changed(model="scripted:other")
+    assert (config.models.model, changed.models.model, changed.what.tasks) == (
+        "scripted:echo",
+        "scripted:other",
+        ["demo"],
+    )
 
 
 def test_planning_a_rescoring_leaves_the_config_as_it_was_and_returns_the_rescorings_metric_options():
     """The run's option of a metric the rescoring no longer asks is left out of what planning returns; the config
     planned from keeps it (rescore puts the returned options in its own config)."""
-    config = RunConfig(tasks=["demo"], metrics=["match"], metric_args={"em.key_prefix": "e_", "match.key_prefix": "m_"})
+    config = RunConfig.of(
+        tasks=["demo"], metrics=["match"], metric_args={"em.key_prefix": "e_", "match.key_prefix": "m_"}
+    )
     before = copy.deepcopy(dataclasses.asdict(config))
     check = Preflight()
     planned, metric_args = plan_scoring(
@@ -79,9 +88,9 @@ def test_planning_a_rescoring_leaves_the_config_as_it_was_and_returns_the_rescor
 
 
 def test_default_run_folder_is_named_by_config_hash(tmp_path):
-    a = RunConfig(tasks=["demo"], model="scripted:echo")
-    b = RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
-    c = RunConfig(tasks=["demo"], model="scripted:echo", seed=1)
+    a = RunConfig.of(tasks=["demo"], model="scripted:echo")
+    b = RunConfig.of(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
+    c = RunConfig.of(tasks=["demo"], model="scripted:echo", seed=1)
     assert a.run_dir() == b.run_dir() != c.run_dir()
     assert a.run_dir().name.startswith("vanilla__scripted-echo__")
 
@@ -92,7 +101,7 @@ def test_a_run_over_the_index_cache_of_a_shipped_corpus_is_named_alike_wherever_
     corpus = paths.REPO / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
     key = f"bm25-{hashlib.sha256(corpus.read_bytes()).hexdigest()}"  # the index's name in the cache (run.json)
     named = [
-        RunConfig(tasks=["fictional_multihop"], retriever="bm25", retriever_args={"index": str(cache / key)}, **flag)
+        RunConfig.of(tasks=["fictional_multihop"], retriever="bm25", retriever_args={"index": str(cache / key)}, **flag)
         for cache in (tmp_path / "first", tmp_path / "moved")
         for flag in ({"shipped_corpus_index": True}, {})
     ]

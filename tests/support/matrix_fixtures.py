@@ -890,7 +890,7 @@ def task_examples(
         from ragbench._values.run_config import RunConfig
 
         planned = plan(
-            RunConfig(
+            RunConfig.of(
                 tasks=[task],
                 system="closed_book",
                 data={task: data},

@@ -717,7 +717,9 @@ def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tm
 
     def problems(data: dict[str, str]) -> list[str]:
         check = Preflight()
-        plan(RunConfig(tasks=[str(task)], system="closed_book", data=data).plan_request(), Registry.discover(), check)
+        plan(
+            RunConfig.of(tasks=[str(task)], system="closed_book", data=data).plan_request(), Registry.discover(), check
+        )
         return check.problems
 
     assert problems({str(task): str(tmp_path / "d.jsonl")}) == []

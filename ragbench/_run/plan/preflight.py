@@ -21,7 +21,7 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,21 +67,22 @@ def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> 
 def check_run_options(config: RunConfig, engines: EngineRequest, check: Preflight) -> None:
     """Numbers of the right type and range, a cache path that is not a folder, and a --max-cost with a price for
     each remote model of `engines` (the run's, derived once by the caller)."""
+    options = config.flat()
     for flag, name, least, alternative in RUN_NUMBERS:
-        value = getattr(config, name)
+        value = options[name]
         problem = (
             None if value is None and name in _DEFAULT_WHEN_NONE else number_problem(flag, value, least, alternative)
         )
         if problem:
             check.problem(problem)
     for flag, name in BOUNDED_ABOVE:
-        if problem := too_many(flag, name, getattr(config, name)):
+        if problem := too_many(flag, name, options[name]):
             check.problem(problem)
-    if config.cache and Path(config.cache).is_dir():
-        check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
-    if config.max_cost is not None:
-        with check.step(f"--max-cost {config.max_cost:g}"):
-            check_cap(config.max_cost, engines, config.price_table)
+    if config.output.cache and Path(config.output.cache).is_dir():
+        check.problem(f"--cache {config.output.cache}: a folder is there; give a file path for the SQLite cache")
+    if config.limits.max_cost is not None:
+        with check.step(f"--max-cost {config.limits.max_cost:g}"):
+            check_cap(config.limits.max_cost, engines, config.judging.price_table)
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
@@ -223,7 +224,7 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
     blind = [
         p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.own_documents is False
     ]
-    name = config.retriever or DEFAULT_RETRIEVER
+    name = config.retrieval.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if blind else None
     except ConfigError:
@@ -232,9 +233,9 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
         return
     for p in blind:
         corpus = task_corpus(p.task)
-        if corpus is not None and config.retriever is None:
+        if corpus is not None and config.retrieval.retriever is None:
             continue  # its corpus is searched unless other tasks' differ: `check_task_corpora` says so
-        system = p.system.name or config.system
+        system = p.system.name or config.what.system
         shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
         check.problem(
             f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
@@ -257,15 +258,15 @@ def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> 
         for p in planned
         if p.system is not None and p.system.declares.searches_own_queries and p.task.own_documents is not False
     ]
-    name = config.retriever or DEFAULT_RETRIEVER
+    name = config.retrieval.retriever or DEFAULT_RETRIEVER
     try:
-        retriever_class = registry.load("retrievers", name) if searching and not config.reranker else None
+        retriever_class = registry.load("retrievers", name) if searching and not config.retrieval.reranker else None
     except ConfigError:
         return []  # an unknown retriever: said where the run builds it
     if retriever_class is None or not (retriever_class.fixed_documents and retriever_class.example_documents_only):
         return []
     return [
-        f"task {p.name}: system {p.system.name or config.system} searches with queries of its own, but retriever "
+        f"task {p.name}: system {p.system.name or config.what.system} searches with queries of its own, but retriever "
         f"{name} gives every query the example's own passages in their given order, so each of its searches "
         "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
         "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
@@ -303,8 +304,8 @@ def preflight(
     check_task_corpora(config, planned, check)
     config, task_index = use_task_corpus(config, planned)  # the run's identity and folder are read from this config
     run_dir = RunDir(config.run_dir())
-    if resume_held and not config.overwrite and run_dir.record is not None:
-        config = replace(config, resume=True)
+    if resume_held and not config.output.overwrite and run_dir.record is not None:
+        config = config.changed(resume=True)
     if not corpus_changed_on_resume(config, planned, run_dir, check):
         check_output_folder(config, run_dir, check)
     check_documents_to_retrieve(config, registry, planned, check)
@@ -314,7 +315,7 @@ def preflight(
     check_components(config, registry, check)
     check_cache_files(config, run_dir.path, planned, check)
     try:
-        system_class = registry.load("systems", config.system)
+        system_class = registry.load("systems", config.what.system)
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and system_class.declares.uses_llm

@@ -67,4 +67,4 @@ with_run_options = with_offers(*RUN_OFFERS)
 
 def run_config_of(values: Mapping[str, Any]) -> RunConfig:
     """The RunConfig of a run's command line (`ragbench`, `check`, `estimate`)."""
-    return RunConfig(**config_fields(values, RUN_OFFERS))
+    return RunConfig.of(**config_fields(values, RUN_OFFERS))

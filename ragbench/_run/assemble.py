@@ -64,7 +64,7 @@ class ResultsSettings:
 
     @classmethod
     def of(cls, config: RunConfig) -> ResultsSettings:
-        judging = judging_of(config.judging.human_labels, config.judging.price_table, config.engine_request())
+        judging = judging_of(config.models, config.judging)
         return cls(
             config.judging.bootstrap_iters,
             config.what.seed,

@@ -172,7 +172,7 @@ class RunServices:
             if self.config.output.progress
             else None
         )
-        engines = load_engines(self.config.engine_request(), self.registry, planned, system=system, say=say)
+        engines = load_engines(self.config.models, self.config.judging, self.registry, planned, system=system, say=say)
         engines.keep_batches(self.run_dir.path, self.batch_board)
         self._opened.callback(self._unless_interrupted, engines.close)
         return engines

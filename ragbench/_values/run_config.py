@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import Field, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -93,43 +92,6 @@ def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> 
     if not shipped_corpus_index or not isinstance(retriever_args.get("index"), str):
         return retriever_args
     return {**retriever_args, "index": Path(retriever_args["index"]).name}
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """What planning reads of a run (ragbench._run.plan.planning): its tasks and their options, its system and the
-    options it is given, its metrics and their options, and which judge and NLI models the metrics may call."""
-
-    tasks: tuple[str, ...]
-    data: Mapping[str, str]  # task (or task file) -> data file (--data)
-    task_args: Mapping[str, Any]  # "key" for every task, "task.key" for one
-    tools_replayed: bool  # tools answer from a recorded run (--replay)
-    system: str
-    system_args: Mapping[str, Any]
-    top_k: int | None
-    roles: tuple[str, ...]  # the system's roles given a model of their own (--role-model)
-    metrics: tuple[str, ...]  # --metrics: NAME replaces the tasks' lists, +NAME adds
-    metric_args: Mapping[str, Any]  # "metric.key" -> value
-    judges: tuple[str, ...]
-    judge_repeats: int | None
-    nli: str | None
-    nli_format: str
-
-
-@dataclass(frozen=True)
-class EngineRequest:
-    """The engines a run names, each with its options: what the pre-flight checks and the run then loads
-    (ragbench._run.plan.preflight.check_engines, ragbench._run.models.run_engines.load_engines)."""
-
-    model: str | None  # None: the embedded default
-    model_args: Mapping[str, Any]
-    role_models: Mapping[str, str]  # a system's role -> engine:model
-    role_model_args: Mapping[str, Mapping[str, Any]]
-    judges: tuple[str, ...]
-    judge_args: Mapping[str, Mapping[str, Any]]  # judge index ("0", "1" ...) -> engine options
-    judge_repeats: int | None
-    nli: str | None
-    nli_args: Mapping[str, Any]
 
 
 # The groups of a RunConfig, and each flat option (as the command line, ragbench.testing and run.json name it) in
@@ -228,37 +190,6 @@ class RunConfig:
     def changed(self, **options: Any) -> RunConfig:
         """This run with some flat options changed."""
         return RunConfig.of(**{**self.flat(), **options})
-
-    def plan_request(self) -> PlanRequest:
-        return PlanRequest(
-            tasks=tuple(self.what.tasks),
-            data=dict(self.what.data),
-            task_args=dict(self.what.task_args),
-            tools_replayed=self.what.replay_tools is not None,
-            system=self.what.system,
-            system_args=dict(self.what.system_args),
-            top_k=self.what.top_k,
-            roles=tuple(self.models.role_models),
-            metrics=tuple(self.judging.metrics),
-            metric_args=dict(self.judging.metric_args),
-            judges=tuple(self.judging.judges),
-            judge_repeats=self.judging.judge_repeats,
-            nli=self.judging.nli,
-            nli_format=self.judging.nli_format,
-        )
-
-    def engine_request(self) -> EngineRequest:
-        return EngineRequest(
-            model=self.models.model,
-            model_args=dict(self.models.model_args),
-            role_models=dict(self.models.role_models),
-            role_model_args=dict(self.models.role_model_args),
-            judges=tuple(self.judging.judges),
-            judge_args=dict(self.judging.judge_args),
-            judge_repeats=self.judging.judge_repeats,
-            nli=self.judging.nli,
-            nli_args=dict(self.judging.nli_args),
-        )
 
     def identity(self) -> dict[str, Any]:
         """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the

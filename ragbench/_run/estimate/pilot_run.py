@@ -201,7 +201,7 @@ def estimate(
     # the run would; the folder is the one the pre-flight names (a task's own corpus changes it)
     run = Evaluator(config.changed(progress=False), registry, resume_held=True).plan
     config = run.config
-    prices = run_prices(config.engine_request(), config.judging.price_table)
+    prices = run_prices(config.models, config.judging)
     records = {p.name: count_records(p, config.what.limit) for p in run.planned}
     replaced = config.output.overwrite and not config.output.resume  # the run there is replaced: none of it counts
     before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}

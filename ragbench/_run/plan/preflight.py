@@ -30,7 +30,8 @@ from ..._cost.spending_cap import check_cap
 from ..._errors import ConfigError
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
-from ..._values.run_config import EngineRequest, RunConfig, too_many
+from ..._values.run_config import RunConfig, too_many
+from ..._values.run_groups import RunJudging, RunModels
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder
 from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
@@ -64,9 +65,9 @@ def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> 
     return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
 
 
-def check_run_options(config: RunConfig, engines: EngineRequest, check: Preflight) -> None:
+def check_run_options(config: RunConfig, check: Preflight) -> None:
     """Numbers of the right type and range, a cache path that is not a folder, and a --max-cost with a price for
-    each remote model of `engines` (the run's, derived once by the caller)."""
+    each remote model and judge of the run."""
     options = config.flat()
     for flag, name, least, alternative in RUN_NUMBERS:
         value = options[name]
@@ -82,7 +83,7 @@ def check_run_options(config: RunConfig, engines: EngineRequest, check: Prefligh
         check.problem(f"--cache {config.output.cache}: a folder is there; give a file path for the SQLite cache")
     if config.limits.max_cost is not None:
         with check.step(f"--max-cost {config.limits.max_cost:g}"):
-            check_cap(config.limits.max_cost, engines, config.judging.price_table)
+            check_cap(config.limits.max_cost, config.models, config.judging)
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
@@ -153,7 +154,8 @@ def _reads_calls_from_text(engine_class: type) -> bool:
 
 
 def check_engines(
-    engines: EngineRequest,
+    models: RunModels,
+    judging: RunJudging,
     registry: Any,
     check: Preflight,
     uses_llm: bool,
@@ -169,17 +171,17 @@ def check_engines(
 
     # (option, how its engine options are written, engine:model, options); an engine's messages name
     # --model-arg and --base-url, rewritten here for the engine they are about
-    named = [("--model", "--model-arg ", engines.model or EMBEDDED_MODEL, engines.model_args)] if uses_llm else []
+    named = [("--model", "--model-arg ", models.model or EMBEDDED_MODEL, models.model_args)] if uses_llm else []
     named += [
-        (f"--role-model {role}=", f"--role-model-arg {role}.", model, engines.role_model_args.get(role, {}))
-        for role, model in engines.role_models.items()
+        (f"--role-model {role}=", f"--role-model-arg {role}.", model, models.role_model_args.get(role, {}))
+        for role, model in models.role_models.items()
     ]
     named += [
-        ("--judge", f"--judge-arg {i}.", model, engines.judge_args.get(str(i), {}))
-        for i, model in enumerate(engines.judges if uses_judges else [])
+        ("--judge", f"--judge-arg {i}.", model, judging.judge_args.get(str(i), {}))
+        for i, model in enumerate(judging.judges if uses_judges else [])
     ]
-    if engines.nli and uses_nli:
-        named.append(("--nli", "--nli-arg ", engines.nli, engines.nli_args))
+    if judging.nli and uses_nli:
+        named.append(("--nli", "--nli-arg ", judging.nli, judging.nli_args))
     for flag, args_flag, spec, options in named:
         where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
         with check.step(where):
@@ -298,9 +300,8 @@ def preflight(
     from ..._components import check_components
 
     check = check if check is not None else Preflight()
-    engines = config.engine_request()  # what the run loads: priced, checked and handed on as one value
-    check_run_options(config, engines, check)
-    planned = plan(config.plan_request(), registry, check)
+    check_run_options(config, check)
+    planned = plan(config.what, config.judging, registry, check, roles=tuple(config.models.role_models))
     check_task_corpora(config, planned, check)
     config, task_index = use_task_corpus(config, planned)  # the run's identity and folder are read from this config
     run_dir = RunDir(config.run_dir())
@@ -320,7 +321,8 @@ def preflight(
         system_class = None  # reported by plan
     uses_llm = system_class is not None and system_class.declares.uses_llm
     check_engines(
-        engines,
+        config.models,
+        config.judging,
         registry,
         check,
         uses_llm,

@@ -81,20 +81,20 @@ class RescoreRun:
         self.source, self.recorded = source, recorded.config
         self.config = config = rescoring_config(self.recorded, changes, source)
         check = Preflight()
-        engines = config.engine_request()  # the judges and the NLI model: priced, then checked
-        check_run_options(config, engines, check)  # as a run's: its numbers, a --cache that is not a folder
+        check_run_options(config, check)  # as a run's: its numbers, a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
             check_output(config, source)
         recorded_args = self.recorded.get("metric_args")  # absent in a run.json of an older ragbench
         inherited = frozenset(recorded_args if isinstance(recorded_args, dict) else ()) - set(
             changes.get("metric_args") or {}
         )
-        planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
+        planned, metric_args = plan_scoring(config.what, config.judging, registry, check, inherited)
         self.planned = planned
         # without the run's options of metrics no longer asked
         self.config = config = config.changed(metric_args=metric_args)
         check_engines(
-            engines,
+            config.models,
+            config.judging,
             registry,
             check,
             uses_llm=False,

@@ -1,5 +1,5 @@
-"""Each stage of a run is given what it reads of the run's RunConfig as a frozen value the config makes
-(`PlanRequest`, `EngineRequest`), carrying the config's values unchanged, and leaves the config as it was."""
+"""Each stage of a run is given the groups of the run's RunConfig it reads (planning: what to run and how to
+judge; the engines: the models and the judges) and leaves the config as it was; a changed run is a new config."""
 
 from __future__ import annotations
 
@@ -8,52 +8,12 @@ import dataclasses
 import hashlib
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ragbench._run.plan.planning import plan_scoring
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Preflight
 from ragbench.testing import installed_registry
 from support import paths
-
-names = st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=8)
-scalars = st.none() | st.booleans() | st.integers() | names
-options = st.dictionaries(names, scalars, max_size=3)
-
-
-@given(
-    tasks=st.lists(names, max_size=3),
-    metrics=st.lists(names, max_size=3),
-    metric_args=options,
-    system_args=options,
-    role_models=st.dictionaries(names, names, max_size=2),
-    judges=st.lists(names, max_size=3),
-    judge_args=st.dictionaries(st.sampled_from(["0", "1"]), options, max_size=2),
-    nli=st.none() | names,
-    top_k=st.none() | st.integers(1, 50),
-    replay_tools=st.none() | names,
-)
-def test_a_stage_request_carries_the_values_of_the_config_it_is_made_from(**given_options):
-    config = RunConfig.of(model="scripted:echo", **given_options)
-    for request in (config.plan_request(), config.engine_request()):
-        flat = config.flat()
-        for field in dataclasses.fields(request):
-            if field.name in flat:
-                value = flat[field.name]
-                assert getattr(request, field.name) == (tuple(value) if isinstance(value, list) else value)
-    assert config.plan_request().roles == tuple(config.models.role_models)
-    assert config.plan_request().tools_replayed == (config.what.replay_tools is not None)
-
-
-def test_a_stage_request_is_frozen_and_a_later_change_to_the_config_does_not_reach_it():
-    config = RunConfig.of(tasks=["demo"], system_args={"top_n": 1}, judges=["scripted:echo"])
-    request = config.plan_request()
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        request.system = "closed_book"  # type: ignore[misc]
-    config.what.system_args["top_n"] = 2
-    config.judging.judges.append("scripted:other")
-    assert request.system_args == {"top_n": 1} and request.judges == ("scripted:echo",)
 
 
 def test_a_run_config_is_frozen_a_changed_run_is_a_new_config():
@@ -79,7 +39,7 @@ def test_planning_a_rescoring_leaves_the_config_as_it_was_and_returns_the_rescor
     before = copy.deepcopy(dataclasses.asdict(config))
     check = Preflight()
     planned, metric_args = plan_scoring(
-        config.plan_request(), installed_registry(), check, frozenset({"em.key_prefix"})
+        config.what, config.judging, installed_registry(), check, frozenset({"em.key_prefix"})
     )
     check.raise_if_failed()
     assert dataclasses.asdict(config) == before

@@ -40,34 +40,6 @@ _NOT_IDENTITY = (
 _IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args", "top_k", "judge_repeats")
 
 
-MAX_BOOTSTRAP_ITERATIONS = 1_000_000  # rounds of a bootstrap (their statistics are kept: 8 MB), checked before a run
-MAX_JUDGE_REPEATS = 100  # scorings of a judged example per judge (--judge-repeats), checked as the option is read
-MAX_INFLIGHT = 10_000  # examples at once (--max-inflight): a worker each, started with the run
-
-# What each of these bounds, and why it is enough
-_AT_MOST = {
-    "bootstrap_iters": (MAX_BOOTSTRAP_ITERATIONS, f"rounds (a p-value's resolution of 1/{MAX_BOOTSTRAP_ITERATIONS:,})"),
-    "judge_repeats": (
-        MAX_JUDGE_REPEATS,
-        "scorings per judge (each is one more judge call per judged example; a judge's agreement with itself is "
-        "measured with a few, 3 to 10)",
-    ),
-    "max_inflight": (
-        MAX_INFLIGHT,
-        "examples at once (each holds a worker and its example's data; a model server answers far fewer at once)",
-    ),
-}
-
-
-def too_many(flag: str, field: str, value: int | None) -> str | None:
-    """One line for a count over its bound (`field`: bootstrap_iters, judge_repeats or max_inflight), else None:
-    checked before a run (or a comparison) starts what it would make that many of."""
-    most, what = _AT_MOST[field]
-    if isinstance(value, int) and value > most:
-        return f"{flag} {value}: at most {most:,} {what}; give fewer"
-    return None
-
-
 DEFAULT_INFLIGHT = 64
 MAX_DEFAULT_INFLIGHT = 256
 
@@ -186,6 +158,10 @@ class RunConfig:
         """Every option by its flat name, in run.json's order (values copied, as `dataclasses.asdict` copies)."""
         by_name = {name: value for group in _GROUPS for name, value in asdict(getattr(self, group)).items()}
         return {name: by_name[name] for name in RUN_OPTIONS}
+
+    def problems(self) -> list[str]:
+        """What each group finds wrong with its own options (its `problems()`), group after group."""
+        return [problem for group in _GROUPS for problem in getattr(self, group).problems()]
 
     def changed(self, **options: Any) -> RunConfig:
         """This run with some flat options changed."""

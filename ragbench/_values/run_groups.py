@@ -1,11 +1,15 @@
 """The groups of a run's options, each a frozen value read by the part of the run that uses it: what it runs
 (planning), its models (the engines), its retrieval, its judging (metrics and judges), where it writes (the run
-folder) and what it may take (limits). Their command-line options are declared by ragbench._cli.run.groups."""
+folder) and what it may take (limits). Their command-line options are declared by ragbench._cli.run.groups; each
+group's `problems()` are the pre-flight's checks of its own options (ragbench._run.plan.preflight)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from .option_bounds import number_problem, too_many
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,11 @@ class RunWhat:
     seed: int = 0
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
 
+    def problems(self) -> list[str]:
+        every = ", or leave it out for all records"
+        limit = None if self.limit is None else number_problem("--limit", self.limit, 1, every)
+        return _found(number_problem("--seed", self.seed, 0), limit)
+
 
 @dataclass(frozen=True)
 class RunModels:
@@ -32,6 +41,10 @@ class RunModels:
     model_args: dict[str, Any] = field(default_factory=dict)
     role_models: dict[str, str] = field(default_factory=dict)  # a system's role -> engine:model (--role-model)
     role_model_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> engine options
+
+    def problems(self) -> list[str]:
+        """None of its own: its engines are checked with the registry (ragbench._run.plan.preflight.check_engines)."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,10 @@ class RunRetrieval:
     refiner: str | None = None  # turns a reader's documents into what it shows (--refiner)
     refiner_args: dict[str, Any] = field(default_factory=dict)
     page_cache: str | None = None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
+
+    def problems(self) -> list[str]:
+        """None of its own: its components are checked with the registry (ragbench._components.check_components)."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,13 @@ class RunJudging:
     human_labels: str | None = None  # --human-labels FILE (ragbench._reports.judging.human_labels)
     price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.cost.judge_cost)
 
+    def problems(self) -> list[str]:
+        return _found(
+            number_problem("--bootstrap-iters", self.bootstrap_iters, 0, " (0: no intervals)"),
+            too_many("--bootstrap-iters", "bootstrap_iters", self.bootstrap_iters),
+            too_many("--judge-repeats", "judge_repeats", self.judge_repeats),
+        )
+
 
 @dataclass(frozen=True)
 class RunOutput:
@@ -77,6 +101,10 @@ class RunOutput:
     overwrite: bool = False  # replace an earlier run in the output folder
     cache: str | None = None
     progress: bool = True
+
+    def problems(self) -> list[str]:
+        folder = self.cache is not None and Path(self.cache).is_dir()
+        return [f"--cache {self.cache}: a folder is there; give a file path for the SQLite cache"] if folder else []
 
 
 @dataclass(frozen=True)
@@ -90,3 +118,22 @@ class RunLimits:
     max_steps_per_example: int | None = None  # model calls, searches, tool and recorded steps
     max_prompt_chars_per_example: int | None = None  # characters of the prompts it sends
     max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short (ragbench._cost.spending_cap)
+
+    def problems(self) -> list[str]:
+        ceiling = ", or leave it out for the default ceiling"
+        return _found(
+            None if self.max_inflight is None else number_problem("--max-inflight", self.max_inflight, 1),
+            too_many("--max-inflight", "max_inflight", self.max_inflight),
+            *(
+                number_problem(flag, value, 1, ceiling)
+                for flag, value in (
+                    ("--max-steps-per-example", self.max_steps_per_example),
+                    ("--max-prompt-chars-per-example", self.max_prompt_chars_per_example),
+                )
+                if value is not None
+            ),
+        )
+
+
+def _found(*problems: str | None) -> list[str]:
+    return [problem for problem in problems if problem is not None]

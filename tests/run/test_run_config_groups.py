@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragbench._run.plan.preflight import check_run_options
 from ragbench._values.run_config import RUN_OPTIONS, RunConfig
 from ragbench._values.run_groups import RunJudging, RunLimits, RunModels, RunOutput, RunRetrieval, RunWhat
+from ragbench.api import Preflight
 
 _ALL_OPTIONS: dict[str, Any] = {
     "tasks": ["demo"],
@@ -151,3 +153,64 @@ def test_each_group_holds_the_options_its_reader_reads():
 def test_an_unknown_option_is_refused_as_a_dataclass_refuses_an_unknown_keyword():
     with pytest.raises(TypeError, match="no option colour"):
         RunConfig.of(tasks=["demo"], colour="red")
+
+
+@pytest.mark.parametrize(
+    ("group", "problems"),
+    [
+        (
+            RunWhat(tasks=["demo"], seed=-1, limit=0),
+            ["--seed -1: give at least 0", "--limit 0: give at least 1, or leave it out for all records"],
+        ),
+        (RunWhat(tasks=["demo"], limit=None), []),
+        (RunJudging(bootstrap_iters=-1), ["--bootstrap-iters -1: give at least 0 (0: no intervals)"]),
+        (
+            RunJudging(bootstrap_iters=2_000_000, judge_repeats=101),
+            [
+                "--bootstrap-iters 2000000: at most 1,000,000 rounds (a p-value's resolution of 1/1,000,000); give fewer",
+                "--judge-repeats 101: at most 100 scorings per judge (each is one more judge call per judged example; a "
+                "judge's agreement with itself is measured with a few, 3 to 10); give fewer",
+            ],
+        ),
+        (
+            RunLimits(max_inflight=0, max_steps_per_example=0),
+            [
+                "--max-inflight 0: give at least 1",
+                "--max-steps-per-example 0: give at least 1, or leave it out for the default ceiling",
+            ],
+        ),
+        (
+            RunLimits(max_prompt_chars_per_example="9"),
+            [
+                "--max-prompt-chars-per-example 9: give an integer of at least 1, or leave it out for the default ceiling"
+            ],
+        ),
+        (RunModels(model="no-engine"), []),
+    ],
+)
+def test_a_group_finds_what_is_wrong_with_its_own_options(group, problems):
+    assert group.problems() == problems
+
+
+def test_the_cache_group_refuses_a_folder_for_its_cache_file(tmp_path):
+    assert RunOutput(cache=str(tmp_path)).problems() == [
+        f"--cache {tmp_path}: a folder is there; give a file path for the SQLite cache"
+    ]
+    assert RunOutput(cache=str(tmp_path / "cache.sqlite")).problems() == []
+
+
+@given(
+    seed=st.integers(-3, 3),
+    limit=st.none() | st.integers(-2, 2),
+    bootstrap_iters=st.integers(-2, 2) | st.just(1_000_001),
+    judge_repeats=st.none() | st.integers(1, 2) | st.just(101),
+    max_inflight=st.none() | st.integers(-1, 1) | st.just(10_001),
+)
+def test_the_preflight_refuses_a_run_for_what_its_groups_find_and_nothing_else_of_its_options(**options):
+    """The pre-flight asks each group, in the order of the run's groups; a run whose groups find nothing is not
+    refused for its options (the demo task, the scripted engine: nothing else is wrong)."""
+    config = RunConfig.of(tasks=["demo"], model="scripted:echo", **options)
+    expected = [problem for group in (config.what, config.judging, config.limits) for problem in group.problems()]
+    check = Preflight()
+    check_run_options(config, check)
+    assert check.problems == expected == config.problems()

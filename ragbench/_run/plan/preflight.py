@@ -30,7 +30,7 @@ from ..._cost.spending_cap import check_cap
 from ..._errors import ConfigError
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
-from ..._values.run_config import RunConfig, too_many
+from ..._values.run_config import RunConfig
 from ..._values.run_groups import RunJudging, RunModels
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder
@@ -39,48 +39,14 @@ from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_
 if TYPE_CHECKING:
     from ..._engines.base import Engine
 
+
 # --- the run's own options ----------------------------------------------------------------------------
-# The run's numeric options: (option, RunConfig field, least value, what else may be given)
-RUN_NUMBERS = (
-    ("--seed", "seed", 0, ""),
-    ("--max-inflight", "max_inflight", 1, ""),
-    ("--limit", "limit", 1, ", or leave it out for all records"),
-    ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"),
-    ("--max-steps-per-example", "max_steps_per_example", 1, ", or leave it out for the default ceiling"),
-    ("--max-prompt-chars-per-example", "max_prompt_chars_per_example", 1, ", or leave it out for the default ceiling"),
-)
-# The numbers that are also bounded above (ragbench._values.run_config.too_many): (option, RunConfig field)
-BOUNDED_ABOVE = (
-    ("--bootstrap-iters", "bootstrap_iters"),
-    ("--judge-repeats", "judge_repeats"),
-    ("--max-inflight", "max_inflight"),
-)
-_DEFAULT_WHEN_NONE = ("limit", "max_inflight", "max_steps_per_example", "max_prompt_chars_per_example")
-
-
-def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
-    """`--seed -5: give an integer of at least 0`, or None when `value` is an integer >= `least`."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
-        return None
-    return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
-
-
 def check_run_options(config: RunConfig, check: Preflight) -> None:
-    """Numbers of the right type and range, a cache path that is not a folder, and a --max-cost with a price for
-    each remote model and judge of the run."""
-    options = config.flat()
-    for flag, name, least, alternative in RUN_NUMBERS:
-        value = options[name]
-        problem = (
-            None if value is None and name in _DEFAULT_WHEN_NONE else number_problem(flag, value, least, alternative)
-        )
-        if problem:
-            check.problem(problem)
-    for flag, name in BOUNDED_ABOVE:
-        if problem := too_many(flag, name, options[name]):
-            check.problem(problem)
-    if config.output.cache and Path(config.output.cache).is_dir():
-        check.problem(f"--cache {config.output.cache}: a folder is there; give a file path for the SQLite cache")
+    """What each group of the run's options finds wrong with its own (`RunConfig.problems`: numbers of the right
+    type and range, a cache path that is not a folder), and a --max-cost with a price for each remote model and
+    judge of the run."""
+    for problem in config.problems():
+        check.problem(problem)
     if config.limits.max_cost is not None:
         with check.step(f"--max-cost {config.limits.max_cost:g}"):
             check_cap(config.limits.max_cost, config.models, config.judging)

@@ -10,15 +10,15 @@ from typing import Any, ClassVar
 import click
 
 from ...._errors import ConfigError
+from ...._values.option_bounds import MAX_JUDGE_REPEATS, too_many
 from ...._values.options import parse_assignments
-from ...._values.run_config import MAX_JUDGE_REPEATS, too_many
 from .option import Option, OptionGroup
 from .what_to_run import split_names
 
 
 def repeats_at_most(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     """--judge-repeats over its bound, refused as the command line is read: a run makes its raters for every
-    judged example (ragbench._values.run_config.MAX_JUDGE_REPEATS)."""
+    judged example (ragbench._values.option_bounds.MAX_JUDGE_REPEATS)."""
     if problem := too_many("--judge-repeats", "judge_repeats", value):
         raise click.UsageError(problem, ctx)
     return value

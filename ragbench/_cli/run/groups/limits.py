@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
-from ...._values.run_config import MAX_INFLIGHT
+from ...._values.option_bounds import MAX_INFLIGHT
 from .option import Option, OptionGroup
 
 

@@ -73,7 +73,7 @@ class WhatToRun(OptionGroup):
                 "system that declares none refuses it); applies to the run's one system",
             },
         ),
-        # numbers are ranged by the pre-flight (ragbench._run.plan.preflight.RUN_NUMBERS), one line each
+        # numbers are ranged by the pre-flight (the groups' `problems()`, ragbench._values.run_groups), one line each
         Option(
             ("--seed",),
             ("seed",),

@@ -41,7 +41,7 @@ class Offer:
 
     def config_fields(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The RunConfig fields of the offered options, from click's parsed values."""
-        return self.group.of(values).config_fields(self.names)
+        return self.group.config_fields(values, self.names)
 
 
 def with_offers(*offers: Offer) -> Callable[[Command], Command]:

@@ -45,9 +45,9 @@ from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
 
 folder, task, iterations = sys.argv[1], sys.argv[2], int(sys.argv[3])
-config = RunConfig(tasks=[task], system="closed_book", model="scripted:echo", output=folder, progress=False,
+config = RunConfig.of(tasks=[task], system="closed_book", model="scripted:echo", output=folder, progress=False,
                    bootstrap_iters=iterations)
-planned = plan(config.plan_request(), installed_registry())
+planned = plan(config.what, config.judging, installed_registry())
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
 results = run_results(planned, RunDir(folder), ResultsSettings.of(config), checkpoints={}, cost=dict, full_config={},
@@ -76,7 +76,7 @@ def template_run(folder: Path) -> tuple[Path, list[dict]]:
     (folder / "levels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     task = folder / "levels.yaml"
     task.write_text(TASK, encoding="utf-8")
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=[str(task)],
         system="closed_book",
         model="scripted:echo",

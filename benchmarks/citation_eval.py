@@ -102,7 +102,7 @@ def measure(dataset: str, items: int, overhead: float, per_request: float, folde
         json.dumps([{"pattern": r"hypothesis: .*[aeiou][nrst] [a-m]", "response": "1"}, {"response": "0"}])
     )
     task = f"alce_{dataset}"
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=[task],
         system="recorded",
         system_args={"path": str(preds)},

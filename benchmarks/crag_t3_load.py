@@ -178,7 +178,7 @@ def raw_pipeline(archive: Path, pages_per_record: float, cores: int) -> float:
 def run_system(
     system: str, archive: Path, folder: Path, page_cache: Path, engine: dict, task_args: dict, name: str
 ) -> dict[str, float]:
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["crag_t3"],
         system=system,
         model="scripted:echo",

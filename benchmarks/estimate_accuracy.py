@@ -158,11 +158,12 @@ def redrawn(run: Path, setup: list[str], prices: Path, pilot: str, draws: int, p
 
     judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []
     args = dict([setup[setup.index("--model-arg") + 1].split("=", 1)]) if "--model-arg" in setup else {}
-    config = RunConfig(tasks=[TASK], model=setup[setup.index("--model") + 1], model_args=args, judges=judge)
-    priced = ModelPrices(config.engine_request(), read_price_table(str(prices)))
+    config = RunConfig.of(tasks=[TASK], model=setup[setup.index("--model") + 1], model_args=args, judges=judge)
+    priced = ModelPrices(config.models, config.judging, read_price_table(str(prices)))
     records = [r for r in read_samples(run / "samples" / f"{TASK}.jsonl") if not r.bad_record]
     figures = [example_figures(record, priced) for record in records]
-    counter = model_counter(config.model, config.model_args)  # the question is all of an example's own text here
+    # the question is all of an example's own text here
+    counter = model_counter(config.models.model, config.models.model_args)
     lengths = None if counter is None else counter.count([record.question for record in records])
     share = float(pilot.rstrip("%")) / 100 if pilot.endswith("%") else None
     size = min(len(figures), max(3, math.ceil(share * len(figures)) if share is not None else int(pilot)))

@@ -95,7 +95,7 @@ def main() -> None:
         try:
             results = (
                 Evaluator(
-                    RunConfig(
+                    RunConfig.of(
                         tasks=["popqa"],
                         system="closed_book",
                         model="openai:fake",

@@ -194,7 +194,7 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
         options = {**options, "tokenizer": str(embedded_safetensors_dir())}
     out = work / f"ragbench_{method}"
     model = "fake_flare_model" if method == "flare" else "fake_model"
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=[TASK],
         system=system,
         system_args=dict(options),

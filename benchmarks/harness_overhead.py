@@ -72,7 +72,7 @@ def write_popqa(path: Path, records: int, ctxs: int, seed: int) -> None:
 
 
 def config(data: Path, output: Path, cache: Path | None, bootstrap: int) -> RunConfig:
-    return RunConfig(
+    return RunConfig.of(
         tasks=["popqa"],
         system="vanilla",
         model="scripted:echo",

@@ -33,7 +33,7 @@ def run_cell(
     """One cell's verdict and results; `registry` is read once for all cells (a run changes nothing in it)."""
     try:
         results = (
-            Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)), registry=registry)
+            Evaluator(RunConfig.of(**cell_config(task, system, folder, limit, corpus_index)), registry=registry)
             .run()
             .results
         )

@@ -60,7 +60,7 @@ EXACT: dict[str, str] = {
     "test_preflight.py": "run",
     "test_open_domain_preflight.py": "run",
     "test_custom_steps.py": "run",
-    "test_stage_requests.py": "run",
+    "test_stage_groups.py": "run",
     "test_kept_copies.py": "run",
     "test_module_state.py": "run",
     "test_resource_limits.py": "run",

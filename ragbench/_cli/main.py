@@ -157,7 +157,7 @@ def main(ctx: click.Context, /, replay: str | None, estimate: bool, **options: A
             estimate_run(ctx, replay, options)
             return
         config = run_config(ctx, replay, options)
-        for line in alias_lines(command_registry(), config.tasks):
+        for line in alias_lines(command_registry(), config.what.tasks):
             click.echo(f"ragbench: {line}", err=True)
     run_and_report(config, trackers)
 
@@ -317,7 +317,7 @@ def score_command(task: str, data_file: str | None, predictions: str, **options:
         trackers = requested_trackers(options)
         from .._values.run_config import RunConfig
 
-        config = RunConfig(
+        config = RunConfig.of(
             tasks=[task],
             system="recorded",
             system_args={"path": predictions},

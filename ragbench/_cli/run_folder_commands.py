@@ -15,8 +15,8 @@ import cloup
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
+from .._values.option_bounds import MAX_INFLIGHT, too_many
 from .._values.options import parse_assignments
-from .._values.run_config import MAX_INFLIGHT, too_many
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
 from .run.groups.judging import JudgingOptions, judge_args_of, judge_repeats_help, read_judging_files

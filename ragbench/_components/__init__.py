@@ -29,8 +29,8 @@ def check_components(config: Any, registry: Registry, check: Any) -> None:
     """The pre-flight of `--reranker` and `--refiner`: a known name, options it takes, a local model path
     that is there (nothing loads)."""
     for kind, name, args in (
-        ("rerankers", config.reranker, config.reranker_args),
-        ("refiners", config.refiner, config.refiner_args),
+        ("rerankers", config.retrieval.reranker, config.retrieval.reranker_args),
+        ("refiners", config.retrieval.refiner, config.retrieval.refiner_args),
     ):
         if name:
             with check.step(f"--{kind[:-1]} {name}"):

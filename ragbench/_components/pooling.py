@@ -105,8 +105,8 @@ class Components:
         from . import load_component
 
         components = cls(
-            load_component("rerankers", config.reranker, config.reranker_args, registry=registry),
-            load_component("refiners", config.refiner, config.refiner_args, registry=registry),
+            load_component("rerankers", config.retrieval.reranker, config.retrieval.reranker_args, registry=registry),
+            load_component("refiners", config.retrieval.refiner, config.retrieval.refiner_args, registry=registry),
         )
         components.load()
         return components

@@ -39,7 +39,7 @@ from .._errors import ConfigError
 from .._storage.given_files import given_text
 from .._storage.jsonl import parse_json
 from .._types import Step
-from .._values.run_config import EngineRequest
+from .._values.run_groups import RunJudging, RunModels
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .cost_schema import ModelTokens, PromptCache, TokenCost
 
@@ -180,15 +180,17 @@ class ModelPrices:
     """The price of each model of a run, by the role its calls are traced with (see the module's docstring).
     `unreadable`: why the price table could not be read (every model then unpriced, saying so)."""
 
-    def __init__(self, models: EngineRequest, table: Mapping[str, Price], unreadable: str | None = None) -> None:
+    def __init__(
+        self, models: RunModels, judging: RunJudging, table: Mapping[str, Price], unreadable: str | None = None
+    ) -> None:
         self.unreadable = unreadable
         model = models.model or EMBEDDED_MODEL  # --model left at its default: the run loads the embedded model
         self.models: dict[str | None, Priced] = {None: priced("model", model, models.model_args, table)}
         for role, spec in models.role_models.items():
             self.models[role] = priced(role, spec, models.role_model_args.get(role, {}), table)
         judges = [
-            priced(f"judge {i + 1}", spec, models.judge_args.get(str(i), {}), table)
-            for i, spec in enumerate(models.judges)
+            priced(f"judge {i + 1}", spec, judging.judge_args.get(str(i), {}), table)
+            for i, spec in enumerate(judging.judges)
         ]
         self.models.update({f"judge:{i}": judge for i, judge in enumerate(judges)})
         self.models[SOME_JUDGE] = _any_judge(judges)

@@ -11,13 +11,12 @@ system's own steps (`ctx.record_step`): they are not external calls, the replaye
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
-from .._values.run_config import RunConfig
+from .._values.run_config import RUN_OPTIONS, RunConfig
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 
@@ -38,8 +37,7 @@ def replay_config(
     recorded = meta.get("config") if isinstance(meta, dict) else None
     if not isinstance(recorded, dict):
         raise ConfigError(f"--replay {run_dir}: {meta_path} holds no run configuration ('config')")
-    fields = {f.name for f in dataclasses.fields(RunConfig)}
-    config = {k: v for k, v in recorded.items() if k in fields}
+    config = {k: v for k, v in recorded.items() if k in RUN_OPTIONS}
     llm_file = str(calls / LLM_FILE)
     roles = list(config.get("role_models", {}))
     judges = range(len(config.get("judges", [])))
@@ -63,4 +61,4 @@ def replay_config(
         cache=None,
         progress=progress,
     )
-    return RunConfig(**{**config, **replayed})
+    return RunConfig.of(**{**config, **replayed})

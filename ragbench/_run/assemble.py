@@ -64,8 +64,14 @@ class ResultsSettings:
 
     @classmethod
     def of(cls, config: RunConfig) -> ResultsSettings:
-        judging = judging_of(config.human_labels, config.price_table, config.engine_request())
-        return cls(config.bootstrap_iters, config.seed, judging, len(config.judges), config.limit is None)
+        judging = judging_of(config.models, config.judging)
+        return cls(
+            config.judging.bootstrap_iters,
+            config.what.seed,
+            judging,
+            len(config.judging.judges),
+            config.what.limit is None,
+        )
 
 
 def scored_task(

@@ -42,7 +42,9 @@ class Evaluator:
         `resume_held`: a run the folder holds is continued (the estimate's pilot; `preflight`)."""
         refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
         # imports while the data loads, joined before the engines load
-        preloading = preload(config.model, *config.judges, config.nli, *config.role_models.values())
+        preloading = preload(
+            config.models.model, *config.judging.judges, config.judging.nli, *config.models.role_models.values()
+        )
         run = preflight(config, registry, resume_held=resume_held)
         for line in run.query_warnings:
             log.warning("ragbench: warning: %s", line)
@@ -69,7 +71,7 @@ class Evaluator:
         """The run in its mode, on services of its own (ragbench._run.services) and holding its folder's lock,
         both let go however it ends."""
         plan = self.plan
-        with held_services(plan.config, plan.registry, plan.run_dir, lock_now=plan.config.resume) as services:
+        with held_services(plan.config, plan.registry, plan.run_dir, lock_now=plan.config.output.resume) as services:
             return run_mode(plan, plan.open_retrieval(services)).run_in(services)
 
     def check_services(self, models: bool = True) -> None:

@@ -9,7 +9,7 @@ in the reverse order, whatever way the run ends: an interrupted run (`interrupte
 retriever to the process's exit (a worker thread may still be in one) and does not wait for worker calls still
 running.
 
-    with held_services(config, registry, run_dir, lock_now=config.resume) as services:
+    with held_services(config, registry, run_dir, lock_now=config.output.resume) as services:
         retrieval = services.open_retrieval()
         resources = services.open_resources(planned)
         engines = services.open_engines(planned)
@@ -142,7 +142,9 @@ class RunServices:
 
     def open_retrieval(self) -> OpenRetrieval:
         """The retriever (its index opened: a bad one fails here) and the --reranker and --refiner, models loaded."""
-        retriever = load_retriever(self.config.retriever, self.config.retriever_args, registry=self.registry)
+        retriever = load_retriever(
+            self.config.retrieval.retriever, self.config.retrieval.retriever_args, registry=self.registry
+        )
         self._opened.callback(self._unless_interrupted, retriever.close)
         components = Components.configured(self.config, self.registry)
         release = self._opened.enter_context(ExitStack())
@@ -152,7 +154,7 @@ class RunServices:
     def open_resources(self, planned: list[PlannedTask]) -> RunResources:
         """The run's resources, every task that works in them bound to them, the worker processes starting
         in the background."""
-        resources = RunResources(self.config.page_cache)
+        resources = RunResources(self.config.retrieval.page_cache)
         self._opened.callback(lambda: resources.close(wait=not self.interrupted))
         for task in planned:
             task.bind(resources)
@@ -165,8 +167,12 @@ class RunServices:
         """The engines (ragbench._run.models.run_engines), once the imports `preloading` began have ended."""
         if preloading is not None:
             preloading.join()
-        say = (lambda line: print(f"ragbench: {line}", file=sys.stderr, flush=True)) if self.config.progress else None
-        engines = load_engines(self.config.engine_request(), self.registry, planned, system=system, say=say)
+        say = (
+            (lambda line: print(f"ragbench: {line}", file=sys.stderr, flush=True))
+            if self.config.output.progress
+            else None
+        )
+        engines = load_engines(self.config.models, self.config.judging, self.registry, planned, system=system, say=say)
         engines.keep_batches(self.run_dir.path, self.batch_board)
         self._opened.callback(self._unless_interrupted, engines.close)
         return engines
@@ -178,12 +184,16 @@ class RunServices:
         the RunConfig names it and resumes or overwrites, with each task's data fingerprint (`data`) and this
         attempt's cost so far (`attempt`); closed with the rest."""
         run = self.config
-        self.run_dir.start(config, run.identity(), run.config_hash(), run.resume, run.overwrite, data, attempt)
+        self.run_dir.start(
+            config, run.identity(), run.config_hash(), run.output.resume, run.output.overwrite, data, attempt
+        )
         self._opened.callback(self.run_dir.close)
 
     def open_cache(self) -> ResponseCache:
         """The response cache: --cache, else the run folder's cache.sqlite (the run's own)."""
-        cache = ResponseCache(self.config.cache or self.run_dir.path / "cache.sqlite", owned=self.config.cache is None)
+        cache = ResponseCache(
+            self.config.output.cache or self.run_dir.path / "cache.sqlite", owned=self.config.output.cache is None
+        )
         self._opened.callback(cache.close)
         return cache
 
@@ -215,7 +225,7 @@ class RunServices:
         engines, config = opened.engines, self.config
         scheduler = Scheduler(opened.cache, examples=examples, gate=spending)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), engines, config.nli_format)
+        scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), engines, config.judging.nli_format)
         retrieval = None
         if opened.retrieval is not None:
             retrieval = Retrieval(
@@ -233,10 +243,10 @@ class RunServices:
             judges=scoring.judges,
             nli=scoring.nli,
             retrieval=retrieval,
-            seed=config.seed,
-            judge_repeats=config.judge_repeats,
-            strict_infra=config.strict_infra,
-            ceiling=Ceiling.of(config.max_steps_per_example, config.max_prompt_chars_per_example),
+            seed=config.what.seed,
+            judge_repeats=config.judging.judge_repeats,
+            strict_infra=config.limits.strict_infra,
+            ceiling=Ceiling.of(config.limits.max_steps_per_example, config.limits.max_prompt_chars_per_example),
             examples=examples,
         )
         try:

@@ -21,7 +21,7 @@ from .._reports.results.slice_labels import NONE, SliceLabels, SliceValue
 from .._reports.results.slice_plots import slice_rows
 from .._system import System
 from .._types import JsonObject, JsonValue
-from .._values.run_config import RunConfig
+from .._values.run_config import run_options
 from .example import example_page
 from .page_data import (
     ExamplePage,
@@ -57,7 +57,7 @@ _NOT_SHOWN = {
 
 def _defaults() -> dict[str, object]:
     out: dict[str, object] = {}
-    for f in dataclasses.fields(RunConfig):
+    for f in run_options():
         if f.default is not dataclasses.MISSING:
             out[f.name] = f.default
         elif f.default_factory is not dataclasses.MISSING:

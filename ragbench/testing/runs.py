@@ -214,7 +214,7 @@ def run_eval(
     )
     with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
+        outcome = Evaluator(RunConfig.of(output=str(folder), **config), registry=registry).run()
         run_dir = RunDir(outcome.run_dir)
         tasks = outcome.typed_results.config["tasks"]  # the run's full configuration: a list of names
         samples = {
@@ -278,4 +278,4 @@ def preflight(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", 
     config, registry = _run_options(task, system, model, **keywords)
     with tempfile.TemporaryDirectory(prefix="ragbench-preflight-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        return run_preflight(RunConfig(output=str(folder), **config), registry).checks
+        return run_preflight(RunConfig.of(output=str(folder), **config), registry).checks

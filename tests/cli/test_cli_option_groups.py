@@ -4,6 +4,7 @@ options it offers."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 
@@ -11,8 +12,9 @@ import click
 
 from ragbench._cli.main import SCORE_OFFERS, check_command, main, score_command
 from ragbench._cli.run.estimate import estimate_command
-from ragbench._cli.run.groups.offer import RUN_GROUPS, config_fields
+from ragbench._cli.run.groups.offer import RUN_GROUPS, config_fields, run_config_of
 from ragbench._cli.run_folder_commands import REPRODUCE_OFFERS, reproduce_command, rescore_command
+from ragbench._values.run_config import RunConfig
 
 GROUPED = {option.name for group in RUN_GROUPS for option in group.OPTIONS}
 # an option of another meaning under a run option's name: score's --data is its one task's data file
@@ -61,3 +63,11 @@ def test_the_commands_offer_as_many_options_as_before() -> None:
     score 30, reproduce 30): none lost, none added."""
     counts = {c.name: len(options_of(c)) for c in (check_command, estimate_command, score_command, reproduce_command)}
     assert (len(options_of(main)), counts) == (50, {"check": 48, "estimate": 46, "score": 30, "reproduce": 30})
+
+
+def test_each_group_of_options_builds_the_group_a_run_config_holds() -> None:
+    """The options' groups build the RunConfig's own groups (ragbench._values.run_groups), nothing of their own;
+    a command line that gives none of a group's options builds the group's defaults."""
+    held = {type(getattr(RunConfig.of(tasks=["demo"]), field.name)) for field in dataclasses.fields(RunConfig)}
+    assert {type(group.of({})) for group in RUN_GROUPS} == held
+    assert run_config_of({"tasks": "demo"}) == RunConfig.of(tasks=["demo"])

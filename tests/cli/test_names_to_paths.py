@@ -137,8 +137,8 @@ def test_a_task_slice_field_that_breaks_the_rule_is_refused_when_the_task_is_def
 
 def test_a_system_name_that_would_leave_runs_is_refused_where_the_run_folder_is_named():
     with pytest.raises(ConfigError, match=r"--system \(from the command line\): '\.\./x' is not a name"):
-        RunConfig(tasks=["demo"], system="../x").run_dir()
-    assert RunConfig(tasks=["demo"], system="vanilla", model="hf:Org/Model").run_dir().parent == Path("runs")
+        RunConfig.of(tasks=["demo"], system="../x").run_dir()
+    assert RunConfig.of(tasks=["demo"], system="vanilla", model="hf:Org/Model").run_dir().parent == Path("runs")
 
 
 @pytest.mark.parametrize("part", ["", ".", "..", "a/b", "/abs", "..\\up", "nul\0"])

@@ -201,12 +201,12 @@ def test_progress_total_comes_from_the_data_and_the_limit():
     from ragbench._run.evaluator import Evaluator, RunConfig
 
     assert (
-        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"), registry=installed_registry()).plan.known_total()
+        Evaluator(RunConfig.of(tasks=["demo"], model="scripted:echo"), registry=installed_registry()).plan.known_total()
         == 24
     )
     assert (
         Evaluator(
-            RunConfig(tasks=["demo"], model="scripted:echo", limit=5), registry=installed_registry()
+            RunConfig.of(tasks=["demo"], model="scripted:echo", limit=5), registry=installed_registry()
         ).plan.known_total()
         == 5
     )

@@ -120,7 +120,7 @@ class ComponentsPlugin:
 def test_a_plugins_reranker_and_refiner_are_used_by_name_in_a_run(tmp_path):
     registry = Registry.discover(plugins=[("components_plugin", "ragbench-components-test", ComponentsPlugin())])
     assert registry.entry("rerankers", "length").provider == "ragbench-components-test"
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="vanilla",
         system_args={"top_n": 3},

@@ -116,7 +116,7 @@ def batches_of_a_run(
         if search_seconds is not None
         else {}
     )
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["popqa"],
         system=system,
         model="scripted:echo",
@@ -181,7 +181,7 @@ def test_the_next_batch_starts_before_the_examples_of_the_one_before_have_their_
     monkeypatch.setattr(ScriptedEngine, "generate", watched)
     monkeypatch.setattr(services, "ExamplesInFlight", Watched)
     monkeypatch.setattr(AskTwice, "between_calls", lambda self: asyncio.to_thread(second_started.wait, 60))
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["popqa"],
         system="ask_twice",
         model="scripted:echo",

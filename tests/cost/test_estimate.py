@@ -18,6 +18,7 @@ from ragbench._cost.estimate_figures import EstimatedTotal, extrapolated, pilot_
 from ragbench._cost.prices import ModelPrices
 from ragbench._run.estimate.pilot_run import MIN_PILOT, PilotSize, unknowns
 from ragbench._values.run_config import RunConfig
+from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.api import ConfigError
 from support.helpers import cli_here
 
@@ -213,8 +214,8 @@ def test_a_system_whose_calls_vary_without_a_declared_budget_is_named_as_bounded
     budget: dict, varying: list[str], named: bool
 ) -> None:
     system = SimpleNamespace(declares=SimpleNamespace(budget_options=budget))
-    run = SimpleNamespace(planned=[SimpleNamespace(system=system)], config=RunConfig(tasks=["demo"], system="agent"))
-    prices = ModelPrices(RunConfig(tasks=["demo"], model="openai:gpt-4o").engine_request(), {})
+    run = SimpleNamespace(planned=[SimpleNamespace(system=system)], config=RunConfig.of(tasks=["demo"], system="agent"))
+    prices = ModelPrices(RunModels(model="openai:gpt-4o"), RunJudging(), {})
     lines = unknowns(run, prices, varying)  # type: ignore[arg-type]
     assert (
         any("declares no search budget" in line and "--max-steps-per-example (10000)" in line for line in lines)

@@ -14,6 +14,7 @@ from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.judge_cost import JudgeCostTally
 from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._values.run_config import RunConfig
+from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.testing import installed_registry
@@ -74,8 +75,8 @@ def test_judges_of_different_prices_are_priced_apart(tmp_path):
 
 
 def test_a_local_model_is_said_to_be_unpriced_not_free():
-    config = RunConfig(tasks=["demo"], model="hf:Qwen/Qwen2.5-7B-Instruct", judges=["vllm:/models/judge"])
-    prices = ModelPrices(config.engine_request(), {})
+    config = RunConfig.of(tasks=["demo"], model="hf:Qwen/Qwen2.5-7B-Instruct", judges=["vllm:/models/judge"])
+    prices = ModelPrices(config.models, config.judging, {})
     assert prices.of(None).price is None and "local model, not priced" in (prices.of(None).note or "")
     assert "vllm:/models/judge is a local model, not priced" in (prices.of("judge:0").note or "")
     tally = ModelCostTally(prices)
@@ -112,13 +113,13 @@ def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_repor
 
 
 def test_judge_calls_saved_before_they_named_their_judge_are_priced_where_the_judges_share_a_price():
-    same = RunConfig(tasks=["demo"], judges=["openai:gpt-4o-mini", "openai:gpt-4o-mini"])
-    apart = RunConfig(tasks=["demo"], judges=["openai:gpt-4o", "openai:gpt-4o-mini"])
+    same = RunConfig.of(tasks=["demo"], judges=["openai:gpt-4o-mini", "openai:gpt-4o-mini"])
+    apart = RunConfig.of(tasks=["demo"], judges=["openai:gpt-4o", "openai:gpt-4o-mini"])
     older = record_with(judge_trace=[llm_step(1000, 10, name="judge:llm_judge", role=None)] * 2)
-    shared = JudgeCostTally(ModelPrices(same.engine_request(), {}))
+    shared = JudgeCostTally(ModelPrices(same.models, same.judging, {}))
     shared.add(older)
     assert shared.sections()["judge_cost"]["llm_judge"]["usd"] == usd(2000, 20, (0.15, 0.60))
-    mixed = JudgeCostTally(ModelPrices(apart.engine_request(), {}))
+    mixed = JudgeCostTally(ModelPrices(apart.models, apart.judging, {}))
     mixed.add(older)
     entry = mixed.sections()["judge_cost"]["llm_judge"]
     assert entry["usd"] is None and "do not say which judge answered" in entry["usd_note"]
@@ -150,7 +151,7 @@ def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
 
     recorded = step_from_dict({"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}})
     record = record_with(judge_trace=[llm_step(1000, 10, name="judge:umbrela", role="judge"), recorded])
-    prices = ModelPrices(RunConfig(tasks=["demo"], judges=["openai:gpt-4o-mini"]).engine_request(), {})
+    prices = ModelPrices(RunModels(), RunJudging(judges=["openai:gpt-4o-mini"]), {})
     tally = JudgeCostTally(prices)
     tally.add(record)
     assert {name: cost["calls"] for name, cost in tally.sections()["judge_cost"].items()} == {"umbrela": 1}

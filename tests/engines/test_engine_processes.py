@@ -80,7 +80,7 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 if __name__ == "__main__":
     registry = Registry.discover()
     registry.add_catalog({"engines": {"spawning": {"target": "test_engine_processes:SpawningEngine"}}}, "tests")
-    Evaluator(RunConfig(tasks=["demo"], system="closed_book", model="spawning:x", model_args={"pids": sys.argv[1]},
+    Evaluator(RunConfig.of(tasks=["demo"], system="closed_book", model="spawning:x", model_args={"pids": sys.argv[1]},
                         output=sys.argv[2], progress=False), registry=registry).run()
 """
 

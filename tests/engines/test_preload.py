@@ -34,7 +34,7 @@ def test_the_run_owns_its_preload_thread_and_joins_it_before_loading_engines(tmp
 
     slow_module(tmp_path, monkeypatch, "ragbench_preload_owned")
     evaluator = Evaluator(
-        RunConfig(tasks=["demo"], model="scripted:echo", judges=["hf:some/judge"], output=str(tmp_path / "run")),
+        RunConfig.of(tasks=["demo"], model="scripted:echo", judges=["hf:some/judge"], output=str(tmp_path / "run")),
         Registry.discover(),
     )
     thread = evaluator.preloading

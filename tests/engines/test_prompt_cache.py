@@ -187,8 +187,8 @@ def step(prompt: int, completion: int, read: int = 0, write: int = 0, hour: int 
 
 
 def model_cost(model: str, steps: list[Any], table: dict[str, Any] | None = None, **args: Any) -> dict[str, Any]:
-    config = RunConfig(tasks=["demo"], model=model, model_args=args)
-    tally = ModelCostTally(ModelPrices(config.engine_request(), table or {}))
+    config = RunConfig.of(tasks=["demo"], model=model, model_args=args)
+    tally = ModelCostTally(ModelPrices(config.models, config.judging, table or {}))
     tally.add(SampleRecord(index=0, id="1", trace=steps))
     return dict(tally.sections()["model_cost"])
 

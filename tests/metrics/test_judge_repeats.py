@@ -131,8 +131,8 @@ def test_a_repeat_that_fails_is_counted_and_named_and_the_headline_stands(tmp_pa
 
 
 def test_judge_repeats_leave_the_identity_of_a_run_without_them():
-    assert "judge_repeats" not in RunConfig(tasks=["popqa"]).identity()
-    assert RunConfig(tasks=["popqa"], judge_repeats=2).config_hash() != RunConfig(tasks=["popqa"]).config_hash()
+    assert "judge_repeats" not in RunConfig.of(tasks=["popqa"]).identity()
+    assert RunConfig.of(tasks=["popqa"], judge_repeats=2).config_hash() != RunConfig.of(tasks=["popqa"]).config_hash()
 
 
 def test_the_viewer_run_page_carries_the_judge_agreement(tmp_path, records):

@@ -21,7 +21,8 @@ from ragbench._cost.prices import read_price_table
 from ragbench._reports.judging.human_labels import read_human_labels
 from ragbench._run.judges.raters import compares, raters
 from ragbench._run.plan.preflight import check_run_options
-from ragbench._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, RunConfig
+from ragbench._values.option_bounds import MAX_INFLIGHT, MAX_JUDGE_REPEATS
+from ragbench._values.run_config import RunConfig
 from ragbench._yaml_tasks.located import SpecError, read_yaml_text
 from ragbench.api import ConfigError, Metric, MetricDeclaration, Preflight
 from support import paths
@@ -244,12 +245,12 @@ def test_max_inflight_over_the_bound_is_refused_before_a_run_or_rescore_starts(t
 
 def test_a_config_over_the_bounds_is_a_preflight_problem_each():
     check = Preflight()
-    config = RunConfig(tasks=["demo"], judge_repeats=10**8, max_inflight=10**8)
-    check_run_options(config, config.engine_request(), check)
+    config = RunConfig.of(tasks=["demo"], judge_repeats=10**8, max_inflight=10**8)
+    check_run_options(config, check)
     assert [p.split(":")[0] for p in check.problems] == ["--judge-repeats 100000000", "--max-inflight 100000000"]
     check = Preflight()
-    config = RunConfig(tasks=["demo"], judge_repeats=MAX_JUDGE_REPEATS, max_inflight=MAX_INFLIGHT)
-    check_run_options(config, config.engine_request(), check)
+    config = RunConfig.of(tasks=["demo"], judge_repeats=MAX_JUDGE_REPEATS, max_inflight=MAX_INFLIGHT)
+    check_run_options(config, check)
     assert check.problems == []
 
 

@@ -21,7 +21,7 @@ from support.scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noq
 
 def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):
     return Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["demo"],
             system="closed_book",
             model=SYSTEM,
@@ -165,10 +165,9 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     records[1]["scores"]["scored:numpy"] = "0.5"  # what an older ragbench saved for numpy.float32(0.5)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     from ragbench._run.plan.planning import plan
+    from ragbench._values.run_groups import RunJudging, RunWhat
 
-    [planned] = plan(
-        RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
-    )
+    [planned] = plan(RunWhat(tasks=["demo"]), RunJudging(metrics=["match", "scored:numpy"]), scoring_plugin.registry())
     scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     assert scores["counts"]["metric_failures"] == 1 and scores["details"]["scored:numpy"]["n_errors"] == 1
     assert scores["failures"][0]["example"].startswith("InvalidScore: saved metric scored:numpy returned str '0.5'")
@@ -185,10 +184,9 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     del records[1]["scores"]["scored:numpy"]  # saved by an older version of the metric, without this key
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     from ragbench._run.plan.planning import plan
+    from ragbench._values.run_groups import RunJudging, RunWhat
 
-    [planned] = plan(
-        RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
-    )
+    [planned] = plan(RunWhat(tasks=["demo"]), RunJudging(metrics=["match", "scored:numpy"]), scoring_plugin.registry())
     scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     detail = scores["details"]["scored:numpy"]
     assert (detail["n"], detail["n_errors"], scores["counts"]["metric_failures"]) == (5, 1, 1)

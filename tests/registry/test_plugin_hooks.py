@@ -130,7 +130,7 @@ def test_a_run_uses_its_own_registry_for_engines_retrievers_and_metrics(registry
     for kind, name in (("engines", "answer"), ("retrievers", "one_doc")):
         with pytest.raises(ConfigError, match="unknown"):
             installed_registry().entry(kind, name)  # the installed plugins' registry does not know them
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="vanilla",
         model="answer:Paris",

@@ -11,7 +11,7 @@ import pytest
 from ragbench._reports.aggregation import task_scores
 from ragbench._statistics import bootstrap
 from ragbench._statistics.bootstrap import CHUNK_DRAWS, resampled
-from ragbench._values.run_config import MAX_BOOTSTRAP_ITERATIONS
+from ragbench._values.option_bounds import MAX_BOOTSTRAP_ITERATIONS
 from ragbench.api import Metric
 from support.helpers import cli_here, cli_run_args, records_without_texts
 

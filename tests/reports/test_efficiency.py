@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ragbench._cost.prices import ModelPrices
 from ragbench._reports.compare.cost_table import pareto_front
 from ragbench._reports.cost.efficiency import EfficiencyTally
-from ragbench._values.run_config import RunConfig
+from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.api import KeySpec, Metric, MetricDeclaration, SampleRecord
 from support.helpers import cli_here, samples
 
@@ -34,8 +34,7 @@ class Graded(Metric):  # a percentage, and a key whose lower values are better: 
 
 
 def prices(priced: bool) -> ModelPrices:
-    request = RunConfig(tasks=["demo"], model="scripted:echo").engine_request()
-    return ModelPrices(request, {"scripted:echo": PRICE} if priced else {})
+    return ModelPrices(RunModels(model="scripted:echo"), RunJudging(), {"scripted:echo": PRICE} if priced else {})
 
 
 step = st.fixed_dictionaries(

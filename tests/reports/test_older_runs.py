@@ -33,7 +33,7 @@ def finished(tmp_path_factory) -> Path:
     """A finished demo run (match, f1; sliced by prop) of a model that echoes its prompt."""
     folder = tmp_path_factory.mktemp("older") / "run"
     Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["demo"],
             system="closed_book",
             model="scripted:echo",

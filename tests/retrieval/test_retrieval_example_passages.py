@@ -217,7 +217,7 @@ def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_que
 
     from ragbench.tasks.selfrag.demo import Demo
 
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="retrieve_then_answer",
         model="scripted:echo",
@@ -256,7 +256,7 @@ def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="retrieve_then_answer",
         model=f"scripted:{rules}",

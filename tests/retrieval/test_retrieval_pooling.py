@@ -215,7 +215,7 @@ def registry_with_test_system() -> Registry:
 
 
 def test_a_run_retrieves_from_the_index_in_pooled_searches(tmp_path, demo_index):
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="retrieve_then_answer",
         model="scripted:echo",
@@ -240,7 +240,7 @@ def test_a_run_retrieves_from_the_index_in_pooled_searches(tmp_path, demo_index)
 
 
 def test_a_run_with_a_missing_index_stops_before_anything_loads(tmp_path, monkeypatch):
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="vanilla",
         model="scripted:echo",

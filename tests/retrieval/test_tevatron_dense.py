@@ -70,7 +70,7 @@ def test_ids_and_scores_equal_browsecomp_plus_faiss_searcher_on_tevatrons_shards
 
 
 def test_a_run_searches_the_shards_and_records_what_it_searched(tmp_path, tiny_qwen3):
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="vanilla",
         model="scripted:echo",

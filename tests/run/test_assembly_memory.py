@@ -34,7 +34,7 @@ def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
             sample = json.loads(template[place % len(template)])
             digest = hashlib.sha256(str(place).encode()).hexdigest()
             out.write(json.dumps({**sample, "index": place, "id": f"q{place}", "example_sha256": digest}) + "\n")
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="closed_book",
         model="scripted:echo",
@@ -48,7 +48,7 @@ def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
 def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path):
     n = 5000  # every sample held as parsed JSON: about 4 kB each (20 MB)
     config, run_dir = copied_run(tmp_path, n)
-    planned = plan(config.plan_request(), installed_registry())
+    planned = plan(config.what, config.judging, installed_registry())
     tracemalloc.start()
     try:
         results = run_results(
@@ -64,7 +64,7 @@ def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path
     finally:
         tracemalloc.stop()
     assert results.counts["demo"]["records"] == n and results.counts["demo"]["scored"] == n
-    resamples = 2 * 8 * config.bootstrap_iters * n  # one chunk of the bootstrap's indices and values
+    resamples = 2 * 8 * config.judging.bootstrap_iters * n  # one chunk of the bootstrap's indices and values
     assert peak < resamples + 400 * n + 3_000_000, f"peak {peak / 1e6:.1f} MB for {n} examples"
 
 

@@ -54,7 +54,7 @@ def run_dir(registry, tmp_path_factory):
     folder = tmp_path_factory.mktemp("custom_steps")
     rules = folder / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}, {"response": "I do not know"}]))
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="keyword_filter",
         model=f"scripted:{rules}",

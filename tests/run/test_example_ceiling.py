@@ -103,8 +103,10 @@ def test_a_prompt_that_keeps_growing_fails_its_example_at_the_characters_ceiling
 
 
 def test_the_ceiling_is_not_the_run_s_identity_and_its_default_is_recorded_as_not_given():
-    plain = RunConfig(tasks=["demo"], model="scripted:echo")
-    lifted = RunConfig(tasks=["demo"], model="scripted:echo", max_steps_per_example=5, max_prompt_chars_per_example=9)
+    plain = RunConfig.of(tasks=["demo"], model="scripted:echo")
+    lifted = RunConfig.of(
+        tasks=["demo"], model="scripted:echo", max_steps_per_example=5, max_prompt_chars_per_example=9
+    )
     assert plain.identity() == lifted.identity() and plain.config_hash() == lifted.config_hash()
     assert Ceiling.of(None, None) == Ceiling(MAX_STEPS, MAX_PROMPT_CHARS) and Ceiling.of(5, 9) == Ceiling(5, 9)
 

@@ -58,7 +58,7 @@ def test_the_batch_waits_for_every_example_in_flight_to_ask(tmp_path):
     before (a fixed number of loop rounds or a time made 2-8 batches, by the machine's speed)."""
     registry = Registry.discover()
     registry.add_catalog({"systems": {"slow_to_ask": {"target": f"{__name__}:SlowToAsk"}}}, "tests")
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["popqa"],
         system="slow_to_ask",
         model="scripted:echo",

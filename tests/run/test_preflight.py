@@ -247,7 +247,7 @@ def test_max_inflight_zero_is_refused(tmp_path):
     assert not out.exists()
     with pytest.raises(PreflightError, match=r"^--max-inflight 0: give at least 1$"):  # through the API too
         Evaluator(
-            RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)),
+            RunConfig.of(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)),
             registry=installed_registry(),
         )
 
@@ -280,7 +280,7 @@ def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(t
     monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: NoReflectionTokens("echo"))
     out = tmp_path / "run"
     evaluator = Evaluator(
-        RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out), progress=False),
+        RunConfig.of(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out), progress=False),
         registry=installed_registry(),
     )
     with pytest.raises(PreflightError, match=r"^selfrag: model echo lacks Self-RAG's reflection tokens"):
@@ -324,7 +324,7 @@ def test_a_plugin_adds_its_own_checks_through_its_preflight_hook(tmp_path):
     registry.add_catalog({"tasks": {"fussy": {"target": "test_preflight:FussyTask"}}}, "tests")
     out = tmp_path / "run"
     with pytest.raises(PreflightError) as caught:
-        Evaluator(RunConfig(tasks=["fussy"], model="hff:x", output=str(out)), registry=registry)
+        Evaluator(RunConfig.of(tasks=["fussy"], model="hff:x", output=str(out)), registry=registry)
     assert caught.value.problems == [
         "task fussy: $FUSSY_HOME is not set; export FUSSY_HOME=DIR",
         "--model hff:x: unknown engine 'hff'; did you mean 'hf'? (`ragbench list engines` shows them all)",
@@ -356,7 +356,7 @@ def test_a_task_that_fails_to_load_leaves_the_other_tasks_their_data(tmp_path) -
     registry = Registry.discover()
     registry.add_catalog({"tasks": {"broken": {"target": "tests_no_such_module:Task"}}}, "tests")
     missing = tmp_path / "missing.jsonl"
-    config = RunConfig(tasks=["broken", "demo"], data={"demo": str(missing)}, output=str(tmp_path / "run"))
+    config = RunConfig.of(tasks=["broken", "demo"], data={"demo": str(missing)}, output=str(tmp_path / "run"))
     with pytest.raises(PreflightError) as refused:
         Evaluator(config, registry)
     problems = refused.value.problems

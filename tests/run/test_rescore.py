@@ -33,7 +33,7 @@ def popqa_run(
     """A run of popqa on `records` (written to tmp_path/popqa.jsonl) scored by `metrics` into tmp_path/run."""
     data = write_jsonl(tmp_path / "popqa.jsonl", records)
     Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["popqa"],
             system=system,
             model=model,
@@ -182,10 +182,12 @@ def test_rescore_with_an_nli_metric_equals_a_run_that_scored_it(tmp_path):
         "bootstrap_iters": 50,
     }
     Evaluator(
-        RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain")), registry=installed_registry()
+        RunConfig.of(**config, metrics=["str_em"], output=str(tmp_path / "plain")), registry=installed_registry()
     ).run()
     both = Evaluator(
-        RunConfig(**config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}", output=str(tmp_path / "both")),
+        RunConfig.of(
+            **config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}", output=str(tmp_path / "both")
+        ),
         registry=installed_registry(),
     ).run()
     rescored = rescore_run(

@@ -22,7 +22,7 @@ DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
 
 def resume(tmp_path, **config):
     return Evaluator(
-        RunConfig(output=str(tmp_path / "run"), resume=True, progress=False, bootstrap_iters=200, **DEMO, **config),
+        RunConfig.of(output=str(tmp_path / "run"), resume=True, progress=False, bootstrap_iters=200, **DEMO, **config),
         registry=installed_registry(),
     ).run()
 

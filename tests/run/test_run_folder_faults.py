@@ -331,7 +331,7 @@ def test_the_preflight_refuses_an_output_it_cannot_write(tmp_path, monkeypatch):
     (tmp_path / "locked").mkdir()
     with pytest.raises(ConfigError, match=r"--output .*locked/run: cannot write .*locked \(no permission\)"):
         Evaluator(
-            RunConfig(
+            RunConfig.of(
                 tasks=["popqa"],
                 system="vanilla",
                 model="scripted:echo",

@@ -172,7 +172,7 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
     before = (tmp_path / "run" / "results.json").read_text()
     monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["popqa"],
             system="vanilla",
             model="scripted:echo",

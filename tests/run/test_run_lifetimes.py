@@ -89,7 +89,7 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
         await asyncio.sleep(1.0)  # the examples in flight would finish meanwhile
 
     monkeypatch.setattr(RunDir, "append_sample", append)
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["demo"],
         system="vanilla",
         model="scripted:echo",
@@ -116,7 +116,7 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
 
 # --- resources owned by the run -------------------------------------------------------------------------
 def crag_config(tmp_path: Path, name: str, archive: Path, **overrides) -> RunConfig:
-    return RunConfig(
+    return RunConfig.of(
         tasks=["crag_t3"],
         system="vanilla",
         model="scripted:echo",
@@ -206,8 +206,8 @@ def test_a_worker_killed_mid_run_fails_only_the_examples_it_was_parsing_for(tmp_
         os.kill(pid, signal.SIGKILL)
     thread.join(timeout=300)
     counts = outcome["results"]["counts"]["crag_t3"]
-    assert counts["failed"] <= config.max_inflight, counts  # at most the examples in flight at the kill
-    assert counts["scored"] >= 8 - config.max_inflight - 1, counts
+    assert counts["failed"] <= config.limits.max_inflight, counts  # at most the examples in flight at the kill
+    assert counts["scored"] >= 8 - config.limits.max_inflight - 1, counts
     failed = [s for s in samples(tmp_path / "run", "crag_t3") if s.get("error")]
     assert all("BrokenProcessPool" in s["error"] or "terminated abruptly" in s["error"] for s in failed), failed
 

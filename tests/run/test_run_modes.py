@@ -19,7 +19,7 @@ from ragbench.testing import installed_registry
 
 def mode_of(folder, resume: bool = True):
     """The mode a closed-book run of the task in `folder` is in (`resume`: with --resume); no engine may load."""
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=[str(folder / "t.yaml")],
         system="closed_book",
         model=f"scripted:{folder / 'rules.json'}",
@@ -45,7 +45,7 @@ def finished_run(folder):
     write_task(folder)
     config = dict(tasks=[str(folder / "t.yaml")], system="closed_book", progress=False, bootstrap_iters=0)
     Evaluator(
-        RunConfig(**config, model=f"scripted:{folder / 'rules.json'}", output=str(folder / "run")),
+        RunConfig.of(**config, model=f"scripted:{folder / 'rules.json'}", output=str(folder / "run")),
         installed_registry(),
     ).run()
     return folder / "run"

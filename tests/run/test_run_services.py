@@ -72,7 +72,7 @@ def evaluator(tmp_path: Path, log: Path, model: str = "scripted:echo", **config)
     registry = Registry.discover(plugins=[("noted_plugin", "ragbench-noted-test", NotedPlugin())])
     config.setdefault("retriever_args", {"log": str(log)})
     return Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["demo"],
             system="vanilla",
             model=model,

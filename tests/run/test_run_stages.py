@@ -23,7 +23,7 @@ from ragbench.testing import installed_registry
 
 def plan_of(folder, **config):
     return Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["demo"],
             system="vanilla",
             model="scripted:echo",

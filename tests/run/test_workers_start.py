@@ -24,7 +24,7 @@ def script(tmp_path: Path, guarded: bool) -> str:
     archive = write_task3_archive(tmp_path / "data", 2, 3, PageSizes.small(2000))
     tokenizer = standin_tokenizer(tmp_path / "tokenizer")
     body = f"""
-        config = RunConfig(tasks=["crag_t3"], system="smart", model="scripted:echo", data={{"crag_t3": {str(archive)!r}}},
+        config = RunConfig.of(tasks=["crag_t3"], system="smart", model="scripted:echo", data={{"crag_t3": {str(archive)!r}}},
                            output={str(tmp_path / "run")!r}, progress=False, bootstrap_iters=0,
                            task_args={{"kg": False, "tokenizer": {str(tokenizer)!r}, "judge_protocol": "none"}})
         try:

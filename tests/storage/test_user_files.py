@@ -498,7 +498,7 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(
     shutil.copytree(template, home / "run", symlinks=True)
     make_entries(home, outside, entries)
     before = users(home, outside)
-    config = RunConfig(
+    config = RunConfig.of(
         tasks=["popqa"],
         system="vanilla",
         model="scripted:echo",

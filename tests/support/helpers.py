@@ -37,7 +37,7 @@ from ragbench._stop_signals import STOP_SIGNALS
 def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **config) -> dict:
     config.setdefault("progress", False)
     config.setdefault("bootstrap_iters", 200)
-    outcome = Evaluator(RunConfig(output=str(tmp_path / name), **config), registry or installed_registry()).run()
+    outcome = Evaluator(RunConfig.of(output=str(tmp_path / name), **config), registry or installed_registry()).run()
     return outcome.results
 
 
@@ -47,7 +47,7 @@ def preflight_problems(tmp_path: Path, **config) -> list[str]:
     from ragbench._run.plan.preflight import preflight
 
     try:
-        preflight(RunConfig(output=str(tmp_path / "run"), **config), installed_registry())
+        preflight(RunConfig.of(output=str(tmp_path / "run"), **config), installed_registry())
     except PreflightError as error:
         return error.problems
     raise AssertionError("the pre-flight found no problem")

@@ -887,17 +887,11 @@ def task_examples(
     they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
         from ragbench._run.plan.planning import plan
-        from ragbench._values.run_config import RunConfig
+        from ragbench._values.run_groups import RunJudging, RunWhat
 
         planned = plan(
-            RunConfig(
-                tasks=[task],
-                system="closed_book",
-                data={task: data},
-                task_args=task_args,
-                judges=["scripted:echo"],
-                nli="scripted:echo",
-            ).plan_request(),
+            RunWhat(tasks=[task], system="closed_book", data={task: data}, task_args=task_args),
+            RunJudging(judges=["scripted:echo"], nli="scripted:echo"),
             plugins_read_once(),
         )[0]
         _EXAMPLES[task, limit] = (

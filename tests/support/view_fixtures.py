@@ -41,7 +41,7 @@ def _run(root: Path, name: str, task: str, system: str, rules: list | None = Non
         Path(config["model"].split(":", 1)[1]).write_text(json.dumps(rules))
     if data is not None:
         config["data"] = {task: data}
-    Evaluator(RunConfig(**config), registry=installed_registry()).run()
+    Evaluator(RunConfig.of(**config), registry=installed_registry()).run()
     return Path(config["output"])
 
 

@@ -31,7 +31,7 @@ DOCS = paths.REPO / "docs" / "outputs.md"
 
 
 def run_config(folder: Path, **changes) -> RunConfig:
-    return RunConfig(
+    return RunConfig.of(
         **{
             "tasks": ["demo"],
             "system": "closed_book",

@@ -58,7 +58,7 @@ def test_a_fixed_runs_sample_lines_are_the_recorded_bytes(tmp_path, popqa_record
         handle.write('{"question": "cut short\n')
     scoring_plugin.FAILING.add("102")
     Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["popqa"],
             system="citing_system",
             data={"popqa": str(data)},
@@ -103,7 +103,7 @@ def test_a_saved_sample_holds_no_attempt_cost_which_is_written_beside_it_last_on
 
     monkeypatch.setattr(RunDir, "append_sample", append)
     Evaluator(
-        RunConfig(
+        RunConfig.of(
             tasks=["popqa"],
             system="vanilla",
             data={"popqa": str(write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:3]))},

@@ -274,7 +274,7 @@ def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(
     from support.matrix_fixtures import cell_config
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
-    Evaluator(RunConfig(**config), registry=installed_registry()).run()
+    Evaluator(RunConfig.of(**config), registry=installed_registry()).run()
     site = Site(RunCatalog([config["output"]]), registry=installed_registry())
     page = site.data(f"example/{site.runs[0].rid}/asqa/0")
     levels = [item for item in page["outline"] if item.get("group", "").startswith("segment ")]

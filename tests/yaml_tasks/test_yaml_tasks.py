@@ -708,7 +708,7 @@ def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tm
     """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
     not among --tasks is named so."""
     from ragbench._run.plan.planning import plan
-    from ragbench._values.run_config import RunConfig
+    from ragbench._values.run_groups import RunJudging, RunWhat
     from ragbench.api import Preflight
 
     task = write_task(tmp_path, GOOD)
@@ -717,7 +717,7 @@ def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tm
 
     def problems(data: dict[str, str]) -> list[str]:
         check = Preflight()
-        plan(RunConfig(tasks=[str(task)], system="closed_book", data=data).plan_request(), Registry.discover(), check)
+        plan(RunWhat(tasks=[str(task)], system="closed_book", data=data), RunJudging(), Registry.discover(), check)
         return check.problems
 
     assert problems({str(task): str(tmp_path / "d.jsonl")}) == []

@@ -12,13 +12,12 @@ says why, and runs only with the substitutes the user names.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import ConfigError
 from ..._registry import Registry, unknown_name_message
-from ..._values.run_config import RunConfig
+from ..._values.run_config import RUN_OPTIONS, RunConfig
 from ..results.schema import Results
 
 # Overrides that change what is measured (vs where data and indexes live, or how fast it runs).
@@ -117,8 +116,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
         )
     if not item.run:
         raise ConfigError(f"reproduction {item.name} has no run configuration: {item.why_not}")
-    fields = {f.name for f in dataclasses.fields(RunConfig)}
-    unknown = set(item.run) - fields
+    unknown = set(item.run) - set(RUN_OPTIONS)
     if unknown:
         raise ConfigError(f"reproduction {item.name}: unknown run option(s) {', '.join(sorted(unknown))}")
     settings = dict(item.run)
@@ -136,7 +134,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
             settings[key] = value
         if key in _SUBSTITUTIONS and changed:
             substituted.append(key)
-    return RunConfig(**settings), substituted
+    return RunConfig.of(**settings), substituted
 
 
 @dataclass

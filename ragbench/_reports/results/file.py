@@ -17,7 +17,7 @@ refused in one line naming it.
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, fields
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..._errors import ConfigError
 from ..._storage.jsonl import read_json, strict_json
 from ..._types import json_object
 from ..._values.names import part_problem
-from ..._values.run_config import RunConfig
+from ..._values.run_config import run_options
 from .budget import QUANTITIES as BUDGET_QUANTITIES
 from .schema import SCHEMA_VERSION, VERSIONS, Results
 
@@ -260,7 +260,7 @@ def _config(config: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
     """The run's configuration with each option of RunConfig of the type it has there (a list, an object, a
     string), and the objects the readers look into (`task_configs`, `system_config`, `like_for_like` ...) objects."""
     out = dict(config)
-    for option in fields(RunConfig):
+    for option in run_options():
         if option.name not in config:
             continue
         kind = type(option.default_factory()) if option.default_factory is not MISSING else None

@@ -154,11 +154,15 @@ def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)
     that --overwrite does not replace."""
     recorded = run.run_dir.record
-    if recorded is not None and recorded.finished and not (run.config.overwrite and not run.config.resume):
+    if (
+        recorded is not None
+        and recorded.finished
+        and not (run.config.output.overwrite and not run.config.output.resume)
+    ):
         return False
-    with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
+    with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.output.resume) as services:
         retrieved = run.open_retrieval(services)
-        attempt = Attempt(run, RESUMED if run.config.resume else FRESH, retrieved, pilot=Pilot(positions))
+        attempt = Attempt(run, RESUMED if run.config.output.resume else FRESH, retrieved, pilot=Pilot(positions))
         try:
             attempt.run_in(services)
         except PilotEnded:
@@ -180,8 +184,8 @@ def grown_pilot(
         wanted = totals.pilot_for(records[planned.name], precision) or 0
         more |= wanted > done
         grown = PilotSize(count=wanted) if wanted > done else size
-        drawn[planned.name] = grown.positions(records[planned.name], f"{run.config.seed}:{planned.name}")
-    config = replace(run.config, resume=True, overwrite=False)
+        drawn[planned.name] = grown.positions(records[planned.name], f"{run.config.what.seed}:{planned.name}")
+    config = run.config.changed(resume=True, overwrite=False)
     return more and run_pilot(Evaluator(config, run.registry).plan, drawn)
 
 
@@ -195,20 +199,20 @@ def estimate(
 
     # a run its folder holds is continued (--resume), unless --overwrite is given: then the pilot replaces it, as
     # the run would; the folder is the one the pre-flight names (a task's own corpus changes it)
-    run = Evaluator(replace(config, progress=False), registry, resume_held=True).plan
+    run = Evaluator(config.changed(progress=False), registry, resume_held=True).plan
     config = run.config
-    prices = run_prices(config.engine_request(), config.price_table)
-    records = {p.name: count_records(p, config.limit) for p in run.planned}
-    replaced = config.overwrite and not config.resume  # the run there is replaced: none of it counts
+    prices = run_prices(config.models, config.judging)
+    records = {p.name: count_records(p, config.what.limit) for p in run.planned}
+    replaced = config.output.overwrite and not config.output.resume  # the run there is replaced: none of it counts
     before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}
-    drawn = {name: size.positions(count, f"{config.seed}:{name}") for name, count in records.items()}
+    drawn = {name: size.positions(count, f"{config.what.seed}:{name}") for name, count in records.items()}
     ran = pilot and run_pilot(run, drawn)
     if ran and precision is not None:
         grown_pilot(run, size, records, prices, precision)
-    counter = model_counter(config.model, config.model_args)
+    counter = model_counter(config.models.model, config.models.model_args)
     tasks, beyond = [], []
     for planned in run.planned:
-        lengths = None if counter is None else input_lengths(limited_records(planned, config.limit), counter)
+        lengths = None if counter is None else input_lengths(limited_records(planned, config.what.limit), counter)
         totals, done = read_totals(run, planned, prices, lengths)
         remaining = max(0, records[planned.name] - done)
         far = totals.beyond_met(remaining)
@@ -241,7 +245,7 @@ def estimate(
             *beyond,
         ],
         sum(t.done - t.done_before for t in tasks) if ran else 0,
-        prompt_lengths(config.model, counter),
+        prompt_lengths(config.models.model, counter),
     )
     return replace(estimate, wall=wall_left(run, estimate))
 
@@ -270,7 +274,7 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
     spent = estimate.paid().get(SECONDS, 0.0)
     per_example = spent / max(1, estimate.done)
     concurrency = max(1e-9, per_example * attempt["examples"] / attempt["wall_seconds"])
-    inflight = examples_in_flight(run.config.max_inflight)
+    inflight = examples_in_flight(run.config.limits.max_inflight)
     slots = min(attempt["examples"], inflight)
     more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
     high = None if seconds.high is None else (seconds.high - spent) / concurrency
@@ -292,9 +296,9 @@ def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[s
     for planned in run.planned[:1]:
         budget = system_of(planned).declares.budget_options.get("searches")
         if budget is None and varying:
-            steps = run.config.max_steps_per_example or MAX_STEPS
+            steps = run.config.limits.max_steps_per_example or MAX_STEPS
             lines.append(
-                f"system {run.config.system} makes more calls for some examples than for others and declares no "
+                f"system {run.config.what.system} makes more calls for some examples than for others and declares no "
                 f"search budget: an example's calls are bounded only by --max-steps-per-example ({steps}); "
                 "the interval assumes the pilot's spread, and a long tail of examples the pilot did not meet is not "
                 "covered"

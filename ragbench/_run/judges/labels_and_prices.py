@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..._cost.prices import ModelPrices, read_price_table
 from ..._errors import ConfigError
 from ..._reports.judging.human_labels import HumanLabels, read_human_labels
-from ..._values.run_config import EngineRequest
+from ..._values.run_groups import RunJudging, RunModels
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +23,10 @@ class Judging:
     prices: ModelPrices  # of the system's model and the judges
 
 
-def judging_of(human_labels: str | None, price_table: str | None, models: EngineRequest) -> Judging:
-    """The run's `--human-labels` and `--price-table` files read, the prices looked up for its `models`."""
+def judging_of(models: RunModels, judging: RunJudging) -> Judging:
+    """The run's `--human-labels` and `--price-table` files read, the prices looked up for its models and
+    judges."""
+    human_labels, price_table = judging.human_labels, judging.price_table
     labels = None
     if human_labels:
         try:
@@ -35,5 +37,5 @@ def judging_of(human_labels: str | None, price_table: str | None, models: Engine
         table = read_price_table(price_table) if price_table else {}
     except ConfigError as exc:
         log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
-        return Judging(labels, ModelPrices(models, {}, str(exc)))
-    return Judging(labels, ModelPrices(models, table))
+        return Judging(labels, ModelPrices(models, judging, {}, str(exc)))
+    return Judging(labels, ModelPrices(models, judging, table))

@@ -15,7 +15,7 @@ from ..._engines.base import Engine
 from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
 from ..._types import JsonObject
-from ..._values.run_config import EngineRequest
+from ..._values.run_groups import RunJudging, RunModels
 from ..plan.planning import PlannedTask, needs, unused_metric_models
 from ..plan.preflight import engine_needs
 from ..progress import loading_lines
@@ -101,13 +101,14 @@ class Engines:
 
 
 def load_engines(
-    request: EngineRequest,
+    models: RunModels,
+    judging: RunJudging,
     registry: Registry,
     planned: list[PlannedTask],
     system: bool = True,
     say: Callable[[str], None] | None = None,
 ) -> Engines:
-    """The engines of `request` a run loads after its pre-flight: with `system`, the system's model (when a
+    """The engines of `models` and `judging` (its judges and NLI model) a run loads after its pre-flight: with `system`, the system's model (when a
     system calls one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
     checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
     --nli names the same model with no engine options of its own). One that fails closes the others. `say`: where
@@ -128,16 +129,16 @@ def load_engines(
         if system:
             system_needs = engine_needs(planned)
             if any(p.system is not None and p.system.declares.uses_llm for p in planned):
-                engines.model = loaded(request.model, request.model_args, system_needs)
-            for role, model in request.role_models.items():
-                engines.roles[role] = loaded(model, request.role_model_args.get(role, {}), system_needs)
-        for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
+                engines.model = loaded(models.model, models.model_args, system_needs)
+            for role, model in models.role_models.items():
+                engines.roles[role] = loaded(model, models.role_model_args.get(role, {}), system_needs)
+        for line in unused_metric_models(judging.judges, judging.nli, judging.judge_repeats, planned):
             log.warning("ragbench: %s", line)
-        for i, model in enumerate(request.judges if needs(planned, "judge") else []):
-            engines.judges.append(loaded(model, request.judge_args.get(str(i), {})))
-        if request.nli is not None and needs(planned, "nli"):
-            same = engines.model is not None and request.nli == request.model and not request.nli_args
-            engines.nli = engines.model if same else loaded(request.nli, request.nli_args)
+        for i, model in enumerate(judging.judges if needs(planned, "judge") else []):
+            engines.judges.append(loaded(model, judging.judge_args.get(str(i), {})))
+        if judging.nli is not None and needs(planned, "nli"):
+            same = engines.model is not None and judging.nli == models.model and not judging.nli_args
+            engines.nli = engines.model if same else loaded(judging.nli, judging.nli_args)
     except BaseException:
         engines.close()
         raise

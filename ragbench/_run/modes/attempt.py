@@ -103,7 +103,9 @@ class Attempt:
         """The saved examples whose metrics failed, scored again (a fresh run has none)."""
         run = self.run
         if self.steps.continues:
-            await SavedRescoring(run.planned, run.run_dir, inflight, cost.at_save, run.config.fail_fast).run(calls)
+            await SavedRescoring(run.planned, run.run_dir, inflight, cost.at_save, run.config.limits.fail_fast).run(
+                calls
+            )
 
     def run_in(self, services: RunServices) -> RunOutcome:
         """The attempt on `services` (its retrieval open), which it closes, once they reported their statistics,
@@ -156,9 +158,9 @@ class Attempt:
         """The examples on `calls`: the saved ones whose metrics failed scored again, then the records to do."""
         config = self.run.config
         cost.counting(calls.scheduler.stats)
-        inflight = examples_in_flight(config.max_inflight, opened.engines.model)
+        inflight = examples_in_flight(config.limits.max_inflight, opened.engines.model)
         progress = Progress(
-            calls.scheduler.stats, self.run.known_total(), enabled=config.progress, batches=calls.batches
+            calls.scheduler.stats, self.run.known_total(), enabled=config.output.progress, batches=calls.batches
         )
         saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
         following = asyncio.ensure_future(progress.follow())
@@ -191,7 +193,7 @@ class Attempt:
         cost: AttemptMeter,
     ) -> None:
         """One of the run's `max_inflight` workers: the next record still to do, until none is left."""
-        run_dir, fail_fast = self.run.run_dir, self.run.config.fail_fast
+        run_dir, fail_fast = self.run.run_dir, self.run.config.limits.fail_fast
         with calls.examples.slot() if calls.examples is not None else nullcontext():
             while (entry := await read.next()) is not None:
                 planned, position, item = entry
@@ -208,8 +210,8 @@ class Attempt:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
         recorded run's calls instead (no task setup: no KG server is started)."""
         planned_tasks = self.run.planned
-        if self.run.config.replay_tools is not None:
-            replayed = load_replay_tools(self.run.config.replay_tools)
+        if self.run.config.what.replay_tools is not None:
+            replayed = load_replay_tools(self.run.config.what.replay_tools)
             return {planned.name: replayed.get(planned.name, {}) for planned in planned_tasks}
         tools = {
             planned.name: await planned.task.setup() if isinstance(planned.task, UsesTools) else {}

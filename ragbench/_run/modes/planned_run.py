@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,7 @@ class PlannedRun:
         """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
         check = Preflight()
         for planned in self.planned if engines.model is not None else ():
-            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+            with check.step(f"system {self.config.what.system} can use model {engines.model.model} ({planned.name})"):
                 system_of(planned).check_model(engines.model)
         check.raise_if_failed()
         self.checks.checked.extend(check.checked)
@@ -102,24 +102,24 @@ class PlannedRun:
         total = 0
         for planned in self.planned:
             size = planned.task.size_hint()
-            if size is None and self.config.limit is None:
+            if size is None and self.config.what.limit is None:
                 return None
-            total += min(x for x in (size, self.config.limit) if x is not None)
+            total += min(x for x in (size, self.config.what.limit) if x is not None)
         return total
 
     def example_workers(self, inflight: int) -> int:
         """How many example workers run `inflight` examples at once: fewer where --limit bounds the records
         (each worker takes records until none is left: one with none to take only starts and stops)."""
-        if self.config.limit is None:
+        if self.config.what.limit is None:
             return inflight
-        return max(1, min(inflight, self.config.limit * len(self.planned)))
+        return max(1, min(inflight, self.config.what.limit * len(self.planned)))
 
     def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> JsonObject:
         """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
-        out = asdict(self.config)
+        out = self.config.flat()
         out["tasks"] = [p.name for p in self.planned]
         uses_llm = any(system_of(p).declares.uses_llm for p in self.planned)
-        out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
+        out["model"] = (self.config.models.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: system_of(p).config() for p in self.planned}
         out["like_for_like"] = {p.name: like_for_like(system_of(p), task_prompts(p.task)) for p in self.planned}
@@ -208,7 +208,7 @@ class RecordsToDo:
                 finished_keys(run.run_dir, planned.name) if self.resume else {}
             )
             for position, item in enumerate(task_records(planned.task)):
-                if run.config.limit is not None and position >= run.config.limit:
+                if run.config.what.limit is not None and position >= run.config.what.limit:
                     break
                 if isinstance(item, Example):
                     if read.repeats(item.id):

@@ -62,7 +62,7 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
     rebuilt from the samples when it is missing or unreadable, unless metrics that failed are left to score
     (score-only: the system's engines do not load). When examples are left to run (a sample line was lost, or
     an example failed), it is resumed."""
-    if not run.config.resume:
+    if not run.config.output.resume:
         return Attempt(run, FRESH, retrieved)
     run_dir = run.run_dir
     recorded = run_dir.record

@@ -1,4 +1,4 @@
-"""Turning what a run asks (`PlanRequest`, from its RunConfig) into instantiated tasks, systems and metrics,
+"""Turning what a run asks (its RunConfig's groups of what to run and how to judge) into instantiated tasks, systems and metrics,
 checking every option and running each plugin's pre-flight before anything is loaded or run (every problem
 listed at once, one clear line each: ragbench._run.plan.preflight)."""
 
@@ -21,7 +21,7 @@ from ..._system import System
 from ..._task import Task
 from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
 from ..._values.options import accepted_options, construct, task_args_for
-from ..._values.run_config import PlanRequest
+from ..._values.run_groups import RunJudging, RunWhat
 from ..judges.raters import compares
 from .system_options import system_options
 
@@ -78,49 +78,62 @@ def _check_roles(role_models: Iterable[str], system: str, system_class: type[Sys
             raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
 
 
-def plan(request: PlanRequest, registry: Registry, check: Preflight | None = None) -> list[PlannedTask]:
+def plan(
+    what: RunWhat,
+    judging: RunJudging,
+    registry: Registry,
+    check: Preflight | None = None,
+    roles: Sequence[str] = (),
+) -> list[PlannedTask]:
     """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics,
-    running their pre-flight hooks. Problems go to `check`; without one, they are raised at the end,
+    running their pre-flight hooks; `roles`: the system's roles given a model of their own (--role-model). Problems go to `check`; without one, they are raised at the end,
     all at once (`PreflightError`)."""
     own = check is None
     check = check if check is not None else Preflight()
-    planned = _plan(request, registry, check)
+    planned = _plan(what, judging, roles, registry, check)
     if own:
         check.raise_if_failed()
     return planned
 
 
-def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[PlannedTask]:
+def _plan(
+    what: RunWhat, judging: RunJudging, roles: Sequence[str], registry: Registry, check: Preflight
+) -> list[PlannedTask]:
     names: list[str] = []
-    with check.step(f"tasks {', '.join(request.tasks)} installed"):
-        registry.add_task_files(request.tasks)
-        names = registry.expand_tasks(request.tasks)
+    with check.step(f"tasks {', '.join(what.tasks)} installed"):
+        registry.add_task_files(what.tasks)
+        names = registry.expand_tasks(what.tasks)
     if not names:
-        if not request.tasks:
+        if not what.tasks:
             check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
         return []
     entries = {name: registry.entry("tasks", name) for name in names}
     data: dict[str, str] = {}
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
-        data = data_by_task(request.data, registry, check, names)  # first: a task that fails to load stops the step
-        _check_task_args(request.task_args, {name: entry.load() for name, entry in entries.items()}, check)
-        _check_metric_scopes(request.metrics, names, registry)
+        data = data_by_task(what.data, registry, check, names)  # first: a task that fails to load stops the step
+        _check_task_args(what.task_args, {name: entry.load() for name, entry in entries.items()}, check)
+        _check_metric_scopes(judging.metrics, names, registry)
     system_class = None
-    with check.step(f"system {request.system} installed"):
-        system_class = registry.load("systems", request.system)
-        _check_roles(request.roles, request.system, system_class)
+    with check.step(f"system {what.system} installed"):
+        system_class = registry.load("systems", what.system)
+        _check_roles(tuple(roles), what.system, system_class)
     chosen: set[str] = set()  # every metric named for a task, planned or refused
     planned = [
         item
         for name in names
-        if (item := _plan_task(request, registry, entries[name], data.get(name), names, system_class, check, chosen))
+        if (
+            item := _plan_task(
+                what, judging, registry, entries[name], data.get(name), names, system_class, check, chosen
+            )
+        )
     ]
-    _check_metric_needs(request, planned, chosen, check)
+    _check_metric_needs(judging, planned, chosen, check)
     return planned
 
 
 def _plan_task(
-    request: PlanRequest,
+    what: RunWhat,
+    judging: RunJudging,
     registry: Registry,
     entry: Entry,
     data_path: str | None,
@@ -133,34 +146,34 @@ def _plan_task(
     by its own pre-flight."""
     name = entry.name
     system = None
-    task = _build_task(request, entry, data_path, check)
+    task = _build_task(what, entry, data_path, check)
     if task is None:
         return None
     task.preflight(check)
     if system_class is None:
         return None
-    with check.step(f"system {request.system} options"):
+    with check.step(f"system {what.system} options"):
         options = system_options(
             system_class,
             entry.defaults.get("system_args", {}),
             system_defaults(task),
-            request.top_k,
-            request.system_args,
+            what.top_k,
+            what.system_args,
         )
-        system = construct(system_class, options, f"system {request.system}", injected={"registry": registry})
+        system = construct(system_class, options, f"system {what.system}", injected={"registry": registry})
     if system is None:
         return None
     system.preflight(check, task)
-    return PlannedTask(name, task, system, plan_metrics(request, registry, name, names, task, check, chosen))
+    return PlannedTask(name, task, system, plan_metrics(judging, registry, name, names, task, check, chosen))
 
 
-def _build_task(request: PlanRequest, entry: Entry, data_path: str | None, check: Preflight) -> Task | None:
+def _build_task(what: RunWhat, entry: Entry, data_path: str | None, check: Preflight) -> Task | None:
     """The task of registry `entry` built from its options and its --data (`data_path`), nothing loaded yet; None
     when they are wrong (reported to `check`)."""
     name = entry.name
     task: Task | None = None
     with check.step(f"task {name} options"):
-        task_args = {**entry.defaults.get("task_args", {}), **task_args_for(name, entry.load(), request.task_args)}
+        task_args = {**entry.defaults.get("task_args", {}), **task_args_for(name, entry.load(), what.task_args)}
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
@@ -168,41 +181,45 @@ def _build_task(request: PlanRequest, entry: Entry, data_path: str | None, check
             task.args = read_only(task.args)
         if isinstance(task, UsesTools):
             # set by the run, as UsesTools says (not declared there: isinstance would then require it)
-            task.tools_replayed = request.tools_replayed  # type: ignore[attr-defined]
+            task.tools_replayed = what.replay_tools is not None  # type: ignore[attr-defined]
     return task
 
 
 def plan_scoring(
-    request: PlanRequest, registry: Registry, check: Preflight, inherited_args: frozenset[str] = frozenset()
+    what: RunWhat,
+    judging: RunJudging,
+    registry: Registry,
+    check: Preflight,
+    inherited_args: frozenset[str] = frozenset(),
 ) -> tuple[list[PlannedTask], dict[str, Any]]:
     """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
     rescore): each task built from its options but neither loaded nor checked (its data is not read), no
     system; the metrics checked as for a run, their judge and NLI models included. With them, the rescoring's
-    metric options: `inherited_args` are the keys of `request.metric_args` taken from the run rather than
+    metric options: `inherited_args` are the keys of `judging.metric_args` taken from the run rather than
     given, and those of a metric the rescoring no longer asks are left out (a user who asks for other metrics
     did not give them)."""
-    registry.add_task_files(request.tasks)
-    names = registry.expand_tasks(request.tasks)
-    data = data_by_task(request.data, registry, check)
+    registry.add_task_files(what.tasks)
+    names = registry.expand_tasks(what.tasks)
+    data = data_by_task(what.data, registry, check)
     with check.step("--metrics name tasks of the run"):
-        _check_metric_scopes(request.metrics, names, registry)
+        _check_metric_scopes(judging.metrics, names, registry)
     chosen: set[str] = set()
     planned = [
-        PlannedTask(name, task, None, plan_metrics(request, registry, name, names, task, check, chosen))
+        PlannedTask(name, task, None, plan_metrics(judging, registry, name, names, task, check, chosen))
         for name in names
-        if (task := _build_task(request, registry.entry("tasks", name), data.get(name), check)) is not None
+        if (task := _build_task(what, registry.entry("tasks", name), data.get(name), check)) is not None
     ]
     metric_args = {
         key: value
-        for key, value in request.metric_args.items()
+        for key, value in judging.metric_args.items()
         if key not in inherited_args or any(key.startswith(metric + ".") for metric in chosen)
     }
-    _check_metric_needs(replace(request, metric_args=metric_args), planned, chosen, check)
+    _check_metric_needs(replace(judging, metric_args=metric_args), planned, chosen, check)
     return planned, metric_args
 
 
 def plan_metrics(
-    request: PlanRequest,
+    judging: RunJudging,
     registry: Registry,
     name: str,
     names: list[str],
@@ -215,7 +232,7 @@ def plan_metrics(
     metrics = []
     for m in dict.fromkeys(
         known
-        for m in metric_names(task.scoring.metrics, request.metrics, name, names)
+        for m in metric_names(task.scoring.metrics, judging.metrics, name, names)
         if (known := _known_metric(registry, m, check)) is not None
     ):
         chosen.add(m)
@@ -238,7 +255,7 @@ def plan_metrics(
             own = next(
                 (args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {}
             )
-            args = {**own, **_metric_args_for(m, request.metric_args)}
+            args = {**own, **_metric_args_for(m, judging.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")
             metric.key_prefix = str(prefix)
@@ -311,15 +328,15 @@ def _metric_args_for(name: str, metric_args: Mapping[str, Any]) -> dict[str, Any
     return {k[len(name) + 1 :]: v for k, v in metric_args.items() if k.startswith(name + ".")}
 
 
-def _check_metric_needs(request: PlanRequest, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
+def _check_metric_needs(judging: RunJudging, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
     """Metrics that call an NLI model or a judge fail before the run when none is configured."""
-    for key in request.metric_args:
+    for key in judging.metric_args:
         if not any(key.startswith(m + ".") for m in chosen):
             check.problem(
                 f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
                 f"({', '.join(sorted(chosen)) or 'none'})"
             )
-    provided = {"nli": request.nli is not None, "judge": bool(request.judges)}
+    provided = {"nli": judging.nli is not None, "judge": bool(judging.judges)}
     hints = {
         "nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
         "judge": "pass --judge ENGINE:MODEL",
@@ -331,19 +348,19 @@ def _check_metric_needs(request: PlanRequest, planned: list[PlannedTask], chosen
                 f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
                 f"{hint} (or choose other metrics with --metrics)"
             )
-    for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
+    for line in unused_metric_models(judging.judges, judging.nli, judging.judge_repeats, planned):
         check.warn(line)
     for p in planned:
         for metric in p.metrics:
             roles = metric.declares.judge_roles if "judge" in metric.declares.needs else ()
-            if roles and len(request.judges) > len(roles):
+            if roles and len(judging.judges) > len(roles):
                 check.problem(
                     f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
-                    f"({', '.join(roles)}), and {len(request.judges)} --judge are given; give at most "
+                    f"({', '.join(roles)}), and {len(judging.judges)} --judge are given; give at most "
                     f"{len(roles)} (or choose other metrics with --metrics)"
                 )
-    with check.step(f"--nli-format {request.nli_format}"):
-        nli_format(request.nli_format)
+    with check.step(f"--nli-format {judging.nli_format}"):
+        nli_format(judging.nli_format)
 
 
 def needs(planned: list[PlannedTask], need: str) -> bool:

@@ -21,7 +21,7 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,8 @@ from ..._cost.spending_cap import check_cap
 from ..._errors import ConfigError
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
-from ..._values.run_config import EngineRequest, RunConfig, too_many
+from ..._values.run_config import RunConfig
+from ..._values.run_groups import RunJudging, RunModels
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder
 from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
@@ -38,50 +39,17 @@ from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_
 if TYPE_CHECKING:
     from ..._engines.base import Engine
 
+
 # --- the run's own options ----------------------------------------------------------------------------
-# The run's numeric options: (option, RunConfig field, least value, what else may be given)
-RUN_NUMBERS = (
-    ("--seed", "seed", 0, ""),
-    ("--max-inflight", "max_inflight", 1, ""),
-    ("--limit", "limit", 1, ", or leave it out for all records"),
-    ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"),
-    ("--max-steps-per-example", "max_steps_per_example", 1, ", or leave it out for the default ceiling"),
-    ("--max-prompt-chars-per-example", "max_prompt_chars_per_example", 1, ", or leave it out for the default ceiling"),
-)
-# The numbers that are also bounded above (ragbench._values.run_config.too_many): (option, RunConfig field)
-BOUNDED_ABOVE = (
-    ("--bootstrap-iters", "bootstrap_iters"),
-    ("--judge-repeats", "judge_repeats"),
-    ("--max-inflight", "max_inflight"),
-)
-_DEFAULT_WHEN_NONE = ("limit", "max_inflight", "max_steps_per_example", "max_prompt_chars_per_example")
-
-
-def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
-    """`--seed -5: give an integer of at least 0`, or None when `value` is an integer >= `least`."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
-        return None
-    return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
-
-
-def check_run_options(config: RunConfig, engines: EngineRequest, check: Preflight) -> None:
-    """Numbers of the right type and range, a cache path that is not a folder, and a --max-cost with a price for
-    each remote model of `engines` (the run's, derived once by the caller)."""
-    for flag, name, least, alternative in RUN_NUMBERS:
-        value = getattr(config, name)
-        problem = (
-            None if value is None and name in _DEFAULT_WHEN_NONE else number_problem(flag, value, least, alternative)
-        )
-        if problem:
-            check.problem(problem)
-    for flag, name in BOUNDED_ABOVE:
-        if problem := too_many(flag, name, getattr(config, name)):
-            check.problem(problem)
-    if config.cache and Path(config.cache).is_dir():
-        check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
-    if config.max_cost is not None:
-        with check.step(f"--max-cost {config.max_cost:g}"):
-            check_cap(config.max_cost, engines, config.price_table)
+def check_run_options(config: RunConfig, check: Preflight) -> None:
+    """What each group of the run's options finds wrong with its own (`RunConfig.problems`: numbers of the right
+    type and range, a cache path that is not a folder), and a --max-cost with a price for each remote model and
+    judge of the run."""
+    for problem in config.problems():
+        check.problem(problem)
+    if config.limits.max_cost is not None:
+        with check.step(f"--max-cost {config.limits.max_cost:g}"):
+            check_cap(config.limits.max_cost, config.models, config.judging)
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
@@ -152,7 +120,8 @@ def _reads_calls_from_text(engine_class: type) -> bool:
 
 
 def check_engines(
-    engines: EngineRequest,
+    models: RunModels,
+    judging: RunJudging,
     registry: Any,
     check: Preflight,
     uses_llm: bool,
@@ -168,17 +137,17 @@ def check_engines(
 
     # (option, how its engine options are written, engine:model, options); an engine's messages name
     # --model-arg and --base-url, rewritten here for the engine they are about
-    named = [("--model", "--model-arg ", engines.model or EMBEDDED_MODEL, engines.model_args)] if uses_llm else []
+    named = [("--model", "--model-arg ", models.model or EMBEDDED_MODEL, models.model_args)] if uses_llm else []
     named += [
-        (f"--role-model {role}=", f"--role-model-arg {role}.", model, engines.role_model_args.get(role, {}))
-        for role, model in engines.role_models.items()
+        (f"--role-model {role}=", f"--role-model-arg {role}.", model, models.role_model_args.get(role, {}))
+        for role, model in models.role_models.items()
     ]
     named += [
-        ("--judge", f"--judge-arg {i}.", model, engines.judge_args.get(str(i), {}))
-        for i, model in enumerate(engines.judges if uses_judges else [])
+        ("--judge", f"--judge-arg {i}.", model, judging.judge_args.get(str(i), {}))
+        for i, model in enumerate(judging.judges if uses_judges else [])
     ]
-    if engines.nli and uses_nli:
-        named.append(("--nli", "--nli-arg ", engines.nli, engines.nli_args))
+    if judging.nli and uses_nli:
+        named.append(("--nli", "--nli-arg ", judging.nli, judging.nli_args))
     for flag, args_flag, spec, options in named:
         where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
         with check.step(where):
@@ -223,7 +192,7 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
     blind = [
         p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.own_documents is False
     ]
-    name = config.retriever or DEFAULT_RETRIEVER
+    name = config.retrieval.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if blind else None
     except ConfigError:
@@ -232,9 +201,9 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
         return
     for p in blind:
         corpus = task_corpus(p.task)
-        if corpus is not None and config.retriever is None:
+        if corpus is not None and config.retrieval.retriever is None:
             continue  # its corpus is searched unless other tasks' differ: `check_task_corpora` says so
-        system = p.system.name or config.system
+        system = p.system.name or config.what.system
         shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
         check.problem(
             f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
@@ -257,15 +226,15 @@ def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> 
         for p in planned
         if p.system is not None and p.system.declares.searches_own_queries and p.task.own_documents is not False
     ]
-    name = config.retriever or DEFAULT_RETRIEVER
+    name = config.retrieval.retriever or DEFAULT_RETRIEVER
     try:
-        retriever_class = registry.load("retrievers", name) if searching and not config.reranker else None
+        retriever_class = registry.load("retrievers", name) if searching and not config.retrieval.reranker else None
     except ConfigError:
         return []  # an unknown retriever: said where the run builds it
     if retriever_class is None or not (retriever_class.fixed_documents and retriever_class.example_documents_only):
         return []
     return [
-        f"task {p.name}: system {p.system.name or config.system} searches with queries of its own, but retriever "
+        f"task {p.name}: system {p.system.name or config.what.system} searches with queries of its own, but retriever "
         f"{name} gives every query the example's own passages in their given order, so each of its searches "
         "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
         "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
@@ -297,14 +266,13 @@ def preflight(
     from ..._components import check_components
 
     check = check if check is not None else Preflight()
-    engines = config.engine_request()  # what the run loads: priced, checked and handed on as one value
-    check_run_options(config, engines, check)
-    planned = plan(config.plan_request(), registry, check)
+    check_run_options(config, check)
+    planned = plan(config.what, config.judging, registry, check, roles=tuple(config.models.role_models))
     check_task_corpora(config, planned, check)
     config, task_index = use_task_corpus(config, planned)  # the run's identity and folder are read from this config
     run_dir = RunDir(config.run_dir())
-    if resume_held and not config.overwrite and run_dir.record is not None:
-        config = replace(config, resume=True)
+    if resume_held and not config.output.overwrite and run_dir.record is not None:
+        config = config.changed(resume=True)
     if not corpus_changed_on_resume(config, planned, run_dir, check):
         check_output_folder(config, run_dir, check)
     check_documents_to_retrieve(config, registry, planned, check)
@@ -314,12 +282,13 @@ def preflight(
     check_components(config, registry, check)
     check_cache_files(config, run_dir.path, planned, check)
     try:
-        system_class = registry.load("systems", config.system)
+        system_class = registry.load("systems", config.what.system)
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and system_class.declares.uses_llm
     check_engines(
-        engines,
+        config.models,
+        config.judging,
         registry,
         check,
         uses_llm,

@@ -17,7 +17,7 @@ def check_output_folder(config: RunConfig, run_dir: RunDir, check: Preflight) ->
     """The run's folder can take the run of `config` (nothing is created): new, or this run's to resume or
     overwrite, and writable."""
     with check.step(f"output folder {run_dir.path}"):
-        run_dir.check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
+        run_dir.check_start(config.identity(), config.config_hash(), config.output.resume, config.output.overwrite)
         unwritable = write_problem(run_dir.path)
         if unwritable:
             raise ConfigError(f"--output {run_dir.path}: {unwritable}; choose a folder that can be written")
@@ -29,23 +29,23 @@ def cache_files(config: RunConfig, folder: Path, planned: list[Any]) -> list[tup
     from ..._storage import cache, page_cache
 
     # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
-    skip = config.cache is None and (config.overwrite or write_problem(folder))
+    skip = config.output.cache is None and (config.output.overwrite or write_problem(folder))
     caches = (
         []
         if skip
         else [
             (
                 cache.LABEL,
-                Path(config.cache or folder / "cache.sqlite"),
+                Path(config.output.cache or folder / "cache.sqlite"),
                 cache.FIX,
                 cache.SCHEMA,
-                config.cache is None,
+                config.output.cache is None,
             )
         ]
     )
     # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
     for chosen in dict.fromkeys(
-        p.task.args.get("page_cache") or config.page_cache
+        p.task.args.get("page_cache") or config.retrieval.page_cache
         for p in planned
         if "page_cache" in getattr(p.task, "args", {})
     ):
@@ -62,7 +62,7 @@ def check_cache_files(config: RunConfig, folder: Path, planned: list[Any], check
     from ..._storage.store_checks import file_problem
 
     for label, path, fix, schema, owned in cache_files(config, folder, planned):
-        if config.cache and path == Path(config.cache) and path.is_dir():  # said of --cache already
+        if config.output.cache and path == Path(config.output.cache) and path.is_dir():  # said of --cache already
             continue
         problem = file_problem(path, schema, owned)
         if problem is None:
@@ -89,7 +89,7 @@ def check_free_space(config: RunConfig, folder: Path, planned: list[Any], check:
 
     from ..._storage.files import nearest_existing
 
-    sizes = [min((x for x in (p.task.size_hint(), config.limit) if x is not None), default=None) for p in planned]
+    sizes = [min((x for x in (p.task.size_hint(), config.what.limit) if x is not None), default=None) for p in planned]
     records = sum(size for size in sizes if size is not None)
     need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
     estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"

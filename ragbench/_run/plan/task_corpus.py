@@ -4,7 +4,6 @@ searches of their own after nothing but the install."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ def shipped_corpus(planned: list[Any]) -> Path | None:
 
 def check_task_corpora(config: RunConfig, planned: list[Any], check: Preflight) -> None:
     """One problem when the run names no retriever and its tasks do not all search the same corpus."""
-    if config.retriever is not None:
+    if config.retrieval.retriever is not None:
         return
     by_corpus: dict[Path | None, list[str]] = {}
     for p in planned:
@@ -46,12 +45,12 @@ def use_task_corpus(config: RunConfig, planned: list[Any]) -> tuple[RunConfig, P
     config as given and None otherwise. The run's identity, and so its folder, run.json, results.json and
     `--resume`, are read from the config this returns; the given one is left as it was."""
     corpus = shipped_corpus(planned)
-    if config.retriever is not None or corpus is None:
+    if config.retrieval.retriever is not None or corpus is None:
         return config, None
     from ..._retrieval.index.cache import index_folder  # the index modules (numpy) load for such a task alone
 
     index = index_folder(corpus, CORPUS_RETRIEVER)  # the corpus hashed once a run
-    named = replace(config, retriever=CORPUS_RETRIEVER, retriever_args={"index": str(index)}, shipped_corpus_index=True)
+    named = config.changed(retriever=CORPUS_RETRIEVER, retriever_args={"index": str(index)}, shipped_corpus_index=True)
     return named, index
 
 
@@ -60,7 +59,7 @@ def corpus_changed_on_resume(config: RunConfig, planned: list[Any], run_dir: Run
     cache than `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so
     (rather than options that differ, which the user did not change)."""
     corpus = shipped_corpus(planned)
-    if not config.resume or corpus is None or not config.shipped_corpus_index:
+    if not config.output.resume or corpus is None or not config.retrieval.shipped_corpus_index:
         return False
     recorded = run_dir.record
     identity = recorded.identity if recorded is not None else {}

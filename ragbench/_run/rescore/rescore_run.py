@@ -21,7 +21,6 @@ import json
 import logging
 import shutil
 import time
-from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -44,7 +43,7 @@ from ..._storage.run_record import RunRecord
 from ..._storage.rundir import RunDir
 from ..._storage.sample_files import sample_file
 from ..._types import JsonObject
-from ..._values.run_config import RunConfig, examples_in_flight
+from ..._values.run_config import RunConfig, examples_in_flight, run_options
 from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
 from ..example import record_failed
@@ -82,20 +81,20 @@ class RescoreRun:
         self.source, self.recorded = source, recorded.config
         self.config = config = rescoring_config(self.recorded, changes, source)
         check = Preflight()
-        engines = config.engine_request()  # the judges and the NLI model: priced, then checked
-        check_run_options(config, engines, check)  # as a run's: its numbers, a --cache that is not a folder
+        check_run_options(config, check)  # as a run's: its numbers, a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
             check_output(config, source)
         recorded_args = self.recorded.get("metric_args")  # absent in a run.json of an older ragbench
         inherited = frozenset(recorded_args if isinstance(recorded_args, dict) else ()) - set(
             changes.get("metric_args") or {}
         )
-        planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
+        planned, metric_args = plan_scoring(config.what, config.judging, registry, check, inherited)
         self.planned = planned
         # without the run's options of metrics no longer asked
-        self.config = config = replace(config, metric_args=metric_args)
+        self.config = config = config.changed(metric_args=metric_args)
         check_engines(
-            engines,
+            config.models,
+            config.judging,
             registry,
             check,
             uses_llm=False,
@@ -118,7 +117,8 @@ class RescoreRun:
         resources = services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
         engines = services.open_engines(planned, system=False)  # the judges and the NLI model
         services.start_folder(self.full_config)
-        if config.cache is None:  # its own cache starts as RUN's: the calls RUN made are answered, not paid again
+        # its own cache starts as RUN's: the calls RUN made are answered, not paid again
+        if config.output.cache is None:
             copy_cache(self.source, self.target.path)
         opened = Opened(resources, engines, services.open_cache())
         started = time.perf_counter()
@@ -180,7 +180,7 @@ def check_output(config: RunConfig, source: Path) -> None:
         )
     if output.exists() and not output.is_dir():
         raise ConfigError(f"rescore --output {output}: is a file; give a folder")
-    if not config.overwrite and (output / "run.json").exists():
+    if not config.output.overwrite and (output / "run.json").exists():
         raise ConfigError(
             f"rescore --output {output}: already holds a run; --overwrite replaces it, or give another --output"
         )
@@ -203,7 +203,7 @@ def finished_run(source: Path) -> tuple[RunRecord, Results]:
 
 def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: Path) -> RunConfig:
     """The run's configuration with the rescoring's metric, judge and NLI options (see the module's docstring)."""
-    config = {f.name: original[f.name] for f in fields(RunConfig) if f.name in original}
+    config = {f.name: original[f.name] for f in run_options() if f.name in original}
     config.update({"resume": False, "output": str(source) + SUFFIX, "progress": False})
     given = {k: v for k, v in changes.items() if v not in (None, [], {})}
     metrics = given.pop("metrics", None)
@@ -216,15 +216,15 @@ def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: 
     if "nli" in given:
         config["nli_args"] = {}
     config.update(given)
-    return RunConfig(**config)
+    return RunConfig.of(**config)
 
 
 def rescored_config(original: JsonObject, config: RunConfig, planned: list[PlannedTask], source: Path) -> JsonObject:
     """run.json's and results.json's `config`: the original's, with the rescoring's options and metrics."""
     out = {
         **original,
-        **asdict(config),
-        "tasks": original.get("tasks", config.tasks),
+        **config.flat(),
+        "tasks": original.get("tasks", config.what.tasks),
         "model": original.get("model"),
         "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned},
         "rescored_from": str(source),
@@ -244,7 +244,7 @@ async def score_saved(
 
     async def score_all(calls: Calls) -> None:
         config = services.config
-        progress = Progress(calls.scheduler.stats, total, enabled=config.progress, batches=calls.batches)
+        progress = Progress(calls.scheduler.stats, total, enabled=config.output.progress, batches=calls.batches)
         following = asyncio.ensure_future(progress.follow())
 
         async def score(item: tuple[PlannedTask, SampleRecord]) -> None:
@@ -265,7 +265,7 @@ async def score_saved(
             for record in read_samples(sample_file(source, task.name), unreadable, older_shapes=True)
         )
         try:
-            await bounded(saved, score, examples_in_flight(config.max_inflight), calls.example.examples)
+            await bounded(saved, score, examples_in_flight(config.limits.max_inflight), calls.example.examples)
         finally:
             following.cancel()
             progress.close()

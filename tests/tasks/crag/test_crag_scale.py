@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import random
 import time
@@ -49,7 +48,7 @@ def distinct_pages(archive) -> int:
 
 
 def config(tmp_path, archive, name, system="vanilla", **task_args) -> RunConfig:
-    return RunConfig(
+    return RunConfig.of(
         tasks=["crag_t3"],
         system=system,
         model="scripted:echo",
@@ -124,9 +123,7 @@ def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, ar
     assert stats["hits"] == 4 * 8 - parsed and stats["lookups"] > 0 and stats["bytes"] > 0
 
     # another system on the same file: the same RAG baseline around another model, then a passage reader
-    other_model = dataclasses.replace(
-        config(tmp_path, archive, "second", embedder=EMBEDDER), model_args={"batch_size": 3}
-    )
+    other_model = config(tmp_path, archive, "second", embedder=EMBEDDER).changed(model_args={"batch_size": 3})
     second = Evaluator(other_model, registry=installed_registry())
     second_results = second.run().results
     assert _page_work(second.planned[0].task) == (0, 0)

@@ -194,13 +194,13 @@ def test_the_run_s_config_names_the_corpus_and_the_given_config_is_left_as_it_wa
     from ragbench._run.evaluator import Evaluator, RunConfig
     from ragbench.testing import installed_registry
 
-    given = RunConfig(tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    given = RunConfig.of(tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
     before = replace(given)
     plan = Evaluator(given, installed_registry()).plan
     assert (
         given == before
     )  # a value: what the pre-flight settled is the run's own config, not written into the caller's
-    assert (plan.config.retriever, plan.config.shipped_corpus_index) == ("bm25", True)
+    assert (plan.config.retrieval.retriever, plan.config.retrieval.shipped_corpus_index) == ("bm25", True)
     assert plan.run_dir.path == plan.config.run_dir() != given.run_dir()
 
 
@@ -268,7 +268,7 @@ def test_a_corpus_changed_after_the_pre_flight_named_its_index_is_not_built_unde
     from ragbench.testing import installed_registry
 
     options, corpus = own_corpus_task(tmp_path)
-    evaluator = Evaluator(RunConfig(output=str(tmp_path / "run"), progress=False, **options), installed_registry())
+    evaluator = Evaluator(RunConfig.of(output=str(tmp_path / "run"), progress=False, **options), installed_registry())
     with corpus.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps({"id": "new", "title": "New", "text": "A passage added."}) + "\n")
     with pytest.raises(ConfigError, match=r"corpus .*corpus.jsonl changed since the run named its index \(by sha256"):

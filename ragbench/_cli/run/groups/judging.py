@@ -4,21 +4,21 @@ bootstrap's resamples."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import click
 
 from ...._errors import ConfigError
+from ...._values.option_bounds import MAX_JUDGE_REPEATS, too_many
 from ...._values.options import parse_assignments
-from ...._values.run_config import MAX_JUDGE_REPEATS, too_many
+from ...._values.run_groups import RunJudging
 from .option import Option, OptionGroup
 from .what_to_run import split_names
 
 
 def repeats_at_most(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     """--judge-repeats over its bound, refused as the command line is read: a run makes its raters for every
-    judged example (ragbench._values.run_config.MAX_JUDGE_REPEATS)."""
+    judged example (ragbench._values.option_bounds.MAX_JUDGE_REPEATS)."""
     if problem := too_many("--judge-repeats", "judge_repeats", value):
         raise click.UsageError(problem, ctx)
     return value
@@ -58,7 +58,6 @@ def read_judging_files(human_labels: str | None, price_table: str | None) -> Non
         read_price_table(price_table)
 
 
-@dataclass(frozen=True)
 class JudgingOptions(OptionGroup):
     TITLE: ClassVar[str] = "Judging and metrics"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
@@ -159,23 +158,11 @@ class JudgingOptions(OptionGroup):
         ),
     )
 
-    metrics: list[str]  # NAME replaces the tasks' lists, +NAME adds
-    metric_args: dict[str, Any]  # "metric.key" -> value
-    judges: list[str]
-    judge_args: dict[str, dict[str, Any]]  # judge index -> engine options
-    judge_repeats: int | None  # each judged metric scored so often per judge (None: once)
-    nli: str | None  # engine:model of the entailment judge for metrics that need "nli"
-    nli_format: str  # request format, see ragbench._nli
-    nli_args: dict[str, Any]
-    human_labels: str | None  # ragbench._reports.judging.human_labels
-    price_table: str | None  # judge prices (ragbench._reports.cost.judge_cost)
-    bootstrap_iters: int
-
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> JudgingOptions:
+    def of(cls, values: Mapping[str, Any]) -> RunJudging:
         judges: tuple[str, ...] = values.get("judge", ())
         human_labels, price_table = values.get("human_labels"), values.get("price_table")
-        group = cls(
+        group = RunJudging(
             metrics=split_names(values.get("metrics") or ""),
             metric_args=parse_assignments(values.get("metric_arg", ()), "--metric-arg"),
             judges=list(judges),

@@ -4,15 +4,14 @@ example's ceilings, the dollars it may spend, stopping at the first failure, fai
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
-from ...._values.run_config import MAX_INFLIGHT
+from ...._values.option_bounds import MAX_INFLIGHT
+from ...._values.run_groups import RunLimits
 from .option import Option, OptionGroup
 
 
-@dataclass(frozen=True)
 class LimitOptions(OptionGroup):
     TITLE: ClassVar[str] = "Speed, limits and failures"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
@@ -79,16 +78,9 @@ class LimitOptions(OptionGroup):
         ),
     )
 
-    max_inflight: int | None  # examples running at once; None: examples_in_flight's choice
-    max_steps_per_example: int | None  # model calls, searches, tool and recorded steps (None: the default ceiling)
-    max_prompt_chars_per_example: int | None  # characters of the prompts it sends (None: the default ceiling)
-    max_cost: float | None  # what this command's calls may spend (ragbench._cost.spending_cap)
-    fail_fast: bool  # stop at the first record that fails (StoppedAtFailure), its traceback shown
-    strict_infra: bool  # a failed judge/tool call folded into a result fails its example instead
-
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> LimitOptions:
-        return cls(
+    def of(cls, values: Mapping[str, Any]) -> RunLimits:
+        return RunLimits(
             max_inflight=values.get("max_inflight"),
             max_steps_per_example=values.get("max_steps_per_example"),
             max_prompt_chars_per_example=values.get("max_prompt_chars_per_example"),

@@ -4,15 +4,14 @@ system's roles."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...._errors import ConfigError
 from ...._values.options import parse_assignments
+from ...._values.run_groups import RunModels
 from .option import Option, OptionGroup
 
 
-@dataclass(frozen=True)
 class ModelOptions(OptionGroup):
     TITLE: ClassVar[str] = "Model and engine"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
@@ -60,19 +59,14 @@ class ModelOptions(OptionGroup):
         ),
     )
 
-    model: str | None  # None: the embedded default
-    model_args: dict[str, Any]
-    role_models: dict[str, str]  # a system's role -> engine:model
-    role_model_args: dict[str, dict[str, Any]]  # role -> its engine's options
-
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> ModelOptions:
+    def of(cls, values: Mapping[str, Any]) -> RunModels:
         model_args = parse_assignments(values.get("model_arg", ()), "--model-arg")
         base_url: tuple[str, ...] = values.get("base_url", ())
         if base_url:
             model_args["base_url"] = base_url[0] if len(base_url) == 1 else list(base_url)
         role_models = _role_models(values.get("role_model", ()))
-        return cls(
+        return RunModels(
             model=values.get("model"),
             model_args=model_args,
             role_models=role_models,

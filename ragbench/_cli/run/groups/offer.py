@@ -41,7 +41,7 @@ class Offer:
 
     def config_fields(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The RunConfig fields of the offered options, from click's parsed values."""
-        return self.group.of(values).config_fields(self.names)
+        return self.group.config_fields(values, self.names)
 
 
 def with_offers(*offers: Offer) -> Callable[[Command], Command]:
@@ -67,4 +67,4 @@ with_run_options = with_offers(*RUN_OFFERS)
 
 def run_config_of(values: Mapping[str, Any]) -> RunConfig:
     """The RunConfig of a run's command line (`ragbench`, `check`, `estimate`)."""
-    return RunConfig(**config_fields(values, RUN_OFFERS))
+    return RunConfig.of(**config_fields(values, RUN_OFFERS))

@@ -33,8 +33,8 @@ class Option:
 
 
 class OptionGroup(ABC):
-    """A frozen dataclass of RunConfig fields (the subclass), the options that set them (`OPTIONS`, in the order
-    the help shows them under `TITLE`) and `of`, the group from click's parsed values: a value of an option the
+    """The options of one group of a run's options (`OPTIONS`, in the order the help shows them under `TITLE`) and
+    `of`, the group's value (ragbench._values.run_groups) from click's parsed values: a value of an option the
     command does not offer is the option's default."""
 
     TITLE: ClassVar[str]
@@ -49,10 +49,13 @@ class OptionGroup(ABC):
 
     @classmethod
     @abstractmethod
-    def of(cls, values: Mapping[str, Any]) -> OptionGroup:
-        """The group from click's parsed values (ConfigError: a malformed one)."""
+    def of(cls, values: Mapping[str, Any]) -> Any:
+        """The group's value from click's parsed values (ConfigError: a malformed one)."""
 
-    def config_fields(self, names: tuple[str, ...] = ()) -> dict[str, Any]:
-        """The RunConfig fields the options `names` set (none named: every option of the group)."""
-        options = [self.option(name) for name in names] if names else self.OPTIONS
-        return {key: getattr(self, key) for option in options for key in option.fields}
+    @classmethod
+    def config_fields(cls, values: Mapping[str, Any], names: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The RunConfig fields the options `names` set (none named: every option of the group), from click's
+        parsed values."""
+        group = cls.of(values)
+        options = [cls.option(name) for name in names] if names else cls.OPTIONS
+        return {key: getattr(group, key) for option in options for key in option.fields}

@@ -4,13 +4,12 @@ progress bar."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ...._values.run_groups import RunOutput
 from .option import Option, OptionGroup
 
 
-@dataclass(frozen=True)
 class OutputOptions(OptionGroup):
     TITLE: ClassVar[str] = "Output and resume"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
@@ -38,15 +37,9 @@ class OutputOptions(OptionGroup):
         ),
     )
 
-    output: str | None
-    resume: bool
-    overwrite: bool  # replace an earlier run in the output folder
-    cache: str | None
-    progress: bool
-
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> OutputOptions:
-        return cls(
+    def of(cls, values: Mapping[str, Any]) -> RunOutput:
+        return RunOutput(
             output=values.get("output"),
             resume=values.get("resume", False),
             overwrite=values.get("overwrite", False),

@@ -4,10 +4,10 @@ cache of parsed pages."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...._values.options import parse_assignments
+from ...._values.run_groups import RunRetrieval
 from .option import Option, OptionGroup
 
 
@@ -23,7 +23,6 @@ def _component(name: str, what: str, example: str) -> tuple[Option, Option]:
     )
 
 
-@dataclass(frozen=True)
 class RetrievalOptions(OptionGroup):
     TITLE: ClassVar[str] = "Retrieval"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
@@ -44,17 +43,9 @@ class RetrievalOptions(OptionGroup):
         ),
     )
 
-    retriever: str | None  # ctx.retriever of systems; None: the examples' provided docs
-    retriever_args: dict[str, Any]
-    reranker: str | None  # reorders every search's results (ragbench._components)
-    reranker_args: dict[str, Any]
-    refiner: str | None  # turns a reader's documents into what it shows
-    refiner_args: dict[str, Any]
-    page_cache: str | None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
-
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> RetrievalOptions:
-        return cls(
+    def of(cls, values: Mapping[str, Any]) -> RunRetrieval:
+        return RunRetrieval(
             retriever=values.get("retriever"),
             retriever_args=parse_assignments(values.get("retriever_arg", ()), "--retriever-arg"),
             reranker=values.get("reranker"),

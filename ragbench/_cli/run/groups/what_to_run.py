@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import click
 
 from ...._values.options import parse_assignments
+from ...._values.run_groups import RunWhat
 from .option import Option, OptionGroup
 
 
@@ -20,7 +20,6 @@ def data_paths(items: tuple[str, ...]) -> dict[str, str]:
     return {k: str(v) for k, v in parse_assignments(items, "--data").items()}
 
 
-@dataclass(frozen=True)
 class WhatToRun(OptionGroup):
     TITLE: ClassVar[str] = "What to run"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
@@ -73,7 +72,7 @@ class WhatToRun(OptionGroup):
                 "system that declares none refuses it); applies to the run's one system",
             },
         ),
-        # numbers are ranged by the pre-flight (ragbench._run.plan.preflight.RUN_NUMBERS), one line each
+        # numbers are ranged by the pre-flight (the groups' `problems()`, ragbench._values.run_groups), one line each
         Option(
             ("--seed",),
             ("seed",),
@@ -81,24 +80,15 @@ class WhatToRun(OptionGroup):
         ),
     )
 
-    tasks: list[str]
-    data: dict[str, str]
-    task_args: dict[str, Any]
-    limit: int | None
-    system: str
-    system_args: dict[str, Any]
-    top_k: int | None
-    seed: int
-
     @classmethod
-    def of(cls, values: Mapping[str, Any]) -> WhatToRun:
+    def of(cls, values: Mapping[str, Any]) -> RunWhat:
         """The tasks of --include-path folders are named by their files, so the run's config says which files it
         ran."""
         from ...._yaml_tasks.discovery import include
 
         names = split_names(values.get("tasks") or "")
         folders = values.get("include_path", ())
-        return cls(
+        return RunWhat(
             tasks=include(names, folders) if folders else names,
             data=data_paths(values.get("data", ())),
             task_args=parse_assignments(values.get("task_arg", ()), "--task-arg"),

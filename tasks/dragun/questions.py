@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 
 from .data import files, read_rubrics, read_topics, the_one_run
 from .question_data import EXAMPLE_RUNS, question_examples
 from .question_runs import MOST_QUESTIONS, run_records
-from .task import article_text
+from .task import ArticlePrompting
 
 INSTRUCTION = (
     f"Write the {MOST_QUESTIONS} questions a reader should ask, and have answered, to judge the trustworthiness of "
@@ -28,20 +28,10 @@ INSTRUCTION = (
 )
 
 
-class DragunQuestionPrompting(TaskPrompting):
-    """The instruction and the article; sources a system shows follow."""
+class DragunQuestionPrompting(ArticlePrompting):
+    """Task 1's: the questions, after the sources a system shows."""
 
-    answer_format = "long"
-
-    def query_text(self, example: Example) -> str:
-        return f"{INSTRUCTION}\n\n{article_text(example.gold['article'])}"
-
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        prompt = options.get("question") or self.query_text(example)
-        if not docs:
-            return f"{prompt}\n\nQuestions:"
-        sources = "\n".join(f"[{n}] {doc.title}: {doc.text}" for n, doc in enumerate(docs, start=1))
-        return f"{prompt}\n\nSources:\n{sources}\n\nQuestions:"
+    instruction, lead, lead_without_sources = INSTRUCTION, "Questions", True
 
 
 def unscorable(topic: str, rubric: list[Any], examples: dict[int, Any] | None) -> str | None:

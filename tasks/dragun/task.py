@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
@@ -35,20 +35,30 @@ def article_text(article: dict[str, Any]) -> str:
     return f"Title: {article.get('title', '')}\nURL: {article.get('url', '')}\n{shown}"
 
 
-class DragunPrompting(TaskPrompting):
-    """The instruction and the article; sources a system shows follow, numbered [n] for the report to cite."""
+class ArticlePrompting(TaskPrompting):
+    """The task's instruction and the article; sources a system shows follow, numbered [n], then the answer's
+    lead (`lead`; without sources only where `lead_without_sources`)."""
 
     answer_format = "long"
+    instruction: ClassVar[str]
+    lead: ClassVar[str]
+    lead_without_sources: ClassVar[bool]
 
     def query_text(self, example: Example) -> str:
-        return f"{INSTRUCTION}\n\n{article_text(example.gold['article'])}"
+        return f"{self.instruction}\n\n{article_text(example.gold['article'])}"
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         prompt = options.get("question") or self.query_text(example)
         if not docs:
-            return str(prompt)
+            return f"{prompt}\n\n{self.lead}:" if self.lead_without_sources else str(prompt)
         sources = "\n".join(f"[{n}] {doc.title}: {doc.text}" for n, doc in enumerate(docs, start=1))
-        return f"{prompt}\n\nSources:\n{sources}\n\nReport:"
+        return f"{prompt}\n\nSources:\n{sources}\n\n{self.lead}:"
+
+
+class DragunPrompting(ArticlePrompting):
+    """Task 2's: the report, citing the sources by [n]."""
+
+    instruction, lead, lead_without_sources = INSTRUCTION, "Report", False
 
     def citations(self, answer: str) -> list[list[int]]:
         return [cited_numbers(statement) for statement in sent_tokenize(answer)]

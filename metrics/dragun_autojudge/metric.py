@@ -57,6 +57,23 @@ def _schema() -> str:
 
 
 SCHEMA = _schema()
+
+
+async def ask_judge(judge: Any, metric: str, system: str, user: str, json_schema: str) -> str:
+    """One AutoJudge call as auto_judge.py makes it: its system prompt `system`, greedy, the JSON schema enforced,
+    nothing else sent; the reply's text."""
+    messages = [{"role": "system", "content": PROMPTS[system]}, {"role": "user", "content": user}]
+    reply = await judge.chat(
+        messages,
+        step=f"judge:{metric}",
+        temperature=0,
+        top_p=1,
+        json_schema=json_schema,
+        left_to_server=LEFT_TO_SERVER,
+    )
+    return str(reply.text or "")
+
+
 SUBMITTED = "dragun_responses"  # a scored run file's sentences as submitted, in its predictions' extras (dragun_report)
 
 
@@ -128,22 +145,12 @@ class DragunAutoJudge(Metric):
     )
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        messages = [
-            {"role": "system", "content": PROMPTS["report_judge"]},
-            {"role": "user", "content": user_turn(example, report_text(prediction))},
-        ]
+        user = user_turn(example, report_text(prediction))
 
         async def judged(judge: Any) -> dict[str, float] | None:
-            reply = await judge.chat(
-                messages,
-                step=f"judge:{self.name}",
-                temperature=0,
-                top_p=1,
-                json_schema=SCHEMA,
-                left_to_server=LEFT_TO_SERVER,
-            )
+            reply = await ask_judge(judge, self.name, "report_judge", user, SCHEMA)
             try:
-                scores = topic_scores(example.gold["rubric"], assessments(str(reply.text or "")))
+                scores = topic_scores(example.gold["rubric"], assessments(reply))
             except ValueError:
                 ctx.count("dragun_unparsed")
                 return None

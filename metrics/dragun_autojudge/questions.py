@@ -20,7 +20,7 @@ from typing import Any
 from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.text import list_lines
 
-from .metric import LEFT_TO_SERVER, PROMPTS, dumped, readable
+from .metric import ask_judge, dumped, readable
 from .scoring import COMPOUND_FACTORS, PANDAS_MISSING, SIMILARITY_SCORES, judges_mean, question_score
 
 KEY = "dragun_question_score"
@@ -113,16 +113,7 @@ class DragunQuestionAutoJudge(Metric):
         """One judge's score of the questions: its compound checks, then each rubric question against each question."""
 
         async def ask(system: str, user: str, json_schema: str) -> str:
-            messages = [{"role": "system", "content": PROMPTS[system]}, {"role": "user", "content": user}]
-            reply = await judge.chat(
-                messages,
-                step=f"judge:{self.name}",
-                temperature=0,
-                top_p=1,
-                json_schema=json_schema,
-                left_to_server=LEFT_TO_SERVER,
-            )
-            return str(reply.text or "")
+            return await ask_judge(judge, self.name, system, user, json_schema)
 
         pairs = [
             (int(str(q["question_id"]).split("-")[-1]), str(q["question_text"]), candidate)

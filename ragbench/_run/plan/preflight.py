@@ -282,7 +282,7 @@ def preflight(
     for line in query_warnings:
         check.warn(line)
     check_components(config.retrieval, registry, check)
-    check_cache_files(config, run_dir.path, planned, check)
+    check_cache_files(config.output, config.retrieval, run_dir.path, planned, check)
     try:
         system_class = registry.load("systems", config.what.system)
     except ConfigError:

@@ -11,6 +11,7 @@ from .base import Refiner, Reranker
 
 if TYPE_CHECKING:
     from .._registry import Registry
+    from .._values.run_groups import RunRetrieval
 
 
 def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *, registry: Registry) -> Any:
@@ -25,12 +26,12 @@ def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *, 
     return construct(registry.load(kind, name), dict(args or {}), label)
 
 
-def check_components(config: Any, registry: Registry, check: Any) -> None:
+def check_components(retrieval: RunRetrieval, registry: Registry, check: Any) -> None:
     """The pre-flight of `--reranker` and `--refiner`: a known name, options it takes, a local model path
     that is there (nothing loads)."""
     for kind, name, args in (
-        ("rerankers", config.retrieval.reranker, config.retrieval.reranker_args),
-        ("refiners", config.retrieval.refiner, config.retrieval.refiner_args),
+        ("rerankers", retrieval.reranker, retrieval.reranker_args),
+        ("refiners", retrieval.refiner, retrieval.refiner_args),
     ):
         if name:
             with check.step(f"--{kind[:-1]} {name}"):

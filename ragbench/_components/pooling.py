@@ -13,6 +13,7 @@ from .._retrieval.corpus.readers import passage_text
 from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
 from .._types import Document, JsonObject
+from .._values.run_groups import RunRetrieval
 from .base import Refiner, Reranker
 
 
@@ -99,14 +100,14 @@ class Components:
         self._refining = RefiningBackend(refiner) if refiner is not None else None
 
     @classmethod
-    def configured(cls, config: Any, registry: Any) -> Components:
+    def configured(cls, retrieval: RunRetrieval, registry: Any) -> Components:
         """The run's `--reranker` and `--refiner` with their options (checked by the pre-flight), their models
         loaded (as a run's retriever opens its index before the run starts)."""
         from . import load_component
 
         components = cls(
-            load_component("rerankers", config.retrieval.reranker, config.retrieval.reranker_args, registry=registry),
-            load_component("refiners", config.retrieval.refiner, config.retrieval.refiner_args, registry=registry),
+            load_component("rerankers", retrieval.reranker, retrieval.reranker_args, registry=registry),
+            load_component("refiners", retrieval.refiner, retrieval.refiner_args, registry=registry),
         )
         components.load()
         return components

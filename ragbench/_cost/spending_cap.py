@@ -23,7 +23,6 @@ from typing import Any
 from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
 from .._values.llm_calls import Request, Response
-from .._values.run_config import RunConfig
 from .._values.run_groups import RunJudging, RunModels
 from .prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
 
@@ -122,13 +121,19 @@ class SpendingCapReached(Exception):
 
 
 def spending_cap(
-    config: RunConfig, engines: Any, run: asyncio.Task[Any] | None, examples: ExamplesInFlight
+    cap: float | None,
+    models: RunModels,
+    judging: RunJudging,
+    engines: Any,
+    run: asyncio.Task[Any] | None,
+    examples: ExamplesInFlight,
 ) -> SpendingCap | None:
-    """The run's cap (None without --max-cost) over its `engines`, stopping the `run` task when reached."""
-    if config.limits.max_cost is None or run is None:
+    """The run's cap (`cap`, its --max-cost; None without one) over its `engines`, priced for its `models` and
+    `judging`, stopping the `run` task when reached."""
+    if cap is None or run is None:
         return None
-    prices = run_prices(config.models, config.judging)
-    return SpendingCap(config.limits.max_cost, engine_prices(engines, prices), StopOnceSettled(run, examples))
+    prices = run_prices(models, judging)
+    return SpendingCap(cap, engine_prices(engines, prices), StopOnceSettled(run, examples))
 
 
 class StopOnceSettled:

@@ -146,7 +146,7 @@ class RunServices:
             self.config.retrieval.retriever, self.config.retrieval.retriever_args, registry=self.registry
         )
         self._opened.callback(self._unless_interrupted, retriever.close)
-        components = Components.configured(self.config, self.registry)
+        components = Components.configured(self.config.retrieval, self.registry)
         release = self._opened.enter_context(ExitStack())
         release.callback(self._unless_interrupted, components.close)
         return OpenRetrieval(retriever, components, release)
@@ -206,7 +206,8 @@ class RunServices:
         returned and what the calls report (`CallReports`). Where --max-cost's cap stops the calls, raises
         `CapStopped` (with the cap: what was spent)."""
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
-        spending = spending_cap(self.config, opened.engines, asyncio.current_task(), examples)
+        limits, models, judging = self.config.limits, self.config.models, self.config.judging
+        spending = spending_cap(limits.max_cost, models, judging, opened.engines, asyncio.current_task(), examples)
         try:
             return await self._run_calls(opened, work, system, spending, examples)
         except asyncio.CancelledError:

@@ -31,7 +31,7 @@ from ..._errors import ConfigError
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.run_config import RunConfig
-from ..._values.run_groups import RunJudging, RunModels
+from ..._values.run_groups import RunJudging, RunModels, RunRetrieval
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder
 from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
@@ -182,7 +182,9 @@ def check_engines(
                 check.problem(f"{where}: {problem}")
 
 
-def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[Any], check: Preflight) -> None:
+def check_documents_to_retrieve(
+    retrieval: RunRetrieval, system_name: str, registry: Any, planned: list[Any], check: Preflight
+) -> None:
     """A system that retrieves (its declared `retrieves`) on a task whose examples carry no documents
     (`Task.own_documents` False), with a retriever that returns only an example's own documents
     (`Retriever.example_documents_only`: the default `provided`, `example_bm25`, `example_dense`), would
@@ -192,7 +194,7 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
     blind = [
         p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.own_documents is False
     ]
-    name = config.retrieval.retriever or DEFAULT_RETRIEVER
+    name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if blind else None
     except ConfigError:
@@ -201,9 +203,9 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
         return
     for p in blind:
         corpus = task_corpus(p.task)
-        if corpus is not None and config.retrieval.retriever is None:
+        if corpus is not None and retrieval.retriever is None:
             continue  # its corpus is searched unless other tasks' differ: `check_task_corpora` says so
-        system = p.system.name or config.what.system
+        system = p.system.name or system_name
         shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
         check.problem(
             f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
@@ -213,7 +215,7 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
         )
 
 
-def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> list[str]:
+def own_query_warnings(retrieval: RunRetrieval, system_name: str, registry: Any, planned: list[Any]) -> list[str]:
     """A system that searches with queries of its own (its declared `searches_own_queries`) over a retriever that gives
     every query the example's own documents in their given order (`fixed_documents` and `example_documents_only`:
     `provided`; a reranker reorders them per query) gets the same passages from every search: a warning per
@@ -226,15 +228,15 @@ def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> 
         for p in planned
         if p.system is not None and p.system.declares.searches_own_queries and p.task.own_documents is not False
     ]
-    name = config.retrieval.retriever or DEFAULT_RETRIEVER
+    name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
-        retriever_class = registry.load("retrievers", name) if searching and not config.retrieval.reranker else None
+        retriever_class = registry.load("retrievers", name) if searching and not retrieval.reranker else None
     except ConfigError:
         return []  # an unknown retriever: said where the run builds it
     if retriever_class is None or not (retriever_class.fixed_documents and retriever_class.example_documents_only):
         return []
     return [
-        f"task {p.name}: system {p.system.name or config.what.system} searches with queries of its own, but retriever "
+        f"task {p.name}: system {p.system.name or system_name} searches with queries of its own, but retriever "
         f"{name} gives every query the example's own passages in their given order, so each of its searches "
         "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
         "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
@@ -268,19 +270,19 @@ def preflight(
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config.what, config.judging, registry, check, roles=tuple(config.models.role_models))
-    check_task_corpora(config, planned, check)
+    check_task_corpora(config.retrieval, planned, check)
     config, task_index = use_task_corpus(config, planned)  # the run's identity and folder are read from this config
     run_dir = RunDir(config.run_dir())
     if resume_held and not config.output.overwrite and run_dir.record is not None:
         config = config.changed(resume=True)
     if not corpus_changed_on_resume(config, planned, run_dir, check):
         check_output_folder(config, run_dir, check)
-    check_documents_to_retrieve(config, registry, planned, check)
-    query_warnings = own_query_warnings(config, registry, planned)
+    check_documents_to_retrieve(config.retrieval, config.what.system, registry, planned, check)
+    query_warnings = own_query_warnings(config.retrieval, config.what.system, registry, planned)
     for line in query_warnings:
         check.warn(line)
-    check_components(config, registry, check)
-    check_cache_files(config, run_dir.path, planned, check)
+    check_components(config.retrieval, registry, check)
+    check_cache_files(config.output, config.retrieval, run_dir.path, planned, check)
     try:
         system_class = registry.load("systems", config.what.system)
     except ConfigError:

@@ -11,6 +11,7 @@ from ..._errors import ConfigError
 from ..._storage.files import write_problem
 from ..._storage.rundir import RunDir
 from ..._values.run_config import RunConfig
+from ..._values.run_groups import RunOutput, RunRetrieval
 
 
 def check_output_folder(config: RunConfig, run_dir: RunDir, check: Preflight) -> None:
@@ -23,29 +24,31 @@ def check_output_folder(config: RunConfig, run_dir: RunDir, check: Preflight) ->
             raise ConfigError(f"--output {run_dir.path}: {unwritable}; choose a folder that can be written")
 
 
-def cache_files(config: RunConfig, folder: Path, planned: list[Any]) -> list[tuple[str, Path, str, Any, bool]]:
+def cache_files(
+    output: RunOutput, retrieval: RunRetrieval, folder: Path, planned: list[Any]
+) -> list[tuple[str, Path, str, Any, bool]]:
     """(label, path, fix, schema, owned) of the caches the run opens: the response cache and (for tasks that
     take a `page_cache` option) the page cache; `owned`: the run folder's (`folder`) own cache.sqlite."""
     from ..._storage import cache, page_cache
 
     # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
-    skip = config.output.cache is None and (config.output.overwrite or write_problem(folder))
+    skip = output.cache is None and (output.overwrite or write_problem(folder))
     caches = (
         []
         if skip
         else [
             (
                 cache.LABEL,
-                Path(config.output.cache or folder / "cache.sqlite"),
+                Path(output.cache or folder / "cache.sqlite"),
                 cache.FIX,
                 cache.SCHEMA,
-                config.output.cache is None,
+                output.cache is None,
             )
         ]
     )
     # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
     for chosen in dict.fromkeys(
-        p.task.args.get("page_cache") or config.retrieval.page_cache
+        p.task.args.get("page_cache") or retrieval.page_cache
         for p in planned
         if "page_cache" in getattr(p.task, "args", {})
     ):
@@ -55,14 +58,16 @@ def cache_files(config: RunConfig, folder: Path, planned: list[Any]) -> list[tup
     return caches
 
 
-def check_cache_files(config: RunConfig, folder: Path, planned: list[Any], check: Preflight) -> None:
+def check_cache_files(
+    output: RunOutput, retrieval: RunRetrieval, folder: Path, planned: list[Any], check: Preflight
+) -> None:
     """The caches (`cache_files`): files a run can read and write. A file ragbench did not make is a problem
     (the run would leave it out); one that cannot serve otherwise is a warning: the run goes on without it,
     or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
     from ..._storage.store_checks import file_problem
 
-    for label, path, fix, schema, owned in cache_files(config, folder, planned):
-        if config.output.cache and path == Path(config.output.cache) and path.is_dir():  # said of --cache already
+    for label, path, fix, schema, owned in cache_files(output, retrieval, folder, planned):
+        if output.cache and path == Path(output.cache) and path.is_dir():  # said of --cache already
             continue
         problem = file_problem(path, schema, owned)
         if problem is None:
@@ -95,7 +100,7 @@ def check_free_space(config: RunConfig, folder: Path, planned: list[Any], check:
     estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"
     estimate += " and tasks of unknown size" if None in sizes else ""
     places = [("--output", folder)]
-    places += [(label, path) for label, path, *_ in cache_files(config, folder, planned)]
+    places += [(label, path) for label, path, *_ in cache_files(config.output, config.retrieval, folder, planned)]
     seen: set[int] = set()
     for label, path in places:
         if write_problem(path):

@@ -11,6 +11,7 @@ from ..._checks import Preflight
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.run_config import RunConfig
+from ..._values.run_groups import RunRetrieval
 
 CORPUS_RETRIEVER = "bm25"
 
@@ -21,9 +22,9 @@ def shipped_corpus(planned: list[Any]) -> Path | None:
     return corpora.pop() if len(corpora) == 1 else None
 
 
-def check_task_corpora(config: RunConfig, planned: list[Any], check: Preflight) -> None:
+def check_task_corpora(retrieval: RunRetrieval, planned: list[Any], check: Preflight) -> None:
     """One problem when the run names no retriever and its tasks do not all search the same corpus."""
-    if config.retrieval.retriever is not None:
+    if retrieval.retriever is not None:
         return
     by_corpus: dict[Path | None, list[str]] = {}
     for p in planned:

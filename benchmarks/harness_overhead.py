@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import dataclasses
 import io
 import json
 import pstats
@@ -137,7 +136,7 @@ def main() -> None:
     )
 
     # not reported: imports plugins, metrics and numpy paths once, so "cold" means a cold cache only
-    timed_run(dataclasses.replace(config(data, tmp / "warmup", None, args.bootstrap_iters), limit=100))
+    timed_run(config(data, tmp / "warmup", None, args.bootstrap_iters).changed(limit=100))
 
     cold_s, cold = timed_run(config(data, tmp / "cold", None, args.bootstrap_iters))
     cache_path = tmp / "cold" / "cache.sqlite"

@@ -207,6 +207,7 @@ def test_builtin_benchmark_commands_come_through_the_hook():
         "trec",
         "browsecomp-plus",
         "trec-rag",
+        "trec-rag-agreement",
         "umbrela-qrels",
         "dragun",
         "dragun-human-labels",

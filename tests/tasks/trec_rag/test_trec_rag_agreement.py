@@ -71,9 +71,12 @@ def test_the_tau_of_runs_ranked_by_two_keys_and_from_other_runs(tmp_path):
     assert f"Kendall's tau-b of 3 runs ranked by ndcg_cut_20 and by recall_100: {2 / math.sqrt(6):.4f}" in done.stdout
     rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
     assert rows[0] == ["run", "ndcg_cut_20", "recall_100"]
-    assert [(name, float(a), float(b)) for name, a, b in rows[1:]] == pytest.approx(
-        [("first", 2 / 3, 2 / 3), ("third", 1.5 / 3, 2 / 3), ("absent", 1 / 3, 1 / 3)]
-    )
+    assert [name for name, _, _ in rows[1:]] == ["first", "third", "absent"]
+    assert [(float(a), float(b)) for _, a, b in rows[1:]] == [
+        pytest.approx((2 / 3, 2 / 3)),
+        pytest.approx((1.5 / 3, 2 / 3)),
+        pytest.approx((1 / 3, 1 / 3)),
+    ]
     reversed_runs = [arg for run in reversed(runs) for arg in ("--against-run", run)]
     done = cli_here(
         "export", "trec-rag-agreement", *runs, "--metric", "ndcg_cut_20", "--against", "ndcg_cut_20", *reversed_runs

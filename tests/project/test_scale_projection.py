@@ -107,8 +107,13 @@ class EndsWhenAsked:
 
 def test_a_shard_actor_that_ends_while_it_is_read_is_not_listed(projection):
     is_shard_actor = sys.modules["sharded_search"].is_shard_actor
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "_ShardActor"])
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)", "_ShardActor"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert child.stdout is not None and child.stdout.readline() == "up\n"  # its command line is python's now
         assert is_shard_actor(psutil.Process(child.pid))
         assert not is_shard_actor(EndsWhenAsked(child))  # was psutil.ZombieProcess out of cmdline(): CI's failure
     finally:

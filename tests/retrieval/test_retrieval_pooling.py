@@ -54,10 +54,14 @@ def examples(n: int, docs: list[Document] | None = None) -> list[Example]:
     return [Example(id=f"e{i}", question=f"q{i}", index=i, docs=list(docs or [])) for i in range(n)]
 
 
-async def search_with(retriever: Retriever, searches: Searches, n: int = 1, docs=None) -> tuple[Searching, list]:
-    """`searches` run by `n` examples in flight at once, as a run runs them: (the system, the sample records)."""
+async def search_with(
+    retriever: Retriever, searches: Searches, n: int = 1, docs=None, items: list[Example] | None = None
+) -> tuple[Searching, list]:
+    """`searches` run by `n` examples (or `items`) in flight at once, as a run runs them: (the system, the sample
+    records)."""
     system = Searching(searches)
-    records = await run_examples(system, examples(n, docs), ScriptedLLM("unused"), retriever=retriever)
+    given = items if items is not None else examples(n, docs)
+    records = await run_examples(system, given, ScriptedLLM("unused"), retriever=retriever)
     return system, records
 
 

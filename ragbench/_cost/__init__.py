@@ -1,4 +1,5 @@
-"""What a run costs: model prices and the price table (`prices`), the typed shape of a cost as results.json and
+"""What a run costs: model prices and the price table (`prices`), the vendors' list prices shipped with ragbench
+(`vendor_prices`, from the data files in price_lists/), the typed shape of a cost as results.json and
 run.json hold it (`cost_schema`), each attempt's and the whole run's cost (`run_cost`), `--max-cost`'s cap
 (`spending_cap`), and the estimate's figures of a run from the examples that ran (`estimate_figures`, with the
 examples' own lengths in the model's tokens: `estimate_tokens`).

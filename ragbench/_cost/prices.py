@@ -1,19 +1,22 @@
 """What a run's model calls cost in money: each model's price, and the tokens of the traced calls priced by the
 model that answered each one (results.json `model_cost` and `judge_cost`).
 
-Prices are US dollars per million tokens, prompt and completion. `DEFAULT_PRICES` holds the OpenAI list prices
-of common models (as published by OpenAI in 2025); they apply to `openai:` models sent to OpenAI itself (no
-base_url of their own). `--price-table FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as
-`engine:model` or the model's name alone) adds prices or replaces these, for any engine. A model without a price
-has no money figure (null, with why): a local model (hf, vllm) says so rather than cost 0. A model sent through
-its vendor's batch API (`--model-arg batch=true`) is priced at the entry's `batch_prompt` and `batch_completion`
-where it gives them, else at half its prices (OpenAI's and Anthropic's batch discount).
+Prices are US dollars per million tokens, prompt and completion. The built-in prices are each vendor's list
+prices, read from the price lists shipped with ragbench (ragbench/_cost/price_lists/<vendor>.yaml, each price with
+the vendor's page it was read from and when: ragbench._cost.vendor_prices): OpenAI's apply to `openai:` models,
+Anthropic's to `anthropic:` models, each sent to the vendor itself (no base_url of their own). `--price-table
+FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as `engine:model` or the model's name alone)
+adds prices or replaces these, for any engine. `gemini:` models have no built-in price yet (none was read from
+Google's own page). A model without a price has no money figure (null, with why): a local model (hf, vllm) says
+so rather than cost 0. A model sent through its vendor's batch API (`--model-arg batch=true`) is priced at the
+entry's `batch_prompt` and `batch_completion` where it gives them, else at half its prices (OpenAI's and
+Anthropic's batch discount).
 
 Prompt tokens the vendor's prompt cache served (`Step.cached_prompt_tokens`) are priced at the entry's
 `cached_prompt`, those written to it (Anthropic's cache writes) at its `cache_write` (the 5-minute cache) and
-`cache_write_1h`; the built-in OpenAI prices give `cached_prompt` (OpenAI's cached-input prices). An `anthropic:`
-model's entry without them is priced by Anthropic's documented multipliers of its `prompt` price (reads 0.1x,
-writes 1.25x, 1-hour writes 2x), and `price_note` says so. Another model that reported such tokens and whose
+`cache_write_1h`; the built-in prices give those their pages list (OpenAI's cached input, Anthropic's cache hits
+and writes). An `anthropic:` model's entry without them is priced by Anthropic's documented multipliers of its
+`prompt` price (reads 0.1x, writes 1.25x, 1-hour writes 2x), and `price_note` says so. Another model that reported such tokens and whose
 entry lacks their price has no money figure (`usd` null, `usd_note` naming the missing price): OpenAI's and
 Google's discounts differ by model, and a cached token is never priced at the full rate unsaid. In a batch the
 cache prices are halved too (the discounts stack). `prompt_cache` gives the tokens read and written and the
@@ -27,7 +30,6 @@ none of the judges: they are priced where every judge of the run has one and the
 from __future__ import annotations
 
 import json
-import math
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,18 +44,9 @@ from .._types import Step
 from .._values.run_groups import RunJudging, RunModels
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .cost_schema import ModelTokens, PromptCache, TokenCost
+from .vendor_prices import CACHE_KEYS, Price, price_entry, vendor_prices
 
 PER = 1_000_000  # prices are per million tokens
-DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "gpt-4o": {"prompt": 2.50, "completion": 10.00, "cached_prompt": 1.25},
-    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60, "cached_prompt": 0.075},
-    "gpt-4.1": {"prompt": 2.00, "completion": 8.00, "cached_prompt": 0.50},
-    "gpt-4.1-mini": {"prompt": 0.40, "completion": 1.60, "cached_prompt": 0.10},
-    "gpt-4.1-nano": {"prompt": 0.10, "completion": 0.40, "cached_prompt": 0.025},
-    "gpt-4-turbo": {"prompt": 10.00, "completion": 30.00},
-    "gpt-3.5-turbo": {"prompt": 0.50, "completion": 1.50},
-}
-PRICED_ENGINE = "openai"  # the engine DEFAULT_PRICES applies to, when it talks to OpenAI itself
 LOCAL_ENGINES = ("hf", "vllm")  # models run on this machine: no list price
 SOME_JUDGE = "judge"  # the role of a judge call saved before calls named their judge
 NO_PRICE = "{model} has no price: add it with --price-table FILE"
@@ -61,9 +54,7 @@ LOCAL = "{model} is a local model, not priced (a --price-table entry prices it)"
 MIXED = "the judges ({judges}) have different prices and these samples do not say which judge answered each call"
 
 PRICE = "{prompt: USD, completion: USD}"
-BATCH_KEYS = ("batch_prompt", "batch_completion")  # an entry's batch API prices, optional (both or neither)
 BATCH_DISCOUNT = 0.5  # a batch's price where the table gives none: half (OpenAI's and Anthropic's batch APIs)
-CACHE_KEYS = ("cached_prompt", "cache_write", "cache_write_1h")  # an entry's prompt cache prices, each optional
 # Anthropic's prompt cache prices as multiples of the prompt price, the same for every Claude model
 # (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing)
 ANTHROPIC_CACHE = {"cached_prompt": 0.1, "cache_write": 1.25, "cache_write_1h": 2.0}
@@ -75,8 +66,6 @@ CACHE_TOKENS = {
     "cache_write_1h": "prompt tokens written to its 1-hour prompt cache",
 }
 ENTRY = f"MODEL: {PRICE}"  # a price table's entry
-
-Price = dict[str, float]
 
 
 def read_price_table(path: str | Path) -> dict[str, Price]:
@@ -98,7 +87,7 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
         raise ConfigError(f"{where}: expected {ENTRY} entries")
     out = {}
     for model, entry in table.items():
-        price = _price(entry)
+        price = price_entry(entry)
         if price is None:
             raise ConfigError(
                 f"{where}: entry {reprlib.repr(model)} is not {PRICE} (US dollars per million tokens, finite "
@@ -108,30 +97,9 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
     return out
 
 
-def _price(entry: object) -> Price | None:
-    """A table entry's prices, each a finite number >= 0 (not NaN, not an infinity, not true or false); else None."""
-    if not isinstance(entry, dict) or set(entry) - set(CACHE_KEYS) not in (
-        {"prompt", "completion"},
-        {"prompt", "completion", *BATCH_KEYS},
-    ):
-        return None
-    price = {}
-    for key, value in entry.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
-        try:
-            number = float(value)
-        except OverflowError:  # an integer past any float
-            return None
-        if not (math.isfinite(number) and number >= 0):
-            return None
-        price[str(key)] = number
-    return price
-
-
 def model_price(spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]) -> Price | None:
     """The price of one model (engine:model with its options): the table's entry for engine:model, or for the
-    model's name alone; the default prices for an OpenAI model that talks to OpenAI. With `batch=true`, the batch
+    model's name alone; the built-in price of a vendor's model that talks to the vendor. With `batch=true`, the batch
     prices (see the module's docstring)."""
     entry = _entry(spec, options, table)
     if entry is None:
@@ -150,8 +118,8 @@ def _entry(
 ) -> Mapping[str, float] | None:
     engine, _, model = spec.partition(":")
     entry = next((table[name] for name in (spec, model) if name in table), None)
-    if entry is None and engine == PRICED_ENGINE and not options.get("base_url") and model in DEFAULT_PRICES:
-        entry = DEFAULT_PRICES[model]
+    if entry is None and not options.get("base_url"):  # the vendor's own list price, sent to the vendor itself
+        entry = vendor_prices().get(engine, {}).get(model)
     return entry
 
 

@@ -24,7 +24,8 @@ from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
 from .._values.llm_calls import Request, Response
 from .._values.run_groups import RunJudging, RunModels
-from .prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
+from .prices import LOCAL_ENGINES, ModelPrices, read_price_table, usd_of
+from .vendor_prices import Price
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
 

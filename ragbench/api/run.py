@@ -7,8 +7,10 @@ work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the co
 `ready_threads` makes a thread pool with its threads started), the `PageCache` it opens
 (`await ctx.resources.page_cache()`) and `content_key` for its entries; the pre-flight's probes
 (`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
-plugin adds ends (`config_errors_exit`, `exit_if_skipped`); a finished run folder as a command reads one
-(`finished_run`: its results.json and sample records, `FinishedRun`) and its retrieval as TREC rankings
+plugin adds ends (`config_errors_exit`, `exit_if_skipped`); the options of a command writing a track's
+submission (`submission_options`: --output, --run-id, --team-id, --overwrite, declared once); a finished run
+folder as a command reads one (`finished_run`: its results.json and sample records, `FinishedRun`) and its
+retrieval as TREC rankings
 (`run_rankings`, `RunRankings`); `check_output` for a file the user names a command to write (refused where one is
 there without --overwrite) and `write_atomically` to write it (whole or as it was; a link at the path is replaced,
 never followed). docs/internals.md, "Who owns what".
@@ -23,6 +25,7 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._checks import probe_data, unreachable
     from ragbench._cli.plugin_commands import config_errors_exit, exit_if_skipped
+    from ragbench._cli.submission_options import submission_options
     from ragbench._reports.results.finished_run import FinishedRun, finished_run
     from ragbench._reports.results.run_rankings import RunRankings, run_rankings
     from ragbench._run.lifetime.resources import RunResources
@@ -37,6 +40,7 @@ _MODULES = {
     "ragbench._storage.page_cache": ("PageCache", "content_key"),
     "ragbench._checks": ("probe_data", "unreachable"),
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+    "ragbench._cli.submission_options": ("submission_options",),
     "ragbench._reports.results.finished_run": ("finished_run", "FinishedRun"),
     "ragbench._reports.results.run_rankings": ("run_rankings", "RunRankings"),
     "ragbench._storage.files": ("write_atomically",),

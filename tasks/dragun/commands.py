@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from ragbench.api.run import submission_options
+
 TASKS = ("dragun_report", "dragun_questions")
 
 
@@ -22,10 +24,7 @@ TASKS = ("dragun_report", "dragun_questions")
     default=None,
     help="the task to export (default: the one DRAGUN task the run ran)",
 )
-@click.option("--output", default=None, help="the run file to write (default: RUN__TASK beside RUN)")
-@click.option("--run-id", default=None, help="the submission's run_id / run_tag (default: the run folder's name)")
-@click.option("--team-id", default="ragbench", show_default=True, help="the submission's team")
-@click.option("--overwrite", is_flag=True, help="replace an earlier export at --output")
+@submission_options("RUN__TASK")
 def export_dragun(
     run_dir: str, task: str | None, output: str | None, run_id: str | None, team_id: str, overwrite: bool
 ) -> None:

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import click
 
+from ragbench.api.run import submission_options
+
 TASKS = {"trec_rag24": (2024, 20), "trec_rag25": (2025, 100)}  # year, the most references a line may hold
 
 
 @click.command("trec-rag")
 @click.argument("run_dir", metavar="RUN")
 @click.option("--task", "task", type=click.Choice(sorted(TASKS)), default=None, help="the task (default: the run's)")
-@click.option("--output", default=None, help="the file to write (default: RUN__TASK.jsonl beside RUN)")
-@click.option("--run-id", default=None, help="the submission's run_id (default: the run folder's name)")
-@click.option("--team-id", default="ragbench", show_default=True, help="2025's metadata.team_id")
-@click.option("--overwrite", is_flag=True, help="replace an earlier export at --output")
+@submission_options("RUN__TASK.jsonl")
 def export_trec_rag(
     run_dir: str, task: str | None, output: str | None, run_id: str | None, team_id: str, overwrite: bool
 ) -> None:

@@ -1,0 +1,162 @@
+"""The built-in prices are each vendor's list prices, read from the price lists shipped with ragbench
+(ragbench/_cost/price_lists/<vendor>.yaml, each price with the page it was read from and when): an `anthropic:`
+model sent to Anthropic itself is priced in a run's results as an `openai:` model sent to OpenAI is, a
+--price-table entry still replaces a built-in price, a model with a base_url of its own takes none, and a price
+list not of its shape is refused naming the file."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import needs
+from ragbench._cost.prices import model_price
+from ragbench._cost.vendor_prices import PRICE_LISTS, read_price_lists, vendor_prices
+from support.helpers import run
+
+PROMPT, COMPLETION = 1000, 10  # each answer's usage, as the fake Messages API reports it
+
+
+class _Messages(BaseHTTPRequestHandler):
+    """Anthropic's Messages API as far as a closed-book answer needs it: every answer "Paris", of one usage."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                  "content": [{"type": "text", "text": "Paris"}], "stop_reason": "end_turn", "stop_sequence": None,
+                  "usage": {"input_tokens": PROMPT, "output_tokens": COMPLETION}}  # fmt: skip
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def messages_api() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Messages)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def anthropic_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, **config: Any) -> dict[str, Any]:
+    """results.json's model_cost of a closed-book run of `model` on the demo task, answered by the fake API: the
+    engine finds it through $ANTHROPIC_BASE_URL (as a gateway to Anthropic is named), the model has no base_url."""
+    with messages_api() as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        results = run(tmp_path, tasks=["demo"], system="closed_book", model=model, **config)
+    return dict(results["model_cost"]["demo"])
+
+
+@needs("anthropic")
+def test_an_anthropic_model_is_priced_at_its_built_in_list_price_and_a_price_table_entry_replaces_it(
+    tmp_path, monkeypatch
+):
+    cost = anthropic_run(tmp_path, monkeypatch, "anthropic:claude-opus-5")
+    calls = cost["calls"]
+    assert calls > 0 and (cost["prompt_tokens"], cost["completion_tokens"]) == (PROMPT * calls, COMPLETION * calls)
+    # Claude Opus 5's page: input $5, output $25, 5m cache write $6.25, 1h cache write $10, cache read $0.50
+    assert cost["usd"] == round((PROMPT * 5.0 + COMPLETION * 25.0) * calls / 1e6, 6)
+    assert cost["price_per_million"] == {
+        "prompt": 5.0, "completion": 25.0, "cached_prompt": 0.5, "cache_write": 6.25, "cache_write_1h": 10.0
+    }  # fmt: skip
+    assert "usd_note" not in cost and "price_note" not in cost  # the list's own cache prices, no multipliers
+    table = tmp_path / "prices.yaml"
+    table.write_text("'anthropic:claude-opus-5': {prompt: 1.0, completion: 2.0}\n")
+    cost = anthropic_run(tmp_path / "table", monkeypatch, "anthropic:claude-opus-5", price_table=str(table))
+    assert cost["usd"] == round((PROMPT * 1.0 + COMPLETION * 2.0) * calls / 1e6, 6)
+
+
+def test_a_model_with_a_base_url_of_its_own_takes_no_built_in_price():
+    """Another server than the vendor's (a vLLM, a proxy of other prices) is not priced at the vendor's list."""
+    assert model_price("anthropic:claude-opus-5", {}, {}) is not None
+    assert model_price("anthropic:claude-opus-5", {"base_url": "http://127.0.0.1:9/"}, {}) is None
+    assert model_price("gemini:claude-opus-5", {}, {}) is None  # a list prices its own engine's models only
+
+
+def test_batch_calls_take_the_lists_batch_prices():
+    assert model_price("anthropic:claude-3-haiku-20240307", {"batch": True}, {}) == {
+        "prompt": 0.125, "completion": 0.625, "cached_prompt": 0.015, "cache_write": 0.15, "cache_write_1h": 0.25
+    }  # fmt: skip
+
+
+OPENAI_2025 = {  # the built-in prices ragbench held in code before the price lists: kept as they were
+    "gpt-4o": {"prompt": 2.50, "completion": 10.00, "cached_prompt": 1.25},
+    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60, "cached_prompt": 0.075},
+    "gpt-4.1": {"prompt": 2.00, "completion": 8.00, "cached_prompt": 0.50},
+    "gpt-4.1-mini": {"prompt": 0.40, "completion": 1.60, "cached_prompt": 0.10},
+    "gpt-4.1-nano": {"prompt": 0.10, "completion": 0.40, "cached_prompt": 0.025},
+    "gpt-4-turbo": {"prompt": 10.00, "completion": 30.00},
+    "gpt-3.5-turbo": {"prompt": 0.50, "completion": 1.50},
+}
+
+
+@pytest.mark.parametrize("model", OPENAI_2025)
+def test_openais_built_in_prices_are_those_of_before(model):
+    assert model_price(f"openai:{model}", {}, {}) == OPENAI_2025[model]
+
+
+def test_every_shipped_price_is_a_price_entry_with_the_page_it_was_read_from():
+    names = sorted(path.name for path in PRICE_LISTS.iterdir() if path.name.endswith(".yaml"))
+    assert {"openai.yaml", "anthropic.yaml"} <= set(names)
+    for name in names:
+        listed = yaml.safe_load((PRICE_LISTS / name).read_text(encoding="utf-8"))
+        assert name == f"{listed['engine']}.yaml"
+        for page in listed["lists"]:
+            assert page["source"].startswith("https://") and page["read"].strip()
+            for model, entry in page["models"].items():
+                assert {"prompt", "completion"} <= set(entry), model
+                assert vendor_prices()[listed["engine"]][model] == entry
+
+
+GOOD = {"engine": "anthropic", "vendor": "Anthropic", "lists": [
+    {"source": "https://example.com/pricing", "read": "2026-11-28", "models": {"m": {"prompt": 1, "completion": 2}}}
+]}  # fmt: skip
+
+
+def damaged(change: Any) -> dict[str, Any]:
+    listed = json.loads(json.dumps(GOOD))
+    change(listed)
+    return listed
+
+
+@pytest.mark.parametrize(
+    "listed",
+    [
+        damaged(lambda d: d.pop("vendor")),
+        damaged(lambda d: d["lists"][0].pop("source")),
+        damaged(lambda d: d["lists"][0].update(source="example.com/pricing")),
+        damaged(lambda d: d["lists"][0].update(read=" ")),
+        damaged(lambda d: d["lists"][0]["models"]["m"].pop("completion")),
+        damaged(lambda d: d["lists"][0]["models"]["m"].update(prompt=float("nan"))),
+        damaged(lambda d: d["lists"][0]["models"]["m"].update(batch_prompt=0.5)),
+        damaged(lambda d: d["lists"][0].update(models={})),
+        damaged(lambda d: d["lists"].append(d["lists"][0])),
+        [],
+    ],
+)
+def test_a_price_list_not_of_its_shape_is_refused_naming_the_file(tmp_path, listed):
+    (tmp_path / "anthropic.yaml").write_text(yaml.safe_dump(listed))
+    with pytest.raises(RuntimeError, match=r"^price list anthropic\.yaml \(a file of the installed ragbench\): "):
+        read_price_lists(tmp_path)
+    (tmp_path / "anthropic.yaml").write_text(yaml.safe_dump(GOOD))
+    assert read_price_lists(tmp_path) == {"anthropic": {"m": {"prompt": 1.0, "completion": 2.0}}}

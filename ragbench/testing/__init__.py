@@ -17,9 +17,9 @@ run in one call, and assertions on traces. Nothing here loads a model or touches
 `make_context` gives the context a run gives a system (`ctx.llm`, `ctx.model(role)`, `ctx.retriever`,
 `ctx.tools`, `ctx.task`, `ctx.judges`, `ctx.nli`), each call traced into `ctx.trace` but sent straight
 to the script, without the scheduler. `run_examples` runs several examples at once through a scheduler,
-as a run has them, unscored; `run_eval` is the command line's run, in this process: the same planning,
-pre-flight, scheduler, scoring and results (docs/testing-plugins.md), and `preflight` that run's pre-flight alone
-(what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
+as a run has them, unscored, and `send_requests` an engine's requests through one; `run_eval` is the command
+line's run, in this process: the same planning, pre-flight, scheduler, scoring and results
+(docs/testing-plugins.md), and `preflight` that run's pre-flight alone (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
 `load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `embedded_model` the
 shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`; `task_results` aggregates a
 task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
@@ -47,7 +47,7 @@ from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
 from .components import Registry, build_index, embedded_model, installed_registry, load_engine, load_retriever
 from .llms import ReplayLLM, ScriptedLLM
-from .runs import EvalResult, preflight, run_eval, run_examples, task_object
+from .runs import EvalResult, preflight, run_eval, run_examples, send_requests, task_object
 from .scores import task_results
 
 if TYPE_CHECKING:  # imported on first use (below): the command line's modules are not every test's
@@ -71,6 +71,7 @@ __all__ = [
     "prompts",
     "run_eval",
     "run_examples",
+    "send_requests",
     "task_results",
 ]
 

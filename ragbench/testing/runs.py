@@ -1,5 +1,6 @@
-"""Runs of plugin tests: `run_examples` (several examples in flight at once, unscored) and `run_eval` (a
-whole run, as the command line makes it), both in this process."""
+"""Runs of plugin tests: `run_examples` (several examples in flight at once, unscored), `send_requests` (an
+engine's requests through a run's scheduler) and `run_eval` (a whole run, as the command line makes it), all in
+this process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, cast
 
 from .._catalog import SINGULAR, Entry, check_kind
 from .._checks import Preflight
+from .._engines.base import Engine
 from .._engines.scripted import ScriptedEngine
 from .._errors import ConfigError
 from .._llm import LLM
@@ -31,6 +33,7 @@ from .._storage.rundir import RunDir
 from .._system import System
 from .._task import Task
 from .._types import Example, JsonObject
+from .._values.llm_calls import EngineError, Request, Response
 from .llms import ScriptedLLM
 
 
@@ -69,6 +72,29 @@ async def run_examples(
         await scheduler.close()
         await retrieval.close()
     return [sample.record for sample in samples]
+
+
+async def send_requests(engine: Engine, requests: Iterable[Request]) -> list[Response | EngineError]:
+    """`requests` sent at once through one scheduler, as a run's examples in flight send their calls: a batch engine
+    gets them in batches of at most its `max_batch_size`, a concurrent one (an HTTP server's) at most
+    `max_concurrency` at a time, identical requests share one call. Each request's `Response`, or the `EngineError`
+    it failed with, in order; at the end the engine's per-loop resources (an HTTP client) are released, as a run's
+    are. For a test of an engine plugin as a run drives it (`engine.generate` answers one batch as given)."""
+
+    async def answer(request: Request) -> Response | EngineError:
+        try:
+            return await scheduler.submit(engine, request)
+        except EngineError as error:
+            return error
+
+    scheduler = Scheduler()
+    try:
+        return list(await asyncio.gather(*(answer(request) for request in requests)))
+    finally:
+        await scheduler.close()
+        aclose = getattr(engine, "aclose", None)  # a hosted engine's client of this event loop
+        if aclose is not None:
+            await aclose()
 
 
 def task_object(task: Task | type[Task] | str) -> Task:

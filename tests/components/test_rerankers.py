@@ -10,28 +10,28 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from ragbench._components.base import ranked
-from ragbench._components.cross_encoder import CrossEncoderReranker
-from ragbench._replay.rerun import replay_config
-from ragbench._retrieval.bm25.retriever import BM25Retriever
-from ragbench._run.evaluator import Evaluator
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import Site
 from ragbench.api import ConfigError, Document
-from ragbench.api.retrieval import passage_text
-from ragbench.testing import build_index, installed_registry
+from ragbench.api.retrieval import Reranker, passage_text
+from ragbench.testing import build_index, cli, installed_registry, load_retriever
 from support.component_helpers import TASK, bm25_args, bm25_vanilla_run
 from support.component_models import tiny_cross_encoder
-from support.helpers import cli_here, samples
+from support.helpers import cli_here, samples, viewed
 from support.retrieval_samples import WORDS, passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "sentence_transformers")
 
 QUESTIONS = ["king queen castle", "running river song", "Moses the prophet"]
+
+
+def cross_encoder() -> type[Reranker]:
+    """The class of `--reranker cross_encoder`."""
+    found: type[Reranker] = installed_registry().load("rerankers", "cross_encoder")
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def predicted_order(model: Path, query: str, docs: list[Document], k: int) -> li
 
 def test_cross_encoder_orders_documents_by_the_models_own_scores(model):
     docs = passages(30)
-    reranker = CrossEncoderReranker(model=str(model))
+    reranker = cross_encoder()(model=str(model))  # type: ignore[call-arg]
     reranker.load()
     for query in QUESTIONS:
         kept = asyncio.run(reranker.rerank(query, docs, 7))
@@ -90,8 +90,9 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
     assert results["config"]["reranker"] == "cross_encoder"
     assert results["config"]["reranker_args"] == {"model": str(model), "retrieval_topk": 12}
     assert results["config"]["retriever_metadata"]["reranker"]["model"] == str(model)
-    bm25 = BM25Retriever(str(index))
-    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
+    bm25 = load_retriever("bm25", {"index": str(index)})
+    pages = viewed(tmp_path / "run", out=tmp_path / "site")  # the viewer's pages, as `ragbench view --export` has them
+    [rid] = [key.removeprefix("run/") for key in pages if key.startswith("run/")]
     for sample in samples(tmp_path / "run", TASK):
         candidates = bm25.search([sample["question"]], 12)[0]
         expected = predicted_order(model, sample["question"], candidates, 5)  # the task's top_n: 5
@@ -103,20 +104,18 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
         assert search["request"]["k"] == 12 and rerank["request"]["k"] == 5
         assert rerank["request"]["candidates"] == [doc.id for doc in candidates]
         assert [doc["id"] for doc in rerank["docs"]] == [doc_id for doc_id, _ in expected]
-        page = site.data(f"example/{site.runs[0].rid}/{TASK}/{sample['index']}")  # the viewer's example page
+        page = pages[f"example/{rid}/{TASK}/{sample['index']}"]  # the viewer's example page
         [shown] = [step for step in page["steps"] if step["name"] == "rerank"]
         assert shown["kind"] == "custom" and [doc["id"] for doc in shown["docs"]] == [i for i, _ in expected]
         prompt = sample["trace"][2]["request"]["prompt"]
         titles = [next(d for d in candidates if d.id == doc_id).text for doc_id, _ in expected]
         assert [prompt.index(text) for text in titles] == sorted(prompt.index(text) for text in titles)
     # a replay answers the searches from the recording and reranks them again: the same documents shown
-    replayed = (
-        Evaluator(
-            replay_config(tmp_path / "run", output=str(tmp_path / "replayed"), progress=False), installed_registry()
-        )
-        .run()
-        .results
+    done = CliRunner().invoke(
+        cli, ["--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replayed"), "--no-progress"]
     )
+    assert done.exit_code == 0, done.output
+    replayed = json.loads((tmp_path / "replayed" / "results.json").read_text(encoding="utf-8"))
     assert replayed["config"]["retriever"] == "replay" and replayed["config"]["reranker"] == "cross_encoder"
     assert [s["prediction"] for s in samples(tmp_path / "replayed", TASK)] == [
         s["prediction"] for s in samples(tmp_path / "run", TASK)
@@ -149,7 +148,7 @@ def test_a_bad_reranker_option_is_one_line_before_anything_is_written(tmp_path, 
 
 def test_a_missing_model_path_is_refused_by_the_preflight_before_anything_loads(tmp_path, index, data, monkeypatch):
     loaded = []
-    monkeypatch.setattr(CrossEncoderReranker, "load", lambda self: loaded.append(self))
+    monkeypatch.setattr(cross_encoder(), "load", lambda self: loaded.append(self))
     missing = tmp_path / "no-such-model"
     with pytest.raises(ConfigError) as caught:
         bm25_vanilla_run(
@@ -182,16 +181,29 @@ def test_ragbench_list_shows_rerankers_and_refiners():
     )
 
 
+class Given(Reranker):
+    """Scores the passages in order with `scores`."""
+
+    name = "given"
+
+    def __init__(self, scores: list[float]) -> None:
+        self.scores = scores
+
+    def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        return self.scores[: len(pairs)]
+
+
 @settings(max_examples=60)
 @given(scores=st.lists(st.sampled_from([0.0, 1.0, -2.5, 3.25, 1e-9]), max_size=12), k=st.integers(0, 14))
-def test_ranked_is_a_stable_descending_cut_of_k_that_keeps_the_retrievers_scores(scores, k):
+def test_a_rerank_is_a_stable_descending_cut_of_k_that_keeps_the_retrievers_scores(scores, k):
     docs = [Document(id=str(i), title="", text=f"t{i}", score=float(i)) for i in range(len(scores))]
-    kept = ranked(docs, scores, k)
+    kept = asyncio.run(Given(scores).rerank("q", docs, k))
     assert len(kept) == min(k, len(docs))
     assert [doc.score for doc in kept] == sorted((doc.score for doc in kept), reverse=True)
     expected = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
     assert [doc.id for doc in kept] == [str(i) for i in expected]
     assert [doc.metadata["retrieval_score"] for doc in kept] == [float(i) for i in expected]
+    assert [doc.metadata["retrieval_rank"] for doc in kept] == [i + 1 for i in expected]
 
 
 def test_a_damaged_model_folder_is_one_line_and_nothing_is_written(tmp_path, model, index, data):

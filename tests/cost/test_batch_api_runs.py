@@ -1,6 +1,7 @@
 """Runs with `--model-arg batch=true` (and `--judge-arg N.batch=true`) against the fake batch servers
 (tests/support/batch_fake.py): a real `ragbench` killed with SIGKILL while its batch is out resumes by polling the same
-batch, never submitting it again; judge calls go in batches too; and batch calls are priced at the batch rate."""
+batch, never submitting it again; judge calls go in batches too; and batch calls are priced at the batch rate
+(test_batch_prices.py: the batch prices of a table and the built-in ones)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,17 @@ import threading
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from test_batch_api_damaged import damage
 from test_llm_judge import judged_demo_run
 
 from conftest import needs
-from ragbench._cost.prices import model_price, read_price_table
-from ragbench._engines.batches.store import BATCHES_DIR
-from ragbench.api import ConfigError
 from support import paths
 from support.batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from support.helpers import cli_here, cli_run_args, run, samples
 
 ROOT = paths.REPO
 DEMO = 24  # the demo task's records
+BATCHES_DIR = "batches"  # a run folder's record of each batch it sent (docs/engines.md)
 
 
 def batch_args(fake: FakeBatchServer, vendor: str) -> list[str]:
@@ -183,36 +180,6 @@ def test_a_batch_models_calls_cost_half_its_price_without_batch_prices(fake, tmp
     cost = results["model_cost"]["demo"]
     assert cost["price_per_million"] == {"prompt": 1.0, "completion": 2.0}
     assert cost["calls"] == 4 and len(fake.created) == 1
-
-
-finite = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
-
-
-@settings(max_examples=50, deadline=None)
-@given(prompt=finite, completion=finite, batch=st.none() | st.tuples(finite, finite))
-def test_the_batch_price_is_the_tables_batch_price_else_half(prompt, completion, batch):
-    entry = {"prompt": prompt, "completion": completion}
-    if batch is not None:
-        entry.update(batch_prompt=batch[0], batch_completion=batch[1])
-    table = {"openai:m": entry}
-    assert model_price("openai:m", {}, table) == {"prompt": prompt, "completion": completion}
-    given_batch = (prompt / 2, completion / 2) if batch is None else batch
-    expected = {"prompt": given_batch[0], "completion": given_batch[1]}
-    assert model_price("openai:m", {"batch": True}, table) == expected
-
-
-def test_the_default_openai_prices_are_halved_for_a_batch_model():
-    halved = {"prompt": 0.075, "completion": 0.3, "cached_prompt": 0.0375}  # the cached-input price too
-    assert model_price("openai:gpt-4o-mini", {"batch": True}, {}) == halved
-
-
-@pytest.mark.parametrize("entry", ["{prompt: 1, completion: 2, batch_prompt: 0.5}", "{prompt: 1, batch_prompt: 1}"])
-def test_a_table_entry_with_one_batch_price_only_is_refused_in_one_line(tmp_path, entry):
-    table = tmp_path / "prices.yaml"
-    table.write_text(f"m: {entry}\n")
-    with pytest.raises(ConfigError) as raised:
-        read_price_table(table)
-    assert "batch_prompt and batch_completion" in str(raised.value) and "\n" not in str(raised.value)
 
 
 def test_a_run_whose_batch_results_are_damaged_fails_those_examples_as_the_vendors_and_resume_resends_them(

@@ -18,11 +18,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ragbench._engines.hosted.openai import OpenAIEngine, probe
-from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, EngineError
-from ragbench.api.engines import Request, RequestError, Response, Sampling
-from ragbench.testing import installed_registry
+from ragbench.api.engines import Engine, Request, RequestError, Response, Sampling
+from ragbench.testing import PreflightError, installed_registry, load_engine, preflight, send_requests
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"
@@ -60,6 +58,7 @@ COMPLETION_LOGPROBS = {
 
 
 Reply = Callable[[dict[str, Any]], str]  # a request body -> the completion's text
+REGISTRY = installed_registry()  # the engines' classes, found once for the file
 
 
 def chat_payload(body: dict[str, Any], reply: Reply | None = None) -> dict[str, Any]:
@@ -233,7 +232,12 @@ def no_ambient_openai_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def generate(engine: OpenAIEngine, request: Request) -> Response:
+def openai_engine(model: str, **options: Any) -> Any:
+    """The `openai` engine of `--model openai:MODEL` with these `--model-arg`s, as a run loads it."""
+    return load_engine(f"openai:{model}", registry=REGISTRY, **options)
+
+
+def generate(engine: Engine, request: Request) -> Response:
     async def go() -> Response:
         try:
             return await engine.agenerate_one(request)
@@ -262,7 +266,7 @@ def error(status: int, message: str, **headers: str) -> dict[str, Any]:
 
 def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
-    engine = OpenAIEngine("my-model", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    engine = openai_engine("my-model", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     generate(engine, chat(max_tokens=7, temperature=0.5, top_p=0.9, stop=["\n", "###"], seed=3, logprobs=2))
     [got] = server.requests
     assert got["path"] == "/v1/chat/completions"
@@ -282,14 +286,14 @@ def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
 
 
 def test_a_token_limit_left_to_the_server_is_not_sent(server):
-    engine = OpenAIEngine("my-model", base_url=server.base_url, **FAST)
+    engine = openai_engine("my-model", base_url=server.base_url, **FAST)
     generate(engine, chat(max_tokens=7, left_to_server=("max_tokens",)))
     generate(engine, Request(prompt="Q:", sampling=Sampling.make(max_tokens=7, left_to_server=("max_tokens",))))
     assert not any({"max_tokens", "max_completion_tokens"} & set(got["body"]) for got in server.requests)
 
 
 def test_prompt_request_goes_to_completions_with_integer_logprobs(server):
-    engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
+    engine = openai_engine("base-model", base_url=server.base_url, **FAST)
     generate(engine, Request(prompt="Q: capital of France?\nA:", sampling=Sampling.make(logprobs=2, stop="\n")))
     [got] = server.requests
     assert got["path"] == "/v1/completions"
@@ -300,7 +304,7 @@ def test_prompt_request_goes_to_completions_with_integer_logprobs(server):
 
 
 def test_chat_mode_sends_a_prompt_as_one_user_message(server):
-    engine = OpenAIEngine("chat-only", base_url=server.base_url, mode="chat", **FAST)
+    engine = openai_engine("chat-only", base_url=server.base_url, mode="chat", **FAST)
     response = generate(engine, Request(prompt="Hello there"))
     [got] = server.requests
     assert got["path"] == "/v1/chat/completions"
@@ -309,25 +313,25 @@ def test_chat_mode_sends_a_prompt_as_one_user_message(server):
 
 
 def test_json_mode_asks_chat_for_a_json_object(server):
-    engine = OpenAIEngine("judge", base_url=server.base_url, **FAST)
+    engine = openai_engine("judge", base_url=server.base_url, **FAST)
     generate(engine, chat(json_mode=True))
     assert server.requests[0]["body"]["response_format"] == {"type": "json_object"}
 
 
 def test_lora_adapter_is_sent_as_the_model_name(server):
-    engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
+    engine = openai_engine("base-model", base_url=server.base_url, **FAST)
     generate(engine, chat(lora="sql-adapter"))
     assert server.requests[0]["body"]["model"] == "sql-adapter"
 
 
 def test_no_authorization_header_when_the_key_variable_is_unset(server):
-    engine = OpenAIEngine("local", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    engine = openai_engine("local", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     generate(engine, chat())
     assert server.requests[0]["authorization"] is None
 
 
 def test_extra_model_args_are_sent_in_the_body_and_key_the_cache(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, concurrency="3", repetition_penalty=1.1, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, concurrency="3", repetition_penalty=1.1, **FAST)
     generate(engine, chat())
     assert engine.max_concurrency == 3
     assert server.requests[0]["body"]["repetition_penalty"] == 1.1
@@ -336,13 +340,13 @@ def test_extra_model_args_are_sent_in_the_body_and_key_the_cache(server):
 
 def test_base_url_comes_from_the_environment_when_not_given(server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url + "/")
-    engine = OpenAIEngine("m", **FAST)
+    engine = openai_engine("m", **FAST)
     assert engine.base_url == server.base_url
     assert generate(engine, chat("hi")).text == "echo0: hi"
 
 
 def test_default_base_url_is_openai():
-    engine = OpenAIEngine("gpt-4o-mini")
+    engine = openai_engine("gpt-4o-mini")
     assert engine.base_url == "https://api.openai.com/v1"
     assert engine.engine_id == "openai:gpt-4o-mini"
 
@@ -351,7 +355,7 @@ def test_default_base_url_is_openai():
 
 
 def test_chat_response_texts_usage_and_logprobs_are_parsed(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     response = generate(engine, chat("x", n=2, logprobs=2))
     assert response.texts == ["echo0: x", "echo1: x"]
     assert (response.prompt_tokens, response.completion_tokens, response.finish_reason) == (11, 3, "stop")
@@ -360,7 +364,7 @@ def test_chat_response_texts_usage_and_logprobs_are_parsed(server):
 
 
 def test_completion_response_texts_usage_and_logprobs_are_parsed(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     response = generate(engine, Request(prompt="Q", sampling=Sampling.make(logprobs=2)))
     assert response.text == " after Q"
     assert (response.prompt_tokens, response.completion_tokens, response.finish_reason) == (5, 2, "length")
@@ -369,7 +373,7 @@ def test_completion_response_texts_usage_and_logprobs_are_parsed(server):
 
 
 def test_logprobs_are_none_when_not_asked(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat()).logprobs is None
 
 
@@ -379,7 +383,7 @@ def test_logprobs_are_none_when_not_asked(server):
 @pytest.mark.parametrize("status", [429, 503])
 def test_retry_after_header_is_honoured(server, status):
     server.then(error(status, "slow down", **{"Retry-After": "0.3"}))
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
+    engine = openai_engine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
     response = generate(engine, chat("hi"))
     assert response.text == "echo0: hi"
     first, second = server.requests
@@ -388,7 +392,7 @@ def test_retry_after_header_is_honoured(server, status):
 
 def test_retry_after_is_capped_at_backoff_max(server):
     server.then(error(429, "slow down", **{"Retry-After": "30"}))
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 0.05})
+    engine = openai_engine("m", base_url=server.base_url, **FAST | {"backoff_max": 0.05})
     started = time.monotonic()
     generate(engine, chat())
     assert time.monotonic() - started < 1.5
@@ -397,7 +401,7 @@ def test_retry_after_is_capped_at_backoff_max(server):
 
 def test_retry_after_as_an_http_date_is_honoured(server):
     server.then(error(503, "maintenance", **{"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}))
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
+    engine = openai_engine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
     assert generate(engine, chat("hi")).text == "echo0: hi"
     first, second = server.requests
     assert 0.9 <= second["time"] - first["time"] < 3  # the date is to the second: 1-2 s from now
@@ -405,7 +409,7 @@ def test_retry_after_as_an_http_date_is_honoured(server):
 
 def test_503_twice_then_success(server):
     server.then(error(503, "overloaded"), error(503, "overloaded"))
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 3
 
@@ -413,7 +417,7 @@ def test_503_twice_then_success(server):
 @pytest.mark.parametrize("status", [500, 502, 504, 507])
 def test_any_5xx_is_retried(server, status):
     server.then(error(status, "boom"))
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 2
 
@@ -422,7 +426,7 @@ def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
     monkeypatch.setattr(random, "uniform", lambda a, b: bounds.append((a, b)) or 0.0)  # the jitter's draw
     server.then(*[error(500, "boom")] * 3)
-    engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
+    engine = openai_engine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())
     assert bounds == [(0.0, 0.01), (0.0, 0.02), (0.0, 0.03)]
 
@@ -430,7 +434,7 @@ def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
 @pytest.mark.parametrize("failure", [{"drop": True}, {"reset": True}, {"truncate": True}])
 def test_dropped_connection_is_retried(server, failure):
     server.then(failure, failure)
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 3
 
@@ -449,14 +453,14 @@ def test_dropped_connection_is_retried(server, failure):
 @pytest.mark.parametrize("content_type", ["application/json", "text/html"])
 def test_a_200_whose_body_is_not_a_completion_is_retried(server, body, content_type):
     server.then({"status": 200, "body": body, "headers": {"Content-Type": content_type}})
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 2
 
 
 def test_a_200_that_stays_unreadable_fails_with_the_body_named(server):
     server.then(*[{"status": 200, "body": b"<html>proxy error</html>"}] * 3)
-    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, max_retries=2, **FAST)
     with pytest.raises(EngineError, match=r"unreadable response .*proxy error.*\(3 attempts\)"):
         generate(engine, chat())
 
@@ -469,7 +473,7 @@ def refused_url() -> str:
 
 def test_an_unreachable_base_url_fails_fast_in_one_line_naming_it():
     url = refused_url()
-    engine = OpenAIEngine("m", base_url=url)  # the defaults: 6 retries for a server that answers badly
+    engine = openai_engine("m", base_url=url)  # the defaults: 6 retries for a server that answers badly
     started = time.monotonic()
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
@@ -488,7 +492,7 @@ def test_a_server_that_never_accepts_the_connection_fails_fast():
         try:
             started = time.monotonic()
             with pytest.raises(EngineError, match=r"connection failed \(ConnectTimeout.*\(2 attempts\)"):
-                generate(OpenAIEngine("m", base_url=url, timeout=0.3, connect_retries=1), chat())
+                generate(openai_engine("m", base_url=url, timeout=0.3, connect_retries=1), chat())
             assert time.monotonic() - started < 3  # 2 x 0.3 s, not 7 attempts with backoff
         finally:
             for connection in queued:
@@ -497,31 +501,31 @@ def test_a_server_that_never_accepts_the_connection_fails_fast():
 
 def test_connection_retries_are_a_model_arg():
     with pytest.raises(EngineError, match=r"connection failed.*\(1 attempt\)"):
-        generate(OpenAIEngine("m", base_url=refused_url(), connect_retries=0), chat())
+        generate(openai_engine("m", base_url=refused_url(), connect_retries=0), chat())
 
 
 def test_a_base_url_that_is_not_http_is_refused_at_once():
     with pytest.raises(ConfigError, match="must be an http"):
-        OpenAIEngine("m", base_url="localhost:8000/v1")
+        openai_engine("m", base_url="localhost:8000/v1")
 
 
 def test_request_hanging_past_the_timeout_is_retried(server):
     server.then({"hang": 5})
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"timeout": 0.3})
+    engine = openai_engine("m", base_url=server.base_url, **FAST | {"timeout": 0.3})
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 2
 
 
 def test_timeouts_exhaust_retries_into_one_engine_error(server):
     server.then({"hang": 5}, {"hang": 5})
-    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=1, **FAST | {"timeout": 0.2})
+    engine = openai_engine("m", base_url=server.base_url, max_retries=1, **FAST | {"timeout": 0.2})
     with pytest.raises(EngineError, match=r"timed out after 0.2s \(2 attempts\)"):
         generate(engine, chat())
 
 
 def test_400_fails_at_once_with_a_one_line_message(server):
     server.then(error(400, "Invalid value for 'top_logprobs':\nmust be <= 20."))
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
     message = str(caught.value)
@@ -533,14 +537,14 @@ def test_400_fails_at_once_with_a_one_line_message(server):
 def test_a_refused_log_prob_count_names_the_limit(server):
     server.then(error(400, "Invalid value for 'top_logprobs': must be <= 5."))
     with pytest.raises(RequestError, match=r"top 20 log-probs, named tokens for the top 20: OpenAI allows at most 20"):
-        generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat(logprob_tokens=["[Relevant]"]))
+        generate(openai_engine("m", base_url=server.base_url, **FAST), chat(logprob_tokens=["[Relevant]"]))
 
 
 @pytest.mark.parametrize("status", [400, 413, 422])
 def test_a_request_the_server_refuses_is_a_request_fault(server, status):
     server.then(error(status, "This model's maximum context length is 4096 tokens"))
     with pytest.raises(RequestError, match=f"HTTP {status}: This model's maximum context length"):
-        generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat())
+        generate(openai_engine("m", base_url=server.base_url, **FAST), chat())
 
 
 @pytest.mark.parametrize(
@@ -554,7 +558,7 @@ def test_a_request_the_server_refuses_is_a_request_fault(server, status):
 )
 def test_a_server_at_fault_is_not_a_request_fault(server, script):
     server.then(*script)
-    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST | {"timeout": 0.2})
+    engine = openai_engine("m", base_url=server.base_url, max_retries=2, **FAST | {"timeout": 0.2})
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
     assert not isinstance(caught.value, RequestError)
@@ -562,7 +566,7 @@ def test_a_server_at_fault_is_not_a_request_fault(server, script):
 
 def test_exhausted_retries_report_status_body_and_attempts(server):
     server.then(*[error(503, "try later")] * 3)
-    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, max_retries=2, **FAST)
     with pytest.raises(EngineError, match=r"HTTP 503: try later \(3 attempts\)"):
         generate(engine, chat())
 
@@ -579,7 +583,7 @@ def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog
         error(500, f"upstream rejected {SECRET}"),
         error(401, f"Incorrect API key provided: {SECRET}"),
     )
-    engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
     assert server.requests[0]["authorization"] == f"Bearer {SECRET}"  # the key was used...
@@ -600,19 +604,19 @@ def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog
 
 def test_missing_key_is_named_in_a_401_message(server):
     server.then(error(401, "You didn't provide an API key."))
-    engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     with pytest.raises(EngineError, match=f"environment variable {KEY_ENV} is not set"):
         generate(engine, chat())
 
 
 def test_a_key_given_as_model_arg_is_refused_without_echoing_it():
     with pytest.raises(ConfigError) as caught:
-        OpenAIEngine("m", api_key=SECRET)
+        openai_engine("m", api_key=SECRET)
     assert SECRET not in str(caught.value)
 
 
 def test_credentials_in_the_base_url_stay_out_of_the_engine_id():
-    engine = OpenAIEngine("m", base_url="http://user:hunter2@host:8000/v1?token=abc")
+    engine = openai_engine("m", base_url="http://user:hunter2@host:8000/v1?token=abc")
     assert engine.engine_id == "openai:m@http://host:8000/v1"
     assert "hunter2" not in repr(engine) and "abc" not in repr(engine)
 
@@ -622,25 +626,16 @@ def test_credentials_in_the_base_url_stay_out_of_the_engine_id():
 
 def test_concurrency_never_exceeds_the_cap_through_the_scheduler(server):
     server.delay = 0.05
-    engine = OpenAIEngine("m", base_url=server.base_url, concurrency=4, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, concurrency=4, **FAST)
     assert engine.concurrent and engine.max_concurrency == 4
-
-    async def go() -> list[Response]:
-        scheduler = Scheduler()
-        try:
-            return await asyncio.gather(*(scheduler.submit(engine, chat(f"q{i}")) for i in range(40)))
-        finally:
-            await scheduler.close()
-            await engine.aclose()
-
-    responses = asyncio.run(go())
+    responses = asyncio.run(send_requests(engine, [chat(f"q{i}") for i in range(40)]))
     assert [r.text for r in responses] == [f"echo0: q{i}" for i in range(40)]
     assert len(server.requests) == 40
     assert server.max_active == 4
 
 
 def test_engine_makes_a_fresh_client_in_each_runs_event_loop(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
 
     async def once(text: str) -> str:
         try:
@@ -654,7 +649,7 @@ def test_engine_makes_a_fresh_client_in_each_runs_event_loop(server):
 
 
 def test_sync_close_releases_the_client_of_a_stopped_loop(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    engine = openai_engine("m", base_url=server.base_url, **FAST)
     loop = asyncio.new_event_loop()
     try:
         assert loop.run_until_complete(engine.agenerate_one(chat("hi"))).text == "echo0: hi"
@@ -669,21 +664,23 @@ def test_registry_builds_the_engine_from_a_model_string(server):
     from ragbench.testing import load_engine
 
     engine = load_engine("openai:some/model", base_url=server.base_url, registry=installed_registry())
-    assert isinstance(engine, OpenAIEngine)
+    assert isinstance(engine, installed_registry().load("engines", "openai"))
     assert engine.model == "some/model"
 
 
-# -- probe (the evaluator's pre-flight) ---------------------------------------------------------
+# -- the run's pre-flight ---------------------------------------------------------------------
 
 
-def test_probe_is_silent_for_a_live_server_and_names_a_missing_prefix(server):
-    assert asyncio.run(probe(server.base_url)) is None
-    message = asyncio.run(probe(server.base_url.removesuffix("/v1")))
-    assert "HTTP 404" in message and "/v1" in message and "\n" not in message
+def test_the_preflight_is_silent_for_a_live_server(server):
+    checked = preflight("demo", model="openai:m", model_args={"base_url": server.base_url})
+    assert not [line for line in checked.warnings if "base-url" in line]
 
 
-def test_probe_names_an_unreachable_url_at_once():
+def test_the_preflight_names_an_unreachable_url_at_once_in_one_line():
     url = refused_url()
     started = time.monotonic()
-    message = asyncio.run(probe(url))
-    assert time.monotonic() - started < 1 and message.startswith(url) and "connection refused" in message
+    with pytest.raises(PreflightError) as refused:
+        preflight("demo", model="openai:m", model_args={"base_url": url})
+    assert time.monotonic() - started < 3  # refused at once, not after the check's 3 s wait
+    [line] = [line for line in refused.value.problems if url in line]
+    assert "Connection refused" in line and line.endswith("start the server or correct --base-url")

@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 
 from conftest import needs
-from ragbench._retrieval.bm25.retriever import BM25Builder
-from ragbench._retrieval.dense.npy_appender import NpyAppender
-from ragbench._retrieval.index.built import MANIFEST_FILE, build_index
 from ragbench.api import ConfigError
-from ragbench.testing import installed_registry, load_retriever
+from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli_here
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
+MANIFEST_FILE = "manifest.json"  # an index's manifest, written last (docs/running.md)
 
 
 def built(tmp_path, name="index", n=30, seed=0):
@@ -106,9 +104,7 @@ def test_dense_embeddings_of_fewer_passages_than_the_manifest_are_refused(tmp_pa
     bm25_index = built(tmp_path)
     for name in ("docs.jsonl", "docs.offsets.npy"):
         (folder / name).write_bytes((bm25_index / name).read_bytes())
-    embeddings = NpyAppender(folder / "embeddings.npy", "float16", 4)
-    embeddings.append(np.ones((20, 4)))  # 20 of the 30 passages: a search would miss the other 10
-    embeddings.close()
+    np.save(folder / "embeddings.npy", np.ones((20, 4), "float16"))  # 20 of the 30 passages: 10 never found
     manifest = {
         "retriever": "dense",
         "doc_count": 30,
@@ -274,14 +270,15 @@ def test_resume_refuses_a_replayed_run_whose_recording_changed_since_it_started(
 
 def test_a_corpus_still_being_written_while_it_is_indexed_leaves_no_index(tmp_path, monkeypatch):
     corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(30))
-    original = BM25Builder.add
+    builder = installed_registry().load("retrievers", "bm25").builder  # what `index build --kind bm25` builds with
+    original = builder.add
 
     def add_while_a_download_appends(self, texts):
         with open(corpus, "a", encoding="utf-8") as handle:
             handle.write(f"{1000 + self.n_docs}\tmore text\tMore\n")
         original(self, texts)
 
-    monkeypatch.setattr(BM25Builder, "add", add_while_a_download_appends)
+    monkeypatch.setattr(builder, "add", add_while_a_download_appends)
     with pytest.raises(
         ConfigError,
         match=r"corpus .*c.tsv changed while it was indexed \(\d+ bytes, now \d+\): the index "

@@ -10,16 +10,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from ragbench._retrieval.bm25.retriever import METHODS, BM25Builder, BM25Retriever
 from ragbench.api import ConfigError, Document
 from ragbench.api.retrieval import passage_text
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "Stemmer")  # not imported while the tests are collected
+REGISTRY = installed_registry()
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 DOCS = passages(300)
+METHODS = ["lucene", "robertson", "atire", "bm25l", "bm25+"]  # --build-arg method=..., bm25s's
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,10 @@ def corpus(tmp_path_factory):
 
 
 def build(corpus, out, chunk_size=37, **options):
-    build_index(corpus, out, "bm25", options, chunk_size=chunk_size, progress=False, registry=installed_registry())
-    return BM25Retriever(str(out))
+    """`ragbench index build --kind bm25` of `corpus` into `out`, and the retriever `--retriever bm25
+    --retriever-arg index=OUT` searches."""
+    build_index(corpus, out, "bm25", options, chunk_size=chunk_size, progress=False, registry=REGISTRY)
+    return load_retriever("bm25", {"index": str(out)}, registry=REGISTRY)
 
 
 def bm25s_directly(texts, method="lucene", k1=0.9, b=0.4, stemmer="porter"):
@@ -44,7 +47,7 @@ def bm25s_directly(texts, method="lucene", k1=0.9, b=0.4, stemmer="porter"):
     return retriever, query_tokens
 
 
-@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
+@pytest.mark.parametrize("method", METHODS)
 def test_streaming_build_scores_every_passage_exactly_as_bm25s(corpus, tmp_path, method):
     ours = build(corpus, tmp_path / "index", method=method, k1=1.2, b=0.7, stemmer="english")
     reference, query_tokens = bm25s_directly([passage_text(d) for d in DOCS], method, 1.2, 0.7, "english")
@@ -89,8 +92,9 @@ def test_tied_passages_come_in_corpus_order_whatever_bm25s_top_k_backend(tmp_pat
 
 def test_build_sees_the_corpus_in_chunks_never_whole(corpus, tmp_path, monkeypatch):
     sizes = []
-    original = BM25Builder.add
-    monkeypatch.setattr(BM25Builder, "add", lambda self, texts: sizes.append(len(texts)) or original(self, texts))
+    builder = REGISTRY.load("retrievers", "bm25").builder  # the class `index build --kind bm25` builds with
+    original = builder.add
+    monkeypatch.setattr(builder, "add", lambda self, texts: sizes.append(len(texts)) or original(self, texts))
     build(corpus, tmp_path / "index", chunk_size=64)
     assert sizes == [64, 64, 64, 64, 44]
 
@@ -105,7 +109,7 @@ def test_chunk_size_does_not_change_the_index(corpus, tmp_path):
 
 def test_loaded_index_is_memory_mapped_and_answers_as_when_loaded_into_memory(corpus, tmp_path):
     mapped = build(corpus, tmp_path / "index")
-    in_memory = BM25Retriever(str(tmp_path / "index"), mmap=False)
+    in_memory = load_retriever("bm25", {"index": str(tmp_path / "index"), "mmap": False}, registry=REGISTRY)
     assert isinstance(mapped.bm25.scores["data"], np.memmap)
     assert not isinstance(in_memory.bm25.scores["data"], np.memmap)
     assert mapped.search(QUERIES, 5) == in_memory.search(QUERIES, 5)

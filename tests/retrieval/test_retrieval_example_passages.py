@@ -9,14 +9,13 @@ import threading
 import time
 
 import pytest
+from click.testing import CliRunner
+from test_retrieval_pooling import registry_with_test_system, search_with
 
 from conftest import needs
-from ragbench._retrieval.example_passages import ExampleBM25Retriever
-from ragbench._retrieval.handle import Retrieval
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError, Context, Document, Example
 from ragbench.api.retrieval import RetrievalError
-from ragbench.testing import installed_registry, load_retriever
+from ragbench.testing import cli, installed_registry, load_retriever, run_eval
 from support.helpers import samples
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
@@ -32,18 +31,29 @@ PASSAGES = [
 ]
 
 
-def example(example_id: str = "e1", passages=PASSAGES, question: str = "Where was the founder of Olm born?") -> Example:
+def example(
+    example_id: str = "e1", passages=PASSAGES, question: str = "Where was the founder of Olm born?", index: int = 0
+) -> Example:
     docs = [Document(id=f"{example_id}-{i}", title=title, text=text) for i, (title, text) in enumerate(passages)]
-    return Example(id=example_id, question=question, docs=docs)
+    return Example(id=example_id, question=question, docs=docs, index=index)
+
+
+async def searched(retriever, items: list[Example], *queries: str, k: int = 5) -> dict[str, list[list[Document]]]:
+    """What each of `items`, in flight at once as a run runs them, found for `queries` (in turn) through its
+    ctx.retriever: {example id: [documents of each query]}."""
+
+    async def search(item: Example, ctx: Context) -> list[list[Document]]:
+        return [await ctx.retriever.search(query, k) for query in queries]
+
+    system, records = await search_with(retriever, search, items=items)
+    assert [record.error for record in records] == [None] * len(items)
+    return system.found  # type: ignore[return-value]
 
 
 async def ranking(retriever, item: Example, queries: list[str], k: int = 5) -> list[list[str]]:
-    retrieval = Retrieval(retriever)
-    bound = retrieval.bind(Context(llm=None, task=None), item)  # type: ignore[arg-type]
-    try:
-        return [[doc.title for doc in await bound.search(query, k)] for query in queries]
-    finally:
-        await retrieval.close()
+    """The titles `item` found for each of `queries`, one after the other."""
+    found = await searched(retriever, [item], *queries, k=k)
+    return [[doc.title for doc in docs] for docs in found[item.id]]
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +109,8 @@ async def test_a_query_bm25_analyses_to_nothing_gets_no_passages(query):
 
 
 async def test_k_cuts_the_ranking_and_every_hit_carries_its_score():
-    retrieval = Retrieval(load_retriever("example_bm25", registry=installed_registry()))
-    bound = retrieval.bind(Context(llm=None, task=None), example())  # type: ignore[arg-type]
-    docs = await bound.search("brewer shipowner Ansgar Pell", 2)
-    await retrieval.close()
+    retriever = load_retriever("example_bm25", registry=installed_registry())
+    [docs] = (await searched(retriever, [example()], "brewer shipowner Ansgar Pell", k=2))["e1"]
     assert [doc.title for doc in docs] == ["Ansgar Pell", "Olm"]
     assert docs[0].score > docs[1].score > 0 and docs[0].id == "e1-2"
 
@@ -113,7 +121,7 @@ async def test_an_example_without_passages_or_without_words_gets_what_it_has():
     assert await ranking(retriever, example(passages=[("", "!!"), ("", "...")]), ["anything"]) == [["", ""]]
 
 
-class CountingBM25(ExampleBM25Retriever):
+class CountingBM25(installed_registry().load("retrievers", "example_bm25")):  # type: ignore[misc]
     """Records every batch of new examples it indexes and every batch of queries it scores, and
     the thread each runs in."""
 
@@ -144,22 +152,17 @@ async def test_an_examples_passages_are_indexed_once_however_many_queries_it_sen
 
 async def test_the_queries_of_concurrent_examples_are_ranked_in_one_pooled_batch_each_among_its_own_passages():
     retriever = CountingBM25()
-    retrieval = Retrieval(retriever)
-    items = [example(f"e{i}", [(f"{title} {i}", text) for title, text in PASSAGES]) for i in range(12)]
-    bound = [retrieval.bind(Context(llm=None, task=None), item) for item in items]  # type: ignore[arg-type]
+    items = [example(f"e{i}", [(f"{title} {i}", text) for title, text in PASSAGES], index=i) for i in range(12)]
     # every example sends the same query: each must still get its own passages
-    found = await asyncio.gather(*(view.search("Who founded Olm?", 3) for view in bound))
-    await retrieval.close()
-    assert [[doc.title for doc in docs] for docs in found] == [
+    found = await searched(retriever, items, "Who founded Olm?", k=3)
+    assert [[doc.title for doc in found[f"e{i}"][0]] for i in range(12)] == [
         [f"Olm {i}", f"Kiribati Sound {i}", f"Ansgar Pell {i}"] for i in range(12)
     ]
-    assert retriever.built == [12 * len(PASSAGES)] and retriever.scored == [12] and retrieval.stats.batches == 1
+    assert retriever.built == [12 * len(PASSAGES)] and retriever.scored == [12]  # one batch
 
 
 async def test_indexing_and_ranking_run_off_the_event_loop():
     retriever = CountingBM25(build_seconds=0.3)
-    retrieval = Retrieval(retriever)
-    bound = retrieval.bind(Context(llm=None, task=None), example())  # type: ignore[arg-type]
     ticks = 0
 
     async def heartbeat():
@@ -168,10 +171,14 @@ async def test_indexing_and_ranking_run_off_the_event_loop():
             ticks += 1
             await asyncio.sleep(0.01)
 
-    beating = asyncio.create_task(heartbeat())
-    await bound.search("Olm", 2)
-    beating.cancel()
-    await retrieval.close()
+    async def search(item: Example, ctx: Context) -> object:
+        beating = asyncio.create_task(heartbeat())
+        try:
+            return await ctx.retriever.search("Olm", 2)
+        finally:
+            beating.cancel()
+
+    await search_with(retriever, search, items=[example()])
     assert threading.current_thread().name not in retriever.threads
     assert ticks >= 10  # the loop kept running while the example's passages were indexed for 0.3 s
 
@@ -185,11 +192,8 @@ async def test_dense_embeds_a_batch_of_queries_and_of_new_passages_in_one_encode
             f"encode_{kind}",
             lambda texts, kind=kind, method=method: calls.append((kind, len(texts))) or method(texts),
         )
-    retrieval = Retrieval(dense)
-    bound = [retrieval.bind(Context(llm=None, task=None), example(f"e{i}")) for i in range(6)]  # type: ignore[arg-type]
-    await asyncio.gather(*(view.search("Who founded Olm?", 2) for view in bound))
-    await asyncio.gather(*(view.search("cheese village", 2) for view in bound))
-    await retrieval.close()
+    items = [example(f"e{i}", index=i) for i in range(6)]
+    await searched(dense, items, "Who founded Olm?", "cheese village", k=2)
     assert calls == [("passages", 6 * len(PASSAGES)), ("queries", 6), ("queries", 6)]
 
 
@@ -213,21 +217,18 @@ def test_bad_options_are_one_line_config_errors(args, message):
 
 
 def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_queries(tmp_path):
-    from test_retrieval_pooling import registry_with_test_system
-
     from ragbench.tasks.selfrag.demo import Demo
 
-    config = RunConfig.of(
-        tasks=["demo"],
-        system="retrieve_then_answer",
-        model="scripted:echo",
+    results = run_eval(
+        "demo",
+        "retrieve_then_answer",
+        "scripted:echo",
         retriever="example_bm25",
-        output=str(tmp_path / "run"),
-        progress=False,
+        output=tmp_path / "run",
         bootstrap_iters=10,
         limit=6,
-    )
-    results = Evaluator(config, registry_with_test_system()).run().results
+        registry=registry_with_test_system(),
+    ).results
     assert results["counts"]["demo"]["failed"] == 0
     assert results["config"]["retriever_metadata"] == {
         "retriever": "example_bm25",
@@ -250,26 +251,25 @@ def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_que
 
 def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same_query(tmp_path):
     from test_record_replay import without_timings
-    from test_retrieval_pooling import registry_with_test_system
-
-    from ragbench._replay.rerun import replay_config
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query
-    config = RunConfig.of(
-        tasks=["demo"],
-        system="retrieve_then_answer",
-        model=f"scripted:{rules}",
+    run_eval(
+        "demo",
+        "retrieve_then_answer",
+        f"scripted:{rules}",
         retriever="example_bm25",
-        output=str(tmp_path / "run"),
-        progress=False,
+        output=tmp_path / "run",
         bootstrap_iters=10,
         limit=4,
+        registry=registry_with_test_system(),
     )
-    Evaluator(config, registry_with_test_system()).run()
     searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
     assert sum(s["query"] == "the capital city" for s in searches) == 4
-    Evaluator(
-        replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False), registry_with_test_system()
-    ).run()
+    replayed = CliRunner().invoke(
+        cli,
+        ["--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replayed"), "--no-progress"],
+        obj=registry_with_test_system(),
+    )
+    assert replayed.exit_code == 0, replayed.output
     assert without_timings(samples(tmp_path / "replayed", "demo")) == without_timings(samples(tmp_path / "run", "demo"))

@@ -16,11 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from ragbench._retrieval.corpus.readers import corpus_rows, read_corpus
-from ragbench._retrieval.index.cache import index_folder
 from ragbench.api import ConfigError, Document, RecordError
-from ragbench.api.retrieval import CorpusLookup
-from ragbench.testing import build_index, installed_registry
+from ragbench.api.retrieval import CorpusLookup, read_corpus
+from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli_here
 
 pytestmark = needs("datasets")  # not imported while the tests are collected
@@ -76,9 +74,8 @@ def test_a_saved_dataset_reads_the_documents_of_the_same_rows_in_jsonl(rows):
         jsonl = write_jsonl(Path(tmp) / "corpus.jsonl", rows_written)
         assert read_as_compared(folder) == read_as_compared(jsonl)
         missing = [i for i, (key, *_) in enumerate(rows) if key is None]
-        errors = [(i, item) for i, item in corpus_rows(folder) if isinstance(item, RecordError)]
-        assert [i for i, _ in errors] == missing
-        assert all(f"{folder} row {i} field 'id': missing passage id" == str(e) for i, e in errors)
+        errors = [str(item) for item in read_corpus(folder) if isinstance(item, RecordError)]
+        assert errors == [f"{folder} row {i} field 'id': missing passage id" for i in missing]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -106,15 +103,18 @@ def build(corpus: Path, out: Path) -> Path:
     return out
 
 
+def bm25(index: Path) -> Any:
+    """The retriever of `--retriever bm25 --retriever-arg index=INDEX`."""
+    return load_retriever("bm25", {"index": str(index)}, registry=installed_registry())
+
+
 def test_a_bm25_index_of_a_saved_dataset_searches_as_the_index_of_the_same_jsonl(tmp_path):
     pytest.importorskip("bm25s")
-    from ragbench._retrieval.bm25.retriever import BM25Retriever
-
     rows = passages_rows(30)
     folder_index = build(save(tmp_path / "corpus", rows), tmp_path / "from_folder")
     jsonl_index = build(write_jsonl(tmp_path / "corpus.jsonl", rows), tmp_path / "from_jsonl")
     queries = ["alpha beta", "épsilon", "theta zeta gamma", "nothing here"]
-    from_folder, from_jsonl = BM25Retriever(str(folder_index)), BM25Retriever(str(jsonl_index))
+    from_folder, from_jsonl = (bm25(index) for index in (folder_index, jsonl_index))
     try:
         assert from_folder.search(queries, 5) == from_jsonl.search(queries, 5)
         assert from_folder.manifest.doc_count == 30
@@ -127,15 +127,18 @@ def test_a_bm25_index_of_a_saved_dataset_searches_as_the_index_of_the_same_jsonl
 
 
 def test_an_edited_saved_dataset_is_not_the_corpus_an_index_was_built_from(tmp_path):
-    """The identity an index records (and the cache names its index by) is the content of the data files: an
-    edited folder is another corpus, a copy of the folder elsewhere the same one."""
+    """The identity an index records (a resume compares it; the cache names its index by it) is the content of the
+    data files: an edited folder is another corpus, a copy of the folder elsewhere the same one."""
+    pytest.importorskip("bm25s")
     rows = passages_rows(5)
-    folder = save(tmp_path / "corpus", rows)
-    before = index_folder(folder, "bm25")
-    edited = save(tmp_path / "edited", [*rows[:4], {**rows[4], "text": "changed"}])
-    copy = save(tmp_path / "copy", rows)
-    assert index_folder(edited, "bm25") != before
-    assert index_folder(copy, "bm25") == before
+    edited_rows = [*rows[:4], {**rows[4], "text": "changed"}]
+    identity = {
+        name: build(save(tmp_path / name, given), tmp_path / f"{name}_index")
+        for name, given in (("corpus", rows), ("edited", edited_rows), ("copy", rows))
+    }
+    corpus = {name: json.loads((index / "manifest.json").read_text())["corpus"] for name, index in identity.items()}
+    assert corpus["edited"]["sha256"] != corpus["corpus"]["sha256"]
+    assert corpus["copy"]["sha256"] == corpus["corpus"]["sha256"] and len(corpus["copy"]["sha256"]) == 64
 
 
 def test_resume_refuses_a_run_whose_index_was_rebuilt_from_an_edited_saved_dataset(tmp_path):
@@ -194,18 +197,17 @@ def test_a_saved_dataset_dict_of_several_splits_asks_for_one(tmp_path):
 
 def test_a_saved_dataset_rewritten_while_it_is_indexed_leaves_no_index(tmp_path, monkeypatch):
     pytest.importorskip("bm25s")
-    from ragbench._retrieval.bm25.retriever import BM25Builder
-
     folder = save(tmp_path / "corpus", passages_rows(30))
     [arrow] = folder.glob("*.arrow")
-    original = BM25Builder.add
+    builder = installed_registry().load("retrievers", "bm25").builder  # what `index build --kind bm25` builds with
+    original = builder.add
 
     def add_while_a_copy_rewrites(self: Any, texts: list[str]) -> None:
         with open(arrow, "ab") as handle:  # a copy of a larger version still arriving
             handle.write(b"\0" * 8)
         original(self, texts)
 
-    monkeypatch.setattr(BM25Builder, "add", add_while_a_copy_rewrites)
+    monkeypatch.setattr(builder, "add", add_while_a_copy_rewrites)
     with pytest.raises(ConfigError, match=r"changed while it was indexed .*build again once the folder is complete"):
         build_index(folder, tmp_path / "index", "bm25", chunk_size=8, progress=False, registry=installed_registry())
     assert not (tmp_path / "index").exists()

@@ -63,7 +63,7 @@ from ..._errors import ConfigError
 from ..._values.llm_calls import CUTOFFS, EngineNeeds, Request, Response
 from ..batches.interface import BatchVendor
 from .batch_openai import OpenAIBatches
-from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
+from .openai_client import OpenAIUnreachable, make_client, no_auth_header
 from .openai_responses import (
     NAMED_TOP_LOGPROBS,
     parse_completion,
@@ -94,7 +94,7 @@ def sent_as_given(args: dict[str, Any]) -> dict[str, Any]:
     return args | {key: [] for key in moved} | {"extra_body": args.get("extra_body", {}) | moved}
 
 
-__all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
+__all__ = ["OpenAIEngine", "NAMED_TOP_LOGPROBS"]
 
 Mode = Literal["auto", "chat"]
 MODES: tuple[str, ...] = get_args(Mode)

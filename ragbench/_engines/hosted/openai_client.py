@@ -1,5 +1,6 @@
 """The `openai` engine's HTTP side: an `openai.AsyncOpenAI` client with ragbench's two knobs and key
-redaction (hosted/http.py, shared with the `anthropic` engine), and `probe` (is a base URL there at all?).
+redaction (hosted/http.py, shared with the `anthropic` engine). Whether a server is there at all is the
+pre-flight's question (`ApiEngine.preflight`).
 
 What the SDK does: the retry loop (HTTP 408/409/429/5xx, timeouts, dropped or reset connections, up to
 `max_retries`), Retry-After / Retry-After-ms parsing (seconds or HTTP date), per-phase timeouts,
@@ -17,8 +18,6 @@ the Authorization header and connection pooling. What is added here, and why:
 
 from __future__ import annotations
 
-import os
-
 import httpx2
 import openai
 
@@ -26,7 +25,7 @@ from ..._values.urls import Credentials
 from ..retries import backoff
 from .http import FailFastTransport, JitteredRetries, redact, redact_http_logs
 
-__all__ = ["OpenAIUnreachable", "backoff", "make_client", "no_auth_header", "probe", "redact"]
+__all__ = ["OpenAIUnreachable", "backoff", "make_client", "no_auth_header", "redact"]
 
 
 class OpenAIUnreachable(openai.APIConnectionError):
@@ -76,30 +75,3 @@ def make_client(
 
 
 no_auth_header = {"Authorization": openai.omit}
-
-
-async def probe(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 5.0) -> str | None:
-    """None when an OpenAI-compatible server answers at `base_url`; else one line naming the URL,
-    what went wrong and the fix. One GET {base_url}/models, no retries; any answer other than a
-    refused key (401/403) or a missing path (404) counts as there."""
-    base = Credentials.of(base_url)
-    shown = base.url
-    key = os.environ.get(api_key_env)
-    client = make_client(base, key, timeout=timeout, max_retries=0, connect_retries=0, concurrency=1)
-    try:
-        await client.models.with_raw_response.list(extra_headers=None if key else no_auth_header)
-    except OpenAIUnreachable:
-        return f"{shown}: nothing answers there (connection refused): start the server or fix --base-url"
-    except openai.APITimeoutError:
-        return f"{shown}: no answer within {timeout:g}s: is the server up and the address right?"
-    except openai.APIConnectionError as exc:
-        return redact(f"{shown}: cannot connect ({exc.__cause__ or exc}): fix --base-url", api_key_env, base)
-    except openai.APIStatusError as exc:
-        if exc.status_code in (401, 403):
-            hint = f"${api_key_env} is not set" if not key else f"check the key in ${api_key_env}"
-            return f"{shown}: the server refused the key (HTTP {exc.status_code}): {hint}"
-        if exc.status_code == 404:
-            return f"{shown}/models not found (HTTP 404): does --base-url end with the API prefix, e.g. /v1?"
-    finally:
-        await client.close()
-    return None

@@ -47,7 +47,7 @@ from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings
 from .runner import InProcess, RayTasks, Runner
-from .state import BuildFolder, BuildState
+from .state import BuildFolder, ShardBuildState
 from .state_files import bucket_name, shard_name
 from .store import StoreState, StoreTarget
 from .terms import merge_bucket
@@ -169,7 +169,7 @@ def built(
 
 
 def step_one(
-    builder: ShardKind, parts: list[CorpusPart], state: BuildState, text: TextSettings, runner: Runner
+    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Runner
 ) -> list[Stats]:
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed."""
     results: list[Stats | None] = []
@@ -186,7 +186,7 @@ def step_one(
     return [result for result in results if result is not None]
 
 
-def merged_by_term(results: list[Stats], order: TermOrder, state: BuildState, runner: Runner) -> Stats:
+def merged_by_term(results: list[Stats], order: TermOrder, state: ShardBuildState, runner: Runner) -> Stats:
     """The parts' per-term statistics merged by term, a bucket a task (one a shard), each bucket kept from a killed
     build where it merged the same parts' files; the buckets' paths (step 2 reads them) and their counts."""
     inputs = [[result["terms"]["bytes"], result["terms"]["digest"]] for result in results]
@@ -219,7 +219,7 @@ def first_text(part: CorpusPart, text: TextSettings) -> str:
     return ""
 
 
-def check_passages(corpus: str | Path, results: list[Stats], state: BuildState) -> None:
+def check_passages(corpus: str | Path, results: list[Stats], state: ShardBuildState) -> None:
     """A ConfigError where the corpus has no passages, a shard none, or a passage id repeats (the one-process
     build's message)."""
     if not sum(int(result["passages"]) for result in results):
@@ -250,7 +250,7 @@ def check_passages(corpus: str | Path, results: list[Stats], state: BuildState) 
         )
 
 
-def repeated_across(state: BuildState, shards: int) -> Counter[str]:
+def repeated_across(state: ShardBuildState, shards: int) -> Counter[str]:
     """The ids more than one shard holds, each counted once a shard (read from the shards' docs stores: only when
     their hashes collide)."""
     import numpy as np

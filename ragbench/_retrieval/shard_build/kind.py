@@ -10,9 +10,10 @@ A build runs in two steps a shard, each in a worker (a Ray task; tests call them
 2. `finish(folder, shared, own)`: the shard's files, written into `folder` from what step 1 left there and
    `shared`, what `merge` made of every part's statistics on the driver (N, total length) and, for a kind with
    `terms`, the merged buckets' paths ("buckets": read with `terms.merged_terms`) and counts ("terms", "postings").
-Step 2 works in `folder` alone, unless `shards_read` names other shards whose step-1 folders (its siblings) it reads:
-a build into an object store fetches those for it. The driver calls `prepare(first_text)` before step 1 (FlashRAG picks its language by the corpus's first text),
-`merge(stats)` between the steps and `options(shared)` for the manifest's options. `front` is the run's query
+Step 2 works in `folder` alone, unless `shards_read` names other shards whose step-1 folders (its siblings) it
+reads: a build into an object store fetches those for it. The driver calls `prepare(first_text)` before step 1
+(FlashRAG picks its language by the corpus's first text), `merge(stats)` between the steps and `options(shared)`
+for the manifest's options. `front` is the run's query
 side over the shards (`front.BuiltShardsFront`).
 """
 

@@ -1,4 +1,4 @@
-"""What a shard build's driver reads of its state (`BuildState`): the steps a killed build did, kept where their
+"""What a shard build's driver reads of its state (`ShardBuildState`): the steps a killed build did, kept where their
 records and the files they name still match. A local build's state is `BuildFolder`, a build into an object store's
 `store.StoreState` (`state_files` names the files).
 
@@ -48,7 +48,7 @@ from .state_files import (
 )
 
 
-class BuildState(ABC):
+class ShardBuildState(ABC):
     """What a driver reads of a build's state (`files`): the steps a killed build did that are kept, each
     checked against its record (`kept`, `kept_bucket`); what a found problem does is the place's (`damaged`)."""
 
@@ -142,7 +142,7 @@ class BuildState(ABC):
         return self.files.path(shard_name(number))
 
 
-class BuildFolder(BuildState):
+class BuildFolder(ShardBuildState):
     """The building folder of `target` (INDEX/shards-S) for a build of `key` (module docstring)."""
 
     def __init__(self, target: Path, key: Stats) -> None:

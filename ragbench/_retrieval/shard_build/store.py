@@ -25,7 +25,7 @@ from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import LAYOUT_FILE
 from ..sharded.remote import remote_layout
 from .kind import Stats
-from .state import BuildState
+from .state import ShardBuildState
 from .state_files import BUILD_FILE, StateFiles, damaged_state, shard_name
 
 
@@ -56,7 +56,7 @@ class StoreTarget:
         remove_object(joined(self.folder, LAYOUT_FILE))
 
 
-class StoreState(BuildState):
+class StoreState(ShardBuildState):
     """The state of a build of `key` into `target`, under the store's prefix INDEX/shards-S.building/ (module
     docstring): resumed where it holds the same key, emptied where it holds another's, refused where it holds
     objects but no key (not a ragbench build's)."""

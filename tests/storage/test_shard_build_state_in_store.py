@@ -64,6 +64,8 @@ def test_a_build_lost_mid_way_resumes_on_another_machine_keeping_its_finished_sh
     }
     assert shard_files(tmp_path / "got") == shard_files(uncut)
     assert set(fs.find("bench/resumed-elsewhere")) == {f"bench/resumed-elsewhere/{n}" for n in store_listing(uncut)}
+    cached = {path.name for path in (tmp_path / "second-machine").rglob("*") if path.is_file()}
+    assert cached == {"manifest.json", "shards.json"}  # the driver's: the index read back as a run reads it, no state
 
 
 @pytest.mark.parametrize(

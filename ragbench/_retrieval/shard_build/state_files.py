@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -83,9 +83,14 @@ class StateFiles:
             own.cleared()
 
     def cleared(self) -> None:
-        """The scratch folder of a build into a store removed from this node (a local build's folder stays)."""
-        if self.url is not None and self.path("").is_dir():
+        """The scratch folder of a build into a store removed from this node, and the URL's cache folder where no
+        other task's is in it (a local build's folder stays)."""
+        if self.url is None:
+            return
+        if self.path("").is_dir():
             remove_all_but_links(self.path(""))
+        with suppress(OSError):
+            self.path("").parent.rmdir()
 
     def path(self, name: str) -> Path:
         """Where `name` is written and read on this node: in the building folder, else in the scratch folder."""

@@ -118,6 +118,7 @@ EXACT: dict[str, str] = {
     "test_spending_cap.py": "cost",
     "test_scale_projection.py": "project",
     "test_object_store.py": "storage",
+    "test_shard_build_state_in_store.py": "storage",
     "test_jsonl.py": "storage",
     "test_gzip_faults.py": "storage",
     "test_user_files.py": "storage",

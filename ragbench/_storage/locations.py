@@ -118,8 +118,10 @@ class RemoteFile(NamedTuple):
 
 
 def remote_files(url: str) -> dict[str, RemoteFile]:
-    """Each file under the folder `url` (its path relative to it, `/`-separated): its size and version."""
+    """Each file under the folder `url` (its path relative to it, `/`-separated): its size and version, as the
+    store lists them now."""
     fs, path = _filesystem(url)
+    fs.invalidate_cache(path)
     found = _remote_call(url, fs.find, path, detail=True)
     root = path.rstrip("/") + "/"
     return {
@@ -139,6 +141,31 @@ def remote_object(url: str) -> RemoteFile:
     if info.get("type") != "file":
         raise ConfigError(f"{url} is a folder, not a file: name one file of it")
     return RemoteFile(int(info["size"]), object_version(info))
+
+
+def object_size(url: str) -> int | None:
+    """The size of the object `url`, asked of the store now; None where there is none."""
+    fs, path = _filesystem(url)
+    fs.invalidate_cache(path)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:
+        raise remote_problem(url, exc) from None
+    return int(info["size"]) if info.get("type") == "file" else None
+
+
+def read_object(url: str) -> bytes | None:
+    """The whole of the object `url` (one GET, never a cached copy); None where there is none."""
+    fs, path = _filesystem(url)
+    fs.invalidate_cache(path)
+    try:
+        return fs.cat_file(path)  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        return None
+    except Exception as exc:
+        raise remote_problem(url, exc) from None
 
 
 def put_folder(folder: Path, url: str) -> None:
@@ -161,6 +188,12 @@ def remove_object(url: str) -> None:
     if _remote_call(url, fs.exists, path):
         _remote_call(url, fs.rm_file, path)
     fs.invalidate_cache(path)
+
+
+def remove_objects(url: str) -> None:
+    """Every object under the folder `url` removed from its store (none there: nothing to do)."""
+    for name in remote_files(url):
+        remove_object(joined(url, name))
 
 
 def object_version(info: dict[str, Any]) -> str:
@@ -187,6 +220,14 @@ def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], versi
     of them verified there; a FetchedFileMismatch naming the first that is not what was recorded (its URL), a
     ConfigError where the store cannot be read."""
     folder = cached_folder("\0".join([url.rstrip("/"), *versions]))
+    fetch_into(url, files, folder)
+    return folder
+
+
+def fetch_into(url: str, files: Iterable[tuple[str, int, str | None]], folder: Path) -> None:
+    """`url`'s `files` (name, bytes, content digest or None) brought to the local `folder` and verified there (one
+    already there of that size and digest is not fetched again); a FetchedFileMismatch naming the first that is not
+    what was recorded (its URL)."""
     for name, size, digest in files:
         target, where = folder / name, joined(url, name)
         if not _holds(target, size, digest):
@@ -195,7 +236,6 @@ def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], versi
             raise FetchedFileMismatch(where, f"holds {found} bytes, recorded {size}")
         if digest is not None and (held := content_digest(target)) != digest:
             raise FetchedFileMismatch(where, f"its content digest is {held}, recorded {digest}")
-    return folder
 
 
 def fetched_object(url: str) -> Path:

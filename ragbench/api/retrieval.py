@@ -18,7 +18,9 @@ installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) a
 A retriever kind that can be built in shards and searched on them names its `ShardedKind` in its catalogue entry
 (`shards: "pkg.module:KIND"`): its `ShardKind` (the shard-parallel build: each part analysed, the parts' small
 statistics merged, each shard's files finished), its `ShardSearcher` (one shard's search in a Ray actor) and its
-`BuiltShardsFront` (the run's side: a batch's payload, the shards' answers merged, `merge_top_k`).
+`BuiltShardsFront` (the run's side: a batch's payload, the shards' answers merged, `merge_top_k`); for the merged
+parallel build (`index build --ray`, one index), its `BlockKind` (a block of passages analysed by a `BlockWorker` on
+a Ray actor, as arrays, `json_array` and `from_json_array` carrying JSON values, then given to the kind's builder).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.lookup import CorpusLookup
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
+    from ragbench._retrieval.parallel_build.analysis import BlockKind, BlockWorker, from_json_array, json_array
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.shard_build.front import BuiltShardsFront
     from ragbench._retrieval.shard_build.kind import ShardKind
@@ -72,5 +75,6 @@ _MODULES = {
     "ragbench._retrieval.sharded.searcher": ("ShardSearcher",),
     "ragbench._retrieval.shard_build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharded.merge": ("merge_top_k",),
+    "ragbench._retrieval.parallel_build.analysis": ("BlockKind", "BlockWorker", "json_array", "from_json_array"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

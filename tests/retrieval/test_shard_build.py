@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs, write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.shard_build.state_files import bucket_name
 from ragbench._retrieval.sharded.kinds import built_shards_front, sharded_kind
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
@@ -164,7 +165,7 @@ class KeepingBuckets(Recording):
     def map(self, function, calls, **options):
         results = super().map(function, calls, **options)
         if function.__name__ == "merge_bucket":
-            self.buckets += [Path(call[3]).read_text(encoding="utf-8") for call in calls]
+            self.buckets += [call[0].path(bucket_name(call[2])).read_text(encoding="utf-8") for call in calls]
         return results
 
 
@@ -180,6 +181,7 @@ import os, signal
 from pathlib import Path
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.shard_build.state_files import bucket_name
 from ragbench.testing import installed_registry
 
 class KilledAfterTwoShards(InProcess):

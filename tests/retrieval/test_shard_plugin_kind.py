@@ -1,10 +1,12 @@
 """A third-party retriever kind, written against `ragbench.api` alone and registered by its catalogue entry
 (`shards: "module:KIND"`), is built shard-parallel by `index build --ray --shards 2` on a local Ray and searched on
-its shards (`--retriever-arg shards=2`), answering as its one-process index does: a kind's sharding is found through
-the plugin contract, not a table of the built-in kinds."""
+its shards (`--retriever-arg shards=2`), answering as its one-process index does, and built merged by `index build
+--ray` (its `BlockKind`) into the very files its one-process build writes: a kind's sharding and parallel build are
+found through the plugin contract, not a table of the built-in kinds."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -25,7 +27,8 @@ import numpy as np
 
 from ragbench.api import Document, hookimpl
 from ragbench.api.retrieval import (
-    BuiltShardsFront, IndexBuilder, Retriever, ShardedKind, ShardKind, ShardSearcher,
+    BlockKind, BuiltShardsFront, IndexBuilder, Retriever, ShardedKind, ShardKind, ShardSearcher, from_json_array,
+    json_array,
 )
 
 ROWS = "overlap.json"
@@ -108,7 +111,28 @@ class OverlapShards(ShardKind):
         return {"passages": shared["passages"]}
 
 
-KIND = ShardedKind("overlap", OverlapFront, OverlapSearch, build=OverlapShards)
+class OverlapWorker:
+    def arrays(self, texts):
+        part = OverlapBuilder(None)
+        part.add(texts)
+        return {"rows": json_array(part.rows), "texts": json_array(part.texts)}
+
+
+class OverlapBlocks(BlockKind):
+    fields = ("rows", "texts")
+
+    def settings(self, builder, first, registry):
+        return {}
+
+    def worker(self, settings):
+        return OverlapWorker()
+
+    def absorb(self, builder, arrays):
+        builder.rows += from_json_array(arrays["rows"])
+        builder.texts += from_json_array(arrays["texts"])
+
+
+KIND = ShardedKind("overlap", OverlapFront, OverlapSearch, build=OverlapShards, blocks=OverlapBlocks())
 
 
 @hookimpl
@@ -156,3 +180,15 @@ def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(pl
     assert [[(d.text, d.score) for d in hits] for hits in found] == [[(d.text, d.score) for d in h] for h in expected]
     assert [[d.id for d in hits] for hits in found] == [[ids[d.text] for d in hits] for hits in expected]
     assert sum(map(len, expected)) > 10 and sharded.metadata()["shards"] == 2
+
+
+def test_a_plugin_kind_is_built_merged_on_ray_into_its_one_process_index(plugin, tmp_path):
+    docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    done = cli("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out", str(tmp_path / "built"),
+               "--ray", "--workers", "2", "--chunk-size", "5", "--no-progress", timeout=400)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "overlap index of 24 passages" in done.stdout, done.stdout
+    build_index(corpus, tmp_path / "one", "overlap", {}, progress=False, registry=installed_registry())
+    assert (tmp_path / "built" / "overlap.json").read_bytes() == (tmp_path / "one" / "overlap.json").read_bytes()
+    assert json.loads((tmp_path / "built" / "manifest.json").read_text())["doc_count"] == 24

@@ -21,12 +21,11 @@ from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.kind import TextSettings
 from ragbench._retrieval.shard_build.runner import InProcess
-from ragbench._retrieval.shard_build.store import state_root
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here
-from support.ray_cluster import SHARED
+from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
@@ -38,32 +37,13 @@ SHARDS = 2
 def store(tmp_path_factory):
     """(the s3fs file system of moto's server on 127.0.0.1, the local index uploaded to s3://bench/index), this
     module's environment set before the Ray cluster starts."""
-    from moto.server import ThreadedMotoServer
-    from s3fs import S3FileSystem
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
     folder = tmp_path_factory.mktemp("s3")
-    with pytest.MonkeyPatch.context() as env:
-        for variable, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ENDPOINT_URL": f"http://{host}:{port}",
-            "RAGBENCH_CACHE_DIR": str(folder / "cache"),
-        }.items():
-            env.setenv(variable, value)
+    with s3_server(folder) as fs:
         corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
         build_index(corpus, folder / "index", "bm25", {}, chunk_size=40, progress=False, registry=installed_registry())
         split_index(folder / "index", SHARDS, registry=installed_registry())
-        fs = S3FileSystem(skip_instance_cache=True)
-        fs.mkdir("bench")
         fs.put(str(folder / "index"), "bench/index", recursive=True)
-        SHARED.stop()  # started again by `ray_cluster` under this environment
         yield fs, folder / "index"
-        SHARED.stop()
-    server.stop()
 
 
 def answers(hits):
@@ -180,14 +160,6 @@ def test_a_corpus_in_the_store_builds_the_index_its_local_file_builds(store, tmp
     assert again_texts == [text.translate(swapped) for text in texts] != texts
 
 
-def shard_files(folder):
-    """Each shard's files (size and content digest) and the manifest but for where the corpus was and the times."""
-    layout = json.loads((folder / "shards.json").read_text())
-    manifest = json.loads((folder / "manifest.json").read_text())
-    del manifest["corpus"]["path"], manifest["build_seconds"], manifest["built_at"]
-    return [shard["files"] for shard in layout["shards"]], [[s["start"], s["stop"]] for s in layout["shards"]], manifest
-
-
 @pytest.mark.parametrize(("name", "kind"), [("psgs_w100.tsv", "bm25"), ("corpus.jsonl", "lucene_bm25")])
 def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, ray_cluster, tmp_path, name, kind):
     """`index build --ray --shards 3 --corpus s3://...`: each Ray task reads its part's bytes from the store (no
@@ -266,16 +238,6 @@ def test_a_corpus_object_written_again_mid_build_is_refused_and_out_must_be_a_fo
     assert not (tmp_path / "s3:").exists()
 
 
-class LostAfterOneShard(InProcess):
-    """Runs the steps here, but step 2 of only the first shard: the build is lost once that shard is in the store."""
-
-    def map(self, function, calls, **options):
-        if function.__name__ == "finish_part":
-            super().map(function, calls[:1], **options)
-            raise ConfigError("the driver's node was lost")
-        return super().map(function, calls, **options)
-
-
 def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, ray_cluster, tmp_path):
     """`index build --ray --shards 3 --out s3://...`: each task puts its shard's files in the store, the driver the
     manifest and then shards.json; the store holds the local build's files, byte for byte, and `shards=3` from there
@@ -290,7 +252,7 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
     assert f"built in {url}/shards-3, no merged index" in built.stdout
     fs.get("bench/built-there/shards-3", str(tmp_path / "got"), recursive=True)
     assert shard_files(tmp_path / "got") == shard_files(here.folder)
-    assert not state_root(url).exists()  # the build's state, once published
+    assert set(remote_files(url)) == store_listing(here.folder)  # the build's state removed once published
     build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
     whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=installed_registry())
     sharded = load_retriever(kind, {"index": url, "shards": 3}, registry=installed_registry())

@@ -55,19 +55,24 @@ class BlockWorker(Protocol):
 
 
 class BlockKind(ABC):
-    """One retriever kind's blocks (module docstring): `fields` the arrays a block file holds, `gpu` whether a
-    worker takes a GPU where the cluster has them."""
+    """One retriever kind's blocks (module docstring), its `ShardedKind.blocks` (a plugin's too: exported by
+    `ragbench.api.retrieval`): `fields` the names of the arrays a worker makes of a block (a block's file holds
+    them: numpy arrays, no objects; a JSON value as `json_array`), `gpu` whether a worker takes a GPU where the
+    cluster has them. On the driver, `settings` (once a build) and `absorb` (each block, in corpus order) take the
+    kind's own `IndexBuilder`; the Ray actors make `worker(settings)` once each and call its `arrays(texts)`."""
 
     fields: ClassVar[tuple[str, ...]]
     gpu: ClassVar[bool] = False
 
     @abstractmethod
     def settings(self, builder: Any, first: str, registry: Any) -> WorkerSettings:
-        """What a worker needs to analyse a block as `builder` would; `first` is the corpus's first indexed text
-        (FlashRAG's BM25 picks its language by it)."""
+        """What a worker needs to analyse a block as `builder` would (a dict of picklable values: the built-in kinds'
+        keys are `WorkerSettings`'); `first` is the corpus's first indexed text (FlashRAG's BM25 picks its language
+        by it)."""
 
     @abstractmethod
-    def worker(self, settings: WorkerSettings) -> BlockWorker: ...
+    def worker(self, settings: WorkerSettings) -> BlockWorker:
+        """The worker of an actor (made once an actor: a dense one loads its model once)."""
 
     @abstractmethod
     def absorb(self, builder: Any, arrays: dict[str, np.ndarray]) -> None:

@@ -6,11 +6,13 @@ back each part's small statistics (passage and line counts, bad records, its kin
 totals; never postings), merges them (the kind's `merge`) and runs step 2 of every shard with what it made: each
 shard then scores exactly as the one index. A kind's per-term statistics (lucene_bm25's document frequencies) never
 reach the driver: step 1 writes them beside its shard, a middle step of one task a bucket of terms merges them by
-term (`terms`), and step 2 reads the merged buckets; the driver gets each bucket's counts. It writes the manifest (INDEX/shards-S/manifest.json:
-the one index's fields, the corpus's parts' sha256 for its sha256) and shards.json (each file's size and content
-digest, from the workers) and renames the building folder into place (`state`). Passage numbers are the one-process
-build's: shard i holds a contiguous run of them, from the passages of the shards before it. A build killed mid-way
-is resumed by the same command: a shard's step whose files still match its record is kept, the others done again.
+term (`terms`), and step 2 reads the merged buckets; the driver gets each bucket's counts. It writes the manifest
+(INDEX/shards-S/manifest.json: the one index's fields, the corpus's parts' sha256 for its sha256) and shards.json
+(each file's size and content digest, from the workers) and renames the building folder into place (`state`; for
+--out s3://..., the state lives in the store and the shards are put there, `store`). Passage numbers are the
+one-process build's: shard i holds a contiguous run of them, from the passages of the shards before it. A build
+killed mid-way is resumed by the same command: a shard's step whose files still match its record is kept, the
+others done again.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._storage.locations import is_remote
-from ..._storage.own_trees import remove_all_but_links
 from ..corpus.identity import corpus_bytes
 from ..corpus.parts import (
     CorpusPart,
@@ -46,8 +47,9 @@ from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings
 from .runner import InProcess, RayTasks, Runner
-from .state import BuildFolder
-from .store import StoreTarget, state_root
+from .state import BuildFolder, ShardBuildState
+from .state_files import bucket_name, shard_name
+from .store import StoreState, StoreTarget
 from .terms import merge_bucket
 from .worker import analyse_part, finish_part, id_hash
 
@@ -88,12 +90,12 @@ def build_shards(
         raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
     corpus = corpus if is_remote(corpus) else Path(corpus)  # an object of a store: its URL
     store = StoreTarget(str(out), shards) if is_remote(out) else None
-    out = state_root(str(out)) if store is not None else Path(out)
     parts = corpus_parts(corpus, shards)
-    if store is None and out.exists() and not out.is_dir():
+    local = Path(out)  # only where the index is built here (no `store`)
+    if store is None and local.exists() and not local.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
-    target = shards_folder(out, shards)
-    if os.path.lexists(target) and store is None:
+    target = shards_folder(local, shards)
+    if store is None and os.path.lexists(target):
         if not overwrite:
             raise ConfigError(f"--out {out}: {target} exists; pass --overwrite to build its shards again")
         if not target.is_symlink() and (problem := foreign_entry(target)):
@@ -112,16 +114,17 @@ def build_shards(
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
     if store is not None:
         store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
-    state = BuildFolder(target, key)
+    state: BuildFolder | StoreState = StoreState(store, key) if store is not None else BuildFolder(target, key)
     started_runner = runner()
     try:
-        return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite, store)
+        return built(corpus, local, builder, parts, state, text, started_runner, before, started, overwrite, store)
     finally:
         started_runner.close()
+        state.files.cleared()  # the driver's scratch folder of a build into a store
 
 
 def built(
-    corpus: str | Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder,
+    corpus: str | Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder | StoreState,
     text: TextSettings, runner: Runner, before: tuple[tuple[str, int, int | str], ...], started: float,
     overwrite: bool, store: StoreTarget | None,
 ) -> ShardBuild:  # fmt: skip
@@ -132,15 +135,14 @@ def built(
     try:
         check_passages(corpus, results, state)
     except ConfigError:
-        remove_all_but_links(state.folder)  # ours, and no build of this key can complete
+        state.discard()  # ours, and no build of this key can complete
         raise
     shared = builder.merge([result["stats"] for result in results])
     if results[0].get("terms") is not None:
         shared.update(merged_by_term(results, builder.term_order, state, runner))
     finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
-        (builder, state.shard(n), runner.share(shared), results[n]["stats"], state.record(n, "analysed"),
-         state.record(n, "finished"), store.shard(n) if store else None)
+        (builder, state.files, n, runner.share(shared), results[n]["stats"], store.shard(n) if store else None)
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
     runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
@@ -155,19 +157,19 @@ def built(
     for result in results:
         ranges.append((start, start + int(result["passages"])))
         start += int(result["passages"])
-    folders = [state.shard(n) for n in range(shards)]
+    folders = [state.folder / shard_name(n) for n in range(shards)]  # their names
     files = [state.kept(n, "finished")["files"] for n in range(shards)]
     manifest_text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
     layout = partial(layout_record, name, manifest.doc_count, state.folder, folders, ranges, files)
-    if store is not None:
-        return ShardBuild(manifest, store.publish(name, state.folder, manifest_text, layout), kept)
+    if isinstance(state, StoreState):
+        return ShardBuild(manifest, state.publish(name, manifest_text, layout), kept)
     folder = state.complete(manifest_text, layout, overwrite)
     read_layout(folder, out)  # what was written is what a run reads
     return ShardBuild(manifest, folder, kept)
 
 
 def step_one(
-    builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings, runner: Runner
+    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Runner
 ) -> list[Stats]:
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed."""
     results: list[Stats | None] = []
@@ -178,27 +180,24 @@ def step_one(
             state.forget(part.number)
         results.append(kept["result"] if kept is not None else None)
     todo = [part for part, result in zip(parts, results) if result is None]
-    calls = [
-        (builder, part, state.shard(part.number), text, state.record(part.number, "analysed"), len(parts))
-        for part in todo
-    ]
+    calls = [(builder, part, state.files, text, len(parts)) for part in todo]
     for part, result in zip(todo, runner.map(analyse_part, calls)):
         results[part.number] = result
     return [result for result in results if result is not None]
 
 
-def merged_by_term(results: list[Stats], order: TermOrder, state: BuildFolder, runner: Runner) -> Stats:
+def merged_by_term(results: list[Stats], order: TermOrder, state: ShardBuildState, runner: Runner) -> Stats:
     """The parts' per-term statistics merged by term, a bucket a task (one a shard), each bucket kept from a killed
     build where it merged the same parts' files; the buckets' paths (step 2 reads them) and their counts."""
     inputs = [[result["terms"]["bytes"], result["terms"]["digest"]] for result in results]
-    parts = [(state.terms(n), result["terms"]["offsets"]) for n, result in enumerate(results)]
+    offsets = [result["terms"]["offsets"] for result in results]
     counts = [state.kept_bucket(n, inputs) for n in range(len(results))]
     todo = [n for n, kept in enumerate(counts) if kept is None]
-    calls = [(parts, n, order, state.bucket(n), state.bucket_record(n), inputs) for n in todo]
+    calls = [(state.files, offsets, n, order, inputs) for n in todo]
     for n, merged in zip(todo, runner.map(merge_bucket, calls)):
         counts[n] = merged
     return {
-        "buckets": [str(state.bucket(n)) for n in range(len(results))],
+        "buckets": [state.files.location(bucket_name(n)) for n in range(len(results))],
         "terms": sum(int(count["terms"]) for count in counts),
         "postings": sum(int(count["postings"]) for count in counts),
     }
@@ -220,7 +219,7 @@ def first_text(part: CorpusPart, text: TextSettings) -> str:
     return ""
 
 
-def check_passages(corpus: str | Path, results: list[Stats], state: BuildFolder) -> None:
+def check_passages(corpus: str | Path, results: list[Stats], state: ShardBuildState) -> None:
     """A ConfigError where the corpus has no passages, a shard none, or a passage id repeats (the one-process
     build's message)."""
     if not sum(int(result["passages"]) for result in results):
@@ -251,17 +250,17 @@ def check_passages(corpus: str | Path, results: list[Stats], state: BuildFolder)
         )
 
 
-def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
+def repeated_across(state: ShardBuildState, shards: int) -> Counter[str]:
     """The ids more than one shard holds, each counted once a shard (read from the shards' docs stores: only when
     their hashes collide)."""
     import numpy as np
 
-    hashes = [np.load(state.ids(n)) for n in range(shards)]
+    hashes = [state.ids(n) for n in range(shards)]
     seen: Counter[int] = Counter(int(h) for shard in hashes for h in np.unique(shard))
     colliding = {h for h, count in seen.items() if count > 1}
     found: dict[str, set[int]] = {}
     for number in range(shards):
-        store = DocStore(state.shard(number))
+        store = DocStore(state.docs_folder(number))
         try:
             for i in range(len(store)):
                 doc_id = store.get(i).id or ""

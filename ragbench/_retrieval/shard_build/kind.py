@@ -10,8 +10,10 @@ A build runs in two steps a shard, each in a worker (a Ray task; tests call them
 2. `finish(folder, shared, own)`: the shard's files, written into `folder` from what step 1 left there and
    `shared`, what `merge` made of every part's statistics on the driver (N, total length) and, for a kind with
    `terms`, the merged buckets' paths ("buckets": read with `terms.merged_terms`) and counts ("terms", "postings").
-The driver calls `prepare(first_text)` before step 1 (FlashRAG picks its language by the corpus's first text),
-`merge(stats)` between the steps and `options(shared)` for the manifest's options. `front` is the run's query
+Step 2 works in `folder` alone, unless `shards_read` names other shards whose step-1 folders (its siblings) it
+reads: a build into an object store fetches those for it. The driver calls `prepare(first_text)` before step 1
+(FlashRAG picks its language by the corpus's first text), `merge(stats)` between the steps and `options(shared)`
+for the manifest's options. `front` is the run's query
 side over the shards (`front.BuiltShardsFront`).
 """
 
@@ -63,6 +65,11 @@ class ShardKind(ABC):
     def encodes_on_gpu(self) -> bool:
         """Whether step 2 wants a GPU (a Ray task then takes one where the cluster has GPUs: `runner.task_gpus`)."""
         return False
+
+    def shards_read(self, number: int, shared: Stats) -> list[int]:
+        """The other shards whose step-1 folders (siblings of its own) step 2 of shard `number` reads: a build into
+        an object store fetches them for it. None by default."""
+        return []
 
     @abstractmethod
     def part_builder(self, folder: Path) -> PartBuilder: ...

@@ -1,25 +1,31 @@
-"""The folder a shard-parallel build writes into, `INDEX/shards-S.building`, renamed `INDEX/shards-S` once every
-shard is finished and its shards.json written (so a build cut short leaves no shards.json: nothing is served).
+"""What a shard build's driver reads of its state (`ShardBuildState`): the steps a killed build did, kept where their
+records and the files they name still match. A local build's state is `BuildFolder`, a build into an object store's
+`store.StoreState` (`state_files` names the files).
 
+`BuildFolder` is the folder a local build writes into, `INDEX/shards-S.building`, renamed `INDEX/shards-S` once
+every shard is finished and its shards.json written (so a build cut short leaves no shards.json: nothing is served).
 It is ragbench's when it holds BUILD_FILE, the build's key (the corpus's path, sizes and modification times, the
 kind, its options, the shards, the text settings): a build with the same key resumes from it, one with another
 key empties it first; a folder of the user's there (without the file), a link or a file is refused, never
 emptied. Beside each shard's folder NNN the workers record each step done (`worker`): NNN.analysed.json (the
-part's statistics and the files step 1 wrote, its terms file NNN.terms.jsonl too) and NNN.finished.json (the
-shard's files). A step is kept only when each file its record names is there at its size and content digest; else
-the shard is built again from step 1. The middle step's buckets, terms/BBB.json, are each recorded in
-terms/BBB.merged.json with the parts' terms files it merged: kept while those and its own file are the same.
+part's statistics, the files step 1 wrote and its id hashes NNN.ids.npy, its terms file NNN.terms.jsonl too) and
+NNN.finished.json (the shard's files). A step is kept only when each file its record names is there at its size and
+content digest; else the shard is built again from step 1. The middle step's buckets, terms/BBB.json, are each
+recorded in terms/BBB.merged.json with the parts' terms files it merged: kept while those and its own file are the
+same.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
@@ -27,18 +33,122 @@ from ..._storage.own_trees import remove_all_but_links
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import LAYOUT_FILE, foreign_entry
 from .kind import Stats
-from .terms import BUCKETS_DIR, TERMS_SUFFIX
-from .worker import IDS_SUFFIX
+from .state_files import (
+    BUCKETS_DIR,
+    BUILD_FILE,
+    IDS_SUFFIX,
+    TERMS_SUFFIX,
+    StateFiles,
+    bucket_name,
+    bucket_record_name,
+    ids_name,
+    record_name,
+    shard_name,
+    terms_name,
+)
 
-BUILD_FILE = "shard-build.json"
+
+class ShardBuildState(ABC):
+    """What a driver reads of a build's state (`files`): the steps a killed build did that are kept, each
+    checked against its record (`kept`, `kept_bucket`); what a found problem does is the place's (`damaged`)."""
+
+    files: StateFiles
+
+    @abstractmethod
+    def damaged(self, record: str, where: str, problem: str) -> None:
+        """A record, or a file it names (`where`), found not as recorded (`problem`): the step then done again, or
+        the build refused."""
+
+    @abstractmethod
+    def problem(self, where: str, entry: Any) -> str | None:
+        """How the file at `where` differs from its record `entry` (None where it does not)."""
+
+    def finished_file(self, number: int, name: str) -> str:
+        """Where shard `number`'s finished file `name` is (here: in its building folder)."""
+        return self.files.location(f"{shard_name(number)}/{name}")
+
+    def kept(self, number: int, step: str, check: bool = True) -> Any:
+        """What step `step` ("analysed", "finished") of shard `number` recorded, when its files still match the
+        record (not looked at without `check`: a finished shard's step-1 files are gone); None where it is not
+        recorded, or is `damaged`."""
+        name = record_name(number, step)
+        try:
+            record = self.files.read_record(name)
+            wanted = self.recorded_files(number, step, record, check)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            return self.damaged(name, self.files.location(name), f"not a whole record ({type(exc).__name__})")
+        for where, entry in wanted.items():
+            if (problem := self.problem(where, entry)) is not None:
+                return self.damaged(name, where, problem)
+        return record
+
+    def recorded_files(self, number: int, step: str, record: Any, check: bool) -> dict[str, Any]:
+        """The files (where they are: their records) a step's `record` names, checked by `kept`."""
+        if step == "finished":
+            return {self.finished_file(number, name): entry for name, entry in record["files"].items()}
+        named = {f"{shard_name(number)}/{name}": entry for name, entry in record["files"].items()} if check else {}
+        if check:
+            named[ids_name(number)] = record["ids"]
+        terms = record["result"].get("terms")
+        if terms is not None:  # kept after step 2 too
+            named[terms_name(number)] = {"bytes": terms["bytes"], "digest": terms["digest"]}
+        return {self.files.location(name): entry for name, entry in named.items()}
+
+    def kept_bucket(self, number: int, inputs: Any) -> Any:
+        """The counts bucket `number`'s merge recorded, when it merged the parts' terms files `inputs` and its file
+        still matches the record; None otherwise (merged again)."""
+        name = bucket_record_name(number)
+        try:
+            record = self.files.read_record(name)
+            same_inputs, result = record["inputs"] == inputs, record["result"]
+            where, entry = self.files.location(bucket_name(number)), record["file"]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return self.damaged(name, self.files.location(name), f"not a whole record ({type(exc).__name__})")
+        if not same_inputs:
+            return None
+        if (problem := self.problem(where, entry)) is not None:
+            return self.damaged(name, where, problem)
+        return result
+
+    def forget(self, number: int) -> None:
+        """Shard `number`'s steps forgotten: it is built again from step 1."""
+        for step in ("analysed", "finished"):
+            self.files.removed(record_name(number, step))
+
+    def ids(self, number: int) -> NDArray[np.int64]:
+        """Shard `number`'s passages' id hashes, sorted (step 1 recorded them)."""
+        entry = self.files.read_record(record_name(number, "analysed"))["ids"]
+        self.files.fetched({ids_name(number): entry})
+        return np.load(self.files.path(ids_name(number)))  # type: ignore[no-any-return]
+
+    def repeated_across(self, shards: int) -> bool:
+        """Whether two shards hold passages whose ids hash alike (each pair's sorted hashes compared, two shards'
+        in memory at a time); the driver then reads those passages' ids to name them."""
+        for first in range(shards):
+            mine = self.ids(first)
+            for other in range(first + 1, shards):
+                if len(np.intersect1d(mine, self.ids(other), assume_unique=False)):
+                    return True
+        return False
+
+    def docs_folder(self, number: int) -> Path:
+        """Shard `number`'s step-1 folder (its docs store) on this node."""
+        step1 = self.files.read_record(record_name(number, "analysed"))["files"]
+        self.files.fetched({f"{shard_name(number)}/{name}": entry for name, entry in step1.items()})
+        return self.files.path(shard_name(number))
 
 
-class BuildFolder:
+class BuildFolder(ShardBuildState):
     """The building folder of `target` (INDEX/shards-S) for a build of `key` (module docstring)."""
 
     def __init__(self, target: Path, key: Stats) -> None:
         self.target = target
         self.folder = target.with_name(target.name + ".building")
+        self.files = StateFiles(folder=self.folder)
         record = self.folder / BUILD_FILE
         if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
             raise ConfigError(f"{self.folder} is not a folder a shard build made; move it away, then build again")
@@ -60,73 +170,16 @@ class BuildFolder:
         except (OSError, ValueError):
             return None
 
-    def shard(self, number: int) -> Path:
-        return self.folder / f"{number:03d}"
+    def damaged(self, record: str, where: str, problem: str) -> None:
+        """The record removed: its step is done again."""
+        self.files.removed(record)
 
-    def record(self, number: int, step: str) -> Path:
-        return self.folder / f"{number:03d}.{step}.json"
+    def problem(self, where: str, entry: Any) -> str | None:
+        return None if matches(Path(where), entry) else "not the file recorded"
 
-    def kept(self, number: int, step: str, check: bool = True) -> Any:
-        """What step `step` ("analysed", "finished") of shard `number` recorded, when its files still match the
-        record (not looked at without `check`: a finished shard's step-1 files are gone); None otherwise (the
-        record then removed: the step is done again)."""
-        path = self.record(number, step)
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            files = record["files"] if check else {}
-            if not all(matches(self.shard(number) / name, entry) for name, entry in files.items()):
-                raise ValueError("a file differs from its record")
-            terms = record["result"].get("terms") if step == "analysed" else None
-            if terms is not None and not matches(self.terms(number), terms):  # kept after step 2 too
-                raise ValueError("its terms differ from their record")
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            path.unlink(missing_ok=True)
-            return None
-        return record
-
-    def terms(self, number: int) -> Path:
-        return self.folder / f"{number:03d}{TERMS_SUFFIX}"
-
-    def bucket(self, number: int) -> Path:
-        return self.folder / BUCKETS_DIR / f"{number:03d}.json"
-
-    def bucket_record(self, number: int) -> Path:
-        return self.folder / BUCKETS_DIR / f"{number:03d}.merged.json"
-
-    def kept_bucket(self, number: int, inputs: Any) -> Any:
-        """The counts bucket `number`'s merge recorded, when it merged the parts' terms files `inputs` and its file
-        still matches the record; None otherwise (the record then removed: the bucket is merged again)."""
-        path = self.bucket_record(number)
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if record["inputs"] != inputs or not matches(self.bucket(number), record["file"]):
-                raise ValueError("the bucket differs from its record")
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            path.unlink(missing_ok=True)
-            return None
-        return record["result"]
-
-    def forget(self, number: int) -> None:
-        """Shard `number`'s steps forgotten: it is built again from step 1."""
-        for step in ("analysed", "finished"):
-            self.record(number, step).unlink(missing_ok=True)
-
-    def repeated_across(self, shards: int) -> bool:
-        """Whether two shards hold passages whose ids hash alike (each pair's sorted hashes compared, two shards'
-        in memory at a time); the driver then reads those passages' ids to name them."""
-        for first in range(shards):
-            mine = np.load(self.ids(first))
-            for other in range(first + 1, shards):
-                if len(np.intersect1d(mine, np.load(self.ids(other)), assume_unique=False)):
-                    return True
-        return False
-
-    def ids(self, number: int) -> Path:
-        return self.folder / f"{number:03d}{IDS_SUFFIX}"
+    def discard(self) -> None:
+        """The build's state removed: no build of its key can complete."""
+        remove_all_but_links(self.folder)
 
     def complete(self, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path:
         """The step records removed, the manifest and then shards.json (`layout()`, which digests the manifest)

@@ -1,29 +1,32 @@
 """`index build --ray --shards S --out s3://.../INDEX`: the shards built straight into an object store. Each task
 that finishes a shard puts its files in INDEX/shards-S/NNN (`worker.finish_part`); the driver puts the manifest,
-then shards.json last (`publish`): a run reads an index in a store only through its shards.json, so one half written
-is never seen as whole. The build's state (each part's step-1 files, the records a resumed build keeps, the merged
-terms) lives in this node's cache folder of the URL (`state_root`: under $RAGBENCH_CACHE_DIR, which on a cluster
-must be a folder every node sees, as a local --out must be), and is removed once the index is published.
+then shards.json last (`StoreTarget.publish`): a run reads an index in a store only through its shards.json, so one
+half written is never seen as whole.
+
+The build's state (each part's step-1 files, the step records a resumed build keeps, the merged terms, the build's
+key) lives in the store too, under INDEX/shards-S.building/ (`StoreState`, `state_files`): no node holds any of it
+once its task is done, so a build lost mid-way is resumed by the same command from any machine given the same --out.
+A run never reads that prefix; the driver removes it once shards.json is published. An object of it that is not what
+its record says (a record not whole JSON, a file of another size, or of another content digest when a task fetches
+it) is refused in one line naming it and the fix: puts are whole, so such an object was written by something else.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..._errors import ConfigError
-from ..._storage.locations import cached_folder, joined, put_file, remote_files, remove_object
-from ..._storage.own_trees import remove_all_but_links
+from ..._storage.locations import joined, object_size, put_file, remote_files, remove_object, remove_objects
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import LAYOUT_FILE
 from ..sharded.remote import remote_layout
-
-
-def state_root(url: str) -> Path:
-    """The local folder standing for --out `url` while its shards are built (module docstring)."""
-    return cached_folder(f"shard build\0{url.rstrip('/')}")
+from .kind import Stats
+from .state import ShardBuildState
+from .state_files import BUILD_FILE, StateFiles, damaged_state, shard_name
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class StoreTarget:
         return joined(self.url, f"shards-{self.shards}")
 
     def shard(self, number: int) -> str:
-        return joined(self.folder, f"{number:03d}")
+        return joined(self.folder, shard_name(number))
 
     def check(self, overwrite: bool) -> None:
         """A ConfigError where shards of this count are there already, unless `overwrite`: then their shards.json
@@ -52,15 +55,63 @@ class StoreTarget:
             )
         remove_object(joined(self.folder, LAYOUT_FILE))
 
-    def publish(self, kind: str, folder: Path, manifest_text: str, layout: Callable[[], str]) -> str:
+
+class StoreState(ShardBuildState):
+    """The state of a build of `key` into `target`, under the store's prefix INDEX/shards-S.building/ (module
+    docstring): resumed where it holds the same key, emptied where it holds another's, refused where it holds
+    objects but no key (not a ragbench build's)."""
+
+    def __init__(self, target: StoreTarget, key: Stats) -> None:
+        self.target = target
+        self.url = target.folder + ".building"
+        self.files = StateFiles(url=self.url, scratch=f"driver-{secrets.token_hex(8)}")
+        listed = remote_files(self.url)
+        if listed and BUILD_FILE not in listed:
+            raise ConfigError(
+                f"{self.url}/ holds no {BUILD_FILE}: not the state of a ragbench shard build; move its objects away, "
+                "then build again"
+            )
+        if listed:
+            try:
+                recorded = self.files.read_record(BUILD_FILE)
+            except ValueError:
+                where, fix = joined(self.url, BUILD_FILE), f"remove every object under {self.url}/ (to start afresh)"
+                raise ConfigError(damaged_state(where, "not a whole record", fix)) from None
+            if recorded != key:  # another build's state: start afresh
+                remove_objects(self.url)
+        self.files.write_record(BUILD_FILE, key)
+
+    @property
+    def folder(self) -> Path:
+        """The driver's own folder of the state: where it writes the manifest and shards.json before it puts them."""
+        return self.files.path("")
+
+    def damaged(self, record: str, where: str, problem: str) -> None:
+        fix = f"remove {self.files.location(record)} (that step is then done again)"
+        raise ConfigError(damaged_state(where, problem, fix))
+
+    def problem(self, where: str, entry: Any) -> str | None:
+        found = object_size(where)
+        if found is None:
+            return "missing"
+        return None if found == entry["bytes"] else f"holds {found} bytes, recorded {entry['bytes']}"
+
+    def finished_file(self, number: int, name: str) -> str:
+        return joined(self.target.shard(number), name)
+
+    def discard(self) -> None:
+        """The build's state removed from the store and from this node: no build of its key can complete."""
+        remove_objects(self.url)
+        self.files.cleared()
+
+    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str]) -> str:
         """The manifest, then shards.json (`layout()`, which digests the manifest) put in the store beside the
-        shards the tasks put there; read back as a run reads them; the local state `folder` then removed."""
-        (folder / MANIFEST_FILE).write_text(manifest_text, encoding="utf-8")
-        (folder / LAYOUT_FILE).write_text(layout(), encoding="utf-8")
-        put_file(folder / MANIFEST_FILE, joined(self.folder, MANIFEST_FILE))
-        put_file(folder / LAYOUT_FILE, joined(self.folder, LAYOUT_FILE))
-        remote_layout(kind, self.url, None, self.shards)  # every shard file listed there at its size
-        remove_all_but_links(folder)
-        with suppress(OSError):  # the URL's state folder, when no other build of it is under way
-            folder.parent.rmdir()
-        return self.folder
+        shards the tasks put there; read back as a run reads them; the build's state then removed."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / MANIFEST_FILE).write_text(manifest_text, encoding="utf-8")
+        (self.folder / LAYOUT_FILE).write_text(layout(), encoding="utf-8")
+        put_file(self.folder / MANIFEST_FILE, joined(self.target.folder, MANIFEST_FILE))
+        put_file(self.folder / LAYOUT_FILE, joined(self.target.folder, LAYOUT_FILE))
+        remote_layout(kind, self.target.url, None, self.target.shards)  # every shard file listed there at its size
+        self.discard()
+        return self.target.folder

@@ -22,10 +22,9 @@ from numpy.typing import NDArray
 
 from ..._storage.content_digest import content_digest
 from ..._storage.files import write_atomically
+from ..._storage.locations import open_for_reading, read_range
 from .kind import Stats, TermOrder
-
-TERMS_SUFFIX = ".terms.jsonl"  # beside a shard's folder: its part's terms, bucket by bucket
-BUCKETS_DIR = "terms"  # in the building folder: the merged buckets
+from .state_files import StateFiles, bucket_name, bucket_record_name, terms_name
 
 
 def bucket_of(word: str, buckets: int) -> int:
@@ -53,20 +52,23 @@ def file_record(path: Path) -> Stats:
     return {"bytes": path.stat().st_size, "digest": content_digest(path)}
 
 
-def merge_bucket(
-    parts: list[tuple[Path, list[int]]], bucket: int, order: TermOrder, out: Path, record: Path, inputs: Any
-) -> Stats:
-    """Bucket `bucket` of every part (its terms file, its offsets) merged into `out`: its terms in `order`, with
-    their document frequencies in the whole corpus and first sights (`first_sight`); its counts returned and
-    recorded in `record` with `inputs` (the parts' files' records: a bucket is kept only while they are the same)."""
+def merge_bucket(state: StateFiles, parts: list[list[int]], bucket: int, order: TermOrder, inputs: Any) -> Stats:
+    """`merged_bucket` in a scratch folder of the task's own (`StateFiles.working`)."""
+    with state.working() as files:
+        return merged_bucket(files, parts, bucket, order, inputs)
+
+
+def merged_bucket(state: StateFiles, parts: list[list[int]], bucket: int, order: TermOrder, inputs: Any) -> Stats:
+    """Bucket `bucket` of every part (its terms file in `state`, read at its `parts` offsets) merged: its terms in
+    `order`, with their document frequencies in the whole corpus and first sights (`first_sight`), written to the
+    bucket's file of `state`; its counts returned and recorded with `inputs` (the parts' files' records: a bucket is
+    kept only while they are the same)."""
     places: dict[str, int] = {}
     words: list[str] = []
     doc_freqs: list[int] = []
     firsts: list[int] = []
-    for part, (path, offsets) in enumerate(parts):
-        with path.open("rb") as file:
-            file.seek(offsets[bucket])
-            line = json.loads(file.read(offsets[bucket + 1] - offsets[bucket]))
+    for part, offsets in enumerate(parts):
+        line = json.loads(read_range(state.location(terms_name(part)), offsets[bucket], offsets[bucket + 1]))
         for word, count, number in zip(*line):
             place = places.setdefault(word, len(words))
             if place < len(words):
@@ -76,11 +78,14 @@ def merge_bucket(
             doc_freqs.append(count)
             firsts.append(first_sight(part, number))
     index = ordered(words, firsts, order)
-    out.parent.mkdir(exist_ok=True)
+    out = state.path(bucket_name(bucket))
+    out.parent.mkdir(parents=True, exist_ok=True)
     columns = {"words": [words[i] for i in index], "doc_freqs": [doc_freqs[i] for i in index]}
     write_atomically(out, json.dumps({**columns, "firsts": [firsts[i] for i in index]}))
     result = {"terms": len(words), "postings": sum(doc_freqs)}
-    write_atomically(record, json.dumps({"result": result, "file": file_record(out), "inputs": inputs}))
+    file = file_record(out)
+    state.put(bucket_name(bucket))
+    state.write_record(bucket_record_name(bucket), {"result": result, "file": file, "inputs": inputs})
     return result
 
 
@@ -103,7 +108,8 @@ def merged_terms(buckets: list[str], order: TermOrder) -> tuple[list[str], NDArr
     doc_freqs: list[int] = []
     firsts: list[int] = []
     for path in buckets:
-        bucket = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open_for_reading(path) as file:  # a local path, or an object store's URL (`state_files`)
+            bucket = json.loads(file.read())
         words += bucket["words"]
         doc_freqs += bucket["doc_freqs"]
         firsts += bucket["firsts"]

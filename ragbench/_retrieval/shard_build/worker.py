@@ -8,15 +8,13 @@ statistics: a resumed build keeps a step whose record its files still match (`st
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..._errors import RecordError
-from ..._storage.files import write_atomically
-from ..._storage.locations import put_folder
+from ..._errors import ConfigError, RecordError
+from ..._storage.locations import FetchedFileMismatch, put_folder
 from ..._storage.own_trees import remove_all_but_links
 from ..corpus.chunking import chunk_documents, parse_split, title_header
 from ..corpus.parts import CorpusPart, PartReading, error_record, read_part
@@ -24,9 +22,8 @@ from ..index.built import KEPT_ERRORS
 from ..index.docstore import DocStoreWriter
 from ..sharded.layout import file_records
 from .kind import ShardKind, Stats, TextSettings
-from .terms import TERMS_SUFFIX, write_part_terms
-
-IDS_SUFFIX = ".ids.npy"  # beside a shard's folder: its passages' id hashes, sorted (`state.repeated_across`)
+from .state_files import StateFiles, damaged_state, ids_name, record_name, shard_name, terms_name
+from .terms import file_record, write_part_terms
 
 
 def id_hash(doc_id: str) -> int:
@@ -40,16 +37,22 @@ def fresh_folder(folder: Path) -> None:
     """`folder`, a shard's folder of the build's own state, emptied (a step done again starts from nothing)."""
     if folder.is_dir() and not folder.is_symlink():
         remove_all_but_links(folder)
-    folder.mkdir()
+    folder.mkdir(parents=True)
 
 
-def analyse_part(
-    kind: ShardKind, part: CorpusPart, folder: Path, text: TextSettings, record: Path, buckets: int
-) -> Stats:
-    """Step 1 of shard `part.number` (module docstring), into `folder`; its result, also written to `record`:
+def analyse_part(kind: ShardKind, part: CorpusPart, state: StateFiles, text: TextSettings, buckets: int) -> Stats:
+    """Step 1 of shard `part.number` (module docstring), in its folder of `state`; its result, also recorded:
     passages, lines, sha256 of the bytes read, bad records (count and the first ones), ids repeated within the
     shard, and the kind's statistics (`stats`). A kind's per-term statistics (its `terms`: words and document
-    frequencies) go to a file beside `folder` in `buckets` buckets (`terms`); the result holds only its record."""
+    frequencies) go to a file beside the folder in `buckets` buckets (`terms`); the result holds only its record."""
+    with state.working() as files:
+        return analysed(kind, part, files, text, buckets)
+
+
+def analysed(kind: ShardKind, part: CorpusPart, state: StateFiles, text: TextSettings, buckets: int) -> Stats:
+    """`analyse_part` in the task's own `state` folder."""
+    number = part.number
+    folder = state.path(shard_name(number))
     fresh_folder(folder)
     reading = PartReading()
     passages = read_part(part, reading)
@@ -77,7 +80,7 @@ def analyse_part(
     if chunk:
         builder.add(chunk)
     docs.close()
-    np.save(folder.with_name(folder.name + IDS_SUFFIX), np.sort(np.asarray(hashes, dtype=np.int64)))
+    np.save(state.path(ids_name(number)), np.sort(np.asarray(hashes, dtype=np.int64)))
     stats = builder.analysed()
     terms = stats.pop("terms", None)
     result: Stats = {
@@ -91,26 +94,49 @@ def analyse_part(
         "stats": stats,
     }
     if terms is not None:
-        path = folder.with_name(folder.name + TERMS_SUFFIX)
+        path = state.path(terms_name(number))
         result["terms"] = write_part_terms(path, terms["words"], terms["doc_freqs"], buckets)
-    write_atomically(record, json.dumps({"result": result, "files": file_records(folder)}))
+        state.put(terms_name(number))
+    ids = file_record(state.path(ids_name(number)))
+    files = file_records(folder)
+    for name in (ids_name(number), shard_name(number)):
+        state.put(name)
+    state.write_record(record_name(number, "analysed"), {"result": result, "files": files, "ids": ids})
     return result
 
 
 def finish_part(
-    kind: ShardKind, folder: Path, shared: Stats, own: Stats, analysed: Path, record: Path, store: str | None = None
+    kind: ShardKind, state: StateFiles, number: int, shared: Stats, own: Stats, store: str | None = None
 ) -> None:
-    """Step 2 of a shard (module docstring): anything in `folder` step 1 did not write (left by a killed step 2)
-    removed, then the kind's shard files written, put in the object store's folder `store` where given (the index
-    is built there: each task writes its own shard), and recorded in `record`."""
-    step1 = json.loads(analysed.read_text(encoding="utf-8"))["files"]
-    for path in sorted(folder.rglob("*"), reverse=True):
-        name = str(path.relative_to(folder))
-        if path.is_file() and not path.is_symlink() and name not in step1:
-            path.unlink()
-        elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-            path.rmdir()
-    kind.finish(folder, shared, own)
-    if store is not None:
-        put_folder(folder, store)
-    write_atomically(record, json.dumps({"files": file_records(folder)}))
+    """Step 2 of shard `number` (module docstring): its step-1 files and nothing else in its folder (a killed step
+    2's files removed; in a build into a store, they and the other shards' its kind reads, `ShardKind.shards_read`,
+    fetched from there), then the kind's shard files written, put in the object store's folder `store` where given
+    (the index is built there: each task writes its own shard), and recorded."""
+    with state.working() as files:
+        step1 = fetched_step_one(files, number)
+        for other in kind.shards_read(number, shared):
+            fetched_step_one(files, other)
+        folder = files.path(shard_name(number))
+        for path in sorted(folder.rglob("*"), reverse=True):
+            relative = str(path.relative_to(folder))
+            if path.is_file() and not path.is_symlink() and relative not in step1:
+                path.unlink()
+            elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+                path.rmdir()
+        kind.finish(folder, shared, own)
+        if store is not None:
+            put_folder(folder, store)
+        files.write_record(record_name(number, "finished"), {"files": file_records(folder)})
+
+
+def fetched_step_one(state: StateFiles, number: int) -> dict[str, Any]:
+    """The files step 1 of shard `number` recorded (fetched from the store, in a build there); a ConfigError naming
+    the first that is not what its record says, and the fix."""
+    record = record_name(number, "analysed")
+    step1: dict[str, Any] = state.read_record(record)["files"]
+    try:
+        state.fetched({f"{shard_name(number)}/{file}": entry for file, entry in step1.items()})
+    except FetchedFileMismatch as exc:
+        fix = f"remove {state.location(record)} (shard {number} is then built again)"
+        raise ConfigError(damaged_state(exc.url, exc.problem, fix)) from None
+    return step1

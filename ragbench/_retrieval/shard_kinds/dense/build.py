@@ -180,6 +180,19 @@ class DenseShards(ShardKind):
             "starts": np.concatenate([[0], np.cumsum(counts)]).tolist(),
         }
 
+    def shards_read(self, number: int, shared: Stats) -> list[int]:
+        """The shards its first and last chunk of rows reach into (`finish` encodes whole chunks of the corpus, as
+        the one-process build does)."""
+        starts: list[int] = shared["starts"]
+        start, stop, chunk = starts[number], starts[number + 1], self.text.chunk_size
+        first = start - start % chunk
+        end = min(first + ((stop - 1 - first) // chunk + 1) * chunk, starts[-1])
+        return [
+            shard
+            for shard in range(len(starts) - 1)
+            if shard != number and starts[shard] < end and starts[shard + 1] > first
+        ]
+
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         folders: list[str] = shared["folders"]
         starts: list[int] = shared["starts"]

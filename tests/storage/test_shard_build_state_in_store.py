@@ -1,0 +1,97 @@
+"""A shard build into an object store keeps its state in the store (`shard_build/store.py`), against a real S3
+server (moto's, on 127.0.0.1) and the tests' local Ray cluster: a build lost after its first shard is resumed by
+`index build --ray` on another machine (a driver with a cache folder of its own, the first one's gone) keeping that
+shard, and ends equal, byte for byte, to a build never cut; no state is left in the store. A state object damaged in
+the store is refused in one line naming it and the fix, and the build completes once the fix is applied."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import needs
+from ragbench._errors import ConfigError
+from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench.testing import installed_registry
+from support.helpers import cli
+from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
+from support.retrieval_samples import passages, write_dpr_tsv
+
+pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
+KIND = "lucene_bm25"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """(the s3fs file system of moto's server, a corpus, its shards built here never cut: INDEX/shards-3)."""
+    folder = tmp_path_factory.mktemp("s3state")
+    with s3_server(folder) as fs:
+        corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
+        uncut = build_shards(corpus, folder / "uncut", KIND, {}, 3, registry=installed_registry())
+        yield fs, corpus, uncut.folder
+
+
+def cut_build(corpus, url, monkeypatch, tmp_path):
+    """The build into `url` lost once shard 0 is in the store, on a machine whose cache folder is then gone."""
+    monkeypatch.setenv("RAGBENCH_CACHE_DIR", str(tmp_path / "first-machine"))
+    with pytest.raises(ConfigError, match="the driver's node was lost"):
+        build_shards(corpus, url, KIND, {}, 3, registry=installed_registry(), runner=LostAfterOneShard)
+    shutil.rmtree(tmp_path / "first-machine")
+    monkeypatch.setenv("RAGBENCH_CACHE_DIR", str(tmp_path / "second-machine"))
+
+
+def downloaded(fs, url, into):
+    fs.get(url.removeprefix("s3://") + "/shards-3", str(into), recursive=True)
+    return {path.relative_to(into).as_posix(): path.read_bytes() for path in into.rglob("*") if path.is_file()}
+
+
+def test_a_build_lost_mid_way_resumes_on_another_machine_keeping_its_finished_shard(store, ray_cluster, tmp_path,
+                                                                                      monkeypatch):  # fmt: skip
+    fs, corpus, uncut = store
+    url = "s3://bench/resumed-elsewhere"
+    cut_build(corpus, url, monkeypatch, tmp_path)
+    args = ["index", "build", "--corpus", str(corpus), "--retriever", KIND, "--out", url, "--shards", "3"]
+    resumed = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed: 1 of 3 shards kept from the interrupted build" in resumed.stdout
+    got = downloaded(fs, url, tmp_path / "got")
+    layout_and_manifest = {"shards.json", "manifest.json"}  # the manifest's times and corpus path differ
+    assert {name: held for name, held in got.items() if name not in layout_and_manifest} == {
+        path.relative_to(uncut).as_posix(): path.read_bytes()
+        for path in uncut.rglob("*")
+        if path.is_file() and path.name not in layout_and_manifest
+    }
+    assert shard_files(tmp_path / "got") == shard_files(uncut)
+    assert set(fs.find("bench/resumed-elsewhere")) == {f"bench/resumed-elsewhere/{n}" for n in store_listing(uncut)}
+    cached = {path.name for path in (tmp_path / "second-machine").rglob("*") if path.is_file()}
+    assert cached == {"manifest.json", "shards.json"}  # the driver's: the index read back as a run reads it, no state
+
+
+@pytest.mark.parametrize(
+    ("damaged", "problem", "record", "finished"),
+    [
+        ("001.analysed.json", "not a whole record", "001.analysed.json", 1),  # cut short
+        ("001/docs.jsonl", "bytes, recorded", "001.analysed.json", 1),  # cut short
+        ("002/docs.jsonl", "its content digest is", "002.analysed.json", 2),  # another content: seen once fetched
+    ],
+)
+def test_a_damaged_state_object_is_refused_in_one_line_naming_it_and_the_fix(store, tmp_path, monkeypatch, damaged,
+                                                                             problem, record, finished):  # fmt: skip
+    fs, corpus, uncut = store
+    url = f"s3://bench/damaged-{damaged.replace('/', '-')}"
+    key, state = url.removeprefix("s3://"), f"{url}/shards-3.building"
+    cut_build(corpus, url, monkeypatch, tmp_path)
+    held = fs.cat_file(f"{key}/shards-3.building/{damaged}")
+    fs.pipe_file(f"{key}/shards-3.building/{damaged}", held.replace(b"a", b"e") if "digest" in problem else held[:-1])
+    with pytest.raises(ConfigError) as refused:
+        build_shards(corpus, url, KIND, {}, 3, registry=installed_registry())
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith(f"{state}/{damaged}: damaged state") and problem in line
+    assert f"remove {state}/{record}" in line and "run the command again" in line
+    fs.rm_file(f"{key}/shards-3.building/{record}")  # the fix
+    done = build_shards(corpus, url, KIND, {}, 3, registry=installed_registry())
+    assert done.kept == finished
+    fs.get(f"{key}/shards-3", str(tmp_path / "got"), recursive=True)
+    assert shard_files(tmp_path / "got") == shard_files(uncut)
+    assert set(fs.find(key)) == {f"{key}/{name}" for name in store_listing(uncut)}

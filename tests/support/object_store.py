@@ -1,0 +1,72 @@
+"""moto's S3 server on 127.0.0.1 for the tests of files in an object store (`s3_server`): started and stopped by
+the test module that asks, this process's environment pointed at it while it runs; what the tests of shards built
+into a store compare (`store_listing`, `shard_files`) and how they cut a build short (`LostAfterOneShard`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench.api import ConfigError
+from support.ray_cluster import SHARED
+
+
+@contextmanager
+def s3_server(folder: Path) -> Iterator[Any]:
+    """The s3fs file system of a moto server on 127.0.0.1 holding the bucket `bench`; meanwhile the environment
+    names its endpoint, dummy credentials and a cache folder under `folder`. The shared Ray cluster is stopped
+    before and after: `ray_cluster` starts it again under this environment, which its workers read."""
+    from moto.server import ThreadedMotoServer
+    from s3fs import S3FileSystem
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            for variable, value in {
+                "AWS_ACCESS_KEY_ID": "testing",
+                "AWS_SECRET_ACCESS_KEY": "testing",
+                "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+                "RAGBENCH_CACHE_DIR": str(folder / "cache"),
+            }.items():
+                env.setenv(variable, value)
+            fs = S3FileSystem(skip_instance_cache=True)
+            fs.mkdir("bench")
+            SHARED.stop()
+            try:
+                yield fs
+            finally:
+                SHARED.stop()
+    finally:
+        server.stop()
+
+
+def store_listing(folder):
+    """The names a store lists under an index whose local shards are `folder` (INDEX/shards-S): theirs alone."""
+    return {f"{folder.name}/{path.relative_to(folder).as_posix()}" for path in folder.rglob("*") if path.is_file()}
+
+
+def shard_files(folder):
+    """Each shard's files (size and content digest) and the manifest but for where the corpus was and the times."""
+    layout = json.loads((folder / "shards.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["corpus"]["path"], manifest["build_seconds"], manifest["built_at"]
+    return [shard["files"] for shard in layout["shards"]], [[s["start"], s["stop"]] for s in layout["shards"]], manifest
+
+
+class LostAfterOneShard(InProcess):
+    """Runs the steps here, but step 2 of only the first shard: the build is lost once that shard is in the store."""
+
+    def map(self, function, calls, **options):
+        if function.__name__ == "finish_part":
+            super().map(function, calls[:1], **options)
+            raise ConfigError("the driver's node was lost")
+        return super().map(function, calls, **options)

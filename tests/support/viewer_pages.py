@@ -1,0 +1,48 @@
+"""The viewer's pages as a user gets them: `ragbench view RUNS... --export DIR` writes each page's data as
+data/<key>.js (`RB.put(key, data);`), which these helpers run and read back, so a test of what the viewer shows
+goes through the command line and the exported files, not the viewer's modules."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from ragbench.testing import Registry, cli, installed_registry
+
+PUT = re.compile(r"RB\.put\((\"(?:[^\"\\]|\\.)*\"), (.*)\);\n", re.S)
+
+
+def export_view(runs: Iterable[str | Path], out: str | Path, registry: Registry | None = None) -> Path:
+    """`ragbench view RUNS... --export OUT`, asserted to succeed; returns OUT."""
+    result = CliRunner().invoke(
+        cli, ["view", *map(str, runs), "--export", str(out)], obj=registry or installed_registry()
+    )
+    assert result.exit_code == 0, result.output or repr(result.exception)
+    return Path(out)
+
+
+def exported_page(out: str | Path, key: str) -> Any:
+    """The data of the page `key` (`runs`, `run/RID`, `example/RID/TASK/N`, `compare/TASK/...`) an export wrote."""
+    *folders, name = key.split("/")
+    text = Path(out, "data", *folders, f"{name}.js").read_text(encoding="utf-8")
+    found = PUT.fullmatch(text)
+    assert found is not None and json.loads(found[1]) == key, text[:200]
+    return json.loads(found[2])
+
+
+def run_ids(out: str | Path) -> list[str]:
+    """The ids of the exported runs, in the Runs page's order (each run's pages are keyed by it)."""
+    return [run["rid"] for run in exported_page(out, "runs")["runs"]]
+
+
+def viewer_page(runs: Iterable[str | Path], key: str, registry: Registry | None = None) -> Any:
+    """One page of the viewer over `runs` as an export writes it; `{rid}` in `key` is the first run's id."""
+    with tempfile.TemporaryDirectory(prefix="ragbench-view-") as scratch:
+        out = export_view(runs, Path(scratch) / "site", registry)
+        return exported_page(out, key.format(rid=run_ids(out)[0]) if "{rid}" in key else key)

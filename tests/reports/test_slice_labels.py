@@ -1,7 +1,7 @@
 """Slice values are grouped as they are, never by their text alone: the number 1 and the string "1",
 a record without a value and the string "None", are different slices, named alike in results.json,
 report.md, its plots, `ragbench compare` and the viewer's rows (docs/outputs.md, "results.json and
-report.md"). How labels are made and ordered, and the plot's bars, units: test_slice_labelling.py."""
+report.md"). How labels are made and ordered, and the plot's bars, units: test_slice_plots.py and test_property_score_columns.py."""
 
 from __future__ import annotations
 

@@ -1,13 +1,20 @@
 """The viewer's pages as a user gets them: `ragbench view RUNS... --export DIR` writes each page's data as
-data/<key>.js (`RB.put(key, data);`), which these helpers run and read back, so a test of what the viewer shows
-goes through the command line and the exported files, not the viewer's modules."""
+data/<key>.js (`RB.put(key, data);`), which these helpers run and read back; `ragbench view RUNS... --port 0`
+serves them (`/api/<key>`) from a process of its own, the pages of runs that go on as they change. A test of what
+the viewer shows goes through the command line, the exported files or the server, not the viewer's modules."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterable
+import urllib.request
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +53,30 @@ def viewer_page(runs: Iterable[str | Path], key: str, registry: Registry | None 
     with tempfile.TemporaryDirectory(prefix="ragbench-view-") as scratch:
         out = export_view(runs, Path(scratch) / "site", registry)
         return exported_page(out, key.format(rid=run_ids(out)[0]) if "{rid}" in key else key)
+
+
+@contextmanager
+def viewer_server(*runs: str | Path) -> Iterator[str]:
+    """`ragbench view RUNS... --port 0` in a process of its own, for the block: its address (`http://127.0.0.1:PORT`);
+    stopped with Ctrl-C's signal after it, having printed no traceback."""
+    viewer = subprocess.Popen(
+        [sys.executable, "-m", "ragbench", "view", *map(str, runs), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = viewer.stderr.readline() if viewer.stderr else ""
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        assert found is not None, line
+        yield found[1]
+    finally:
+        viewer.send_signal(signal.SIGINT)
+        _, stderr = viewer.communicate(timeout=30)
+    assert "Traceback" not in stderr, stderr
+
+
+def served_page(base: str, key: str) -> Any:
+    """The data of the page `key` as the server answers `/api/<key>`."""
+    with urllib.request.urlopen(f"{base}/api/{key}", timeout=30) as response:
+        return json.load(response)

@@ -56,18 +56,18 @@ def viewer_page(runs: Iterable[str | Path], key: str, registry: Registry | None 
 
 
 @contextmanager
-def viewer_server(*runs: str | Path) -> Iterator[str]:
-    """`ragbench view RUNS... --port 0` in a process of its own, for the block: its address (`http://127.0.0.1:PORT`);
-    stopped with Ctrl-C's signal after it, having printed no traceback."""
+def viewer_server(*runs: str | Path, host: str = "127.0.0.1") -> Iterator[str]:
+    """`ragbench view RUNS... --host HOST --port 0` in a process of its own, for the block: its address
+    (`http://HOST:PORT`); stopped with Ctrl-C's signal after it, having printed no traceback."""
     viewer = subprocess.Popen(
-        [sys.executable, "-m", "ragbench", "view", *map(str, runs), "--port", "0"],
+        [sys.executable, "-m", "ragbench", "view", *map(str, runs), "--host", host, "--port", "0"],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
         line = viewer.stderr.readline() if viewer.stderr else ""
-        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        found = re.search(rf"(http://{re.escape(host)}:\d+)/", line)
         assert found is not None, line
         yield found[1]
     finally:

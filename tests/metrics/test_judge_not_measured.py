@@ -11,13 +11,10 @@ from click.testing import CliRunner
 from test_judge_repeats import SAMPLED, records  # noqa: F401 (records: a fixture)
 from test_rescore import popqa_run
 
-from ragbench._reports.judging.judge_agreement import agreement_cell, judge_agreement_lines
-from ragbench._reports.results.file import read_results
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import Site
-from ragbench.testing import cli, installed_registry
+from ragbench.testing import cli
 from support import scoring_plugin
 from support.scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
+from support.viewer_pages import viewer_page
 
 
 def results_of(run) -> dict:
@@ -55,14 +52,13 @@ def test_every_judged_key_of_a_run_judged_once_says_its_agreement_is_not_measure
 def test_the_console_and_the_viewer_carry_it_beside_the_number(tmp_path, records):
     popqa_run(tmp_path, records[:3], ["llm_judge"], judges=[JUDGE], bootstrap_iters=10)
     run = tmp_path / "run"
-    results = read_results(run / "results.json", "test")
-    site = Site(RunCatalog([str(run)]), registry=installed_registry())
-    page = site.data(f"run/{site.runs[0].rid}")
+    page = viewer_page([run], "run/{rid}")
     assert page["tasks"]["popqa"]["metrics"]["llm_judge"]["judge"] == "not measured (judged once)"
-    assert page["judge_notes"]["popqa"] == judge_agreement_lines(results, run)
-    assert (
-        f"`ragbench rescore {shlex.quote(str(run))} --judge-repeats 3` measures it" in page["judge_notes"]["popqa"][0]
-    )
+    assert page["judge_notes"]["popqa"] == [  # report.md's line, the run's folder in place of RUN
+        "popqa llm_judge, llm_judge_unparsed: judged once, agreement not measured: "
+        f"`ragbench rescore {shlex.quote(str(run))} --judge-repeats 3` measures it "
+        "(`--judge ENGINE:MODEL` instead: another judge)"
+    ]
     out = tmp_path / "again"  # the console: a rescoring with the run's own judge, judged once again
     result = CliRunner().invoke(cli, ["rescore", str(run), "--output", str(out)])
     assert result.exit_code == 0, result.output
@@ -95,7 +91,8 @@ def test_several_judges_averaged_are_measured_from_the_runs_cache_alone(tmp_path
     entry = results_of(run)["judge_agreement"]["popqa"]["llm_judge"]
     assert entry["measured"] is False and entry["raters"] == ["judge 1", "judge 2"] and entry["averaged"] == 2
     assert entry["measure_with"] == "ragbench rescore RUN --judge-repeats 1"
-    assert agreement_cell(entry) == "not measured (2 judges averaged)"
+    judge_row = next(line for line in (run / "report.md").read_text().splitlines() if "| popqa | llm_judge |" in line)
+    assert judge_row.endswith("| not measured (2 judges averaged) |")
     calls = scoring_plugin.CALLS["judge"]
     result = CliRunner().invoke(cli, [*run_command(entry["measure_with"], run), "--output", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
@@ -104,7 +101,14 @@ def test_several_judges_averaged_are_measured_from_the_runs_cache_alone(tmp_path
     assert found["measured"] is True and found["raters"] == ["judge 1", "judge 2"] and found["examples"] == 6
 
 
-def test_entries_of_results_written_before_measured_was_recorded_read_as_measured():
-    older = {"raters": ["repeat 1", "repeat 2"], "percent_agreement": 0.75, "krippendorff_alpha": 0.5}
-    assert agreement_cell(older) == "75.0% agree, alpha 0.50 (2 raters)"
-    assert agreement_cell(None) == "-"
+def test_entries_of_results_written_before_measured_was_recorded_read_as_measured(tmp_path, records):
+    popqa_run(tmp_path, records[:4], ["match", "llm_judge"], judges=[JUDGE], judge_repeats=2, bootstrap_iters=10)
+    results_file = tmp_path / "run" / "results.json"
+    results = json.loads(results_file.read_text())
+    for entry in results["judge_agreement"]["popqa"].values():  # as a ragbench before `measured` wrote them
+        del entry["measured"]
+        entry.update(percent_agreement=0.75, krippendorff_alpha=0.5)
+    results_file.write_text(json.dumps(results))
+    metrics = viewer_page([tmp_path / "run"], "run/{rid}")["tasks"]["popqa"]["metrics"]
+    assert metrics["llm_judge"]["judge"] == "75.0% agree, alpha 0.50 (2 raters)"
+    assert "judge" not in metrics["match"]  # a key no judge scores: no cell

@@ -9,32 +9,33 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragbench import _registry
-from ragbench._reports.aggregation import task_scores
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.models import run_engines
-from ragbench.testing import cli
+from ragbench.testing import EvalResult, Registry, cli, run_eval, task_results
 from support import scoring_plugin
 from support.helpers import records_without_texts, samples
 from support.scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
-def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):
-    return Evaluator(
-        RunConfig.of(
-            tasks=["demo"],
-            system="closed_book",
-            model=SYSTEM,
-            metrics=metrics,
-            limit=6,
-            output=str(tmp_path / "run"),
-            resume=resume,
-            progress=False,
-            bootstrap_iters=50,
-            **config,
-        ),
-        registry=scoring_plugin.registry(),
-    ).run()
+def evaluate(
+    tmp_path, metrics: list[str], resume: bool = False, registry: Registry | None = None, **config
+) -> EvalResult:
+    return run_eval(
+        "demo",
+        "closed_book",
+        SYSTEM,
+        metrics=metrics,
+        limit=6,
+        output=tmp_path / "run",
+        resume=resume,
+        bootstrap_iters=50,
+        registry=registry or scoring_plugin.registry(),
+        **config,
+    )
+
+
+def metric_objects(names: list[str]) -> list:
+    """The metrics of these names, as a run of the scoring plugin's registry builds them (without options)."""
+    registry = scoring_plugin.registry()
+    return [registry.metric_class(name)() for name in names]
 
 
 def saved(tmp_path) -> dict[str, dict]:
@@ -85,8 +86,7 @@ def test_a_value_outside_the_declared_range_or_an_undeclared_key_fails_the_metri
 
 def test_metrics_that_raise_on_some_examples_are_counted_and_the_cli_exits_1(tmp_path, monkeypatch):
     scoring_plugin.FAILING.update({"9000", "9002", "9004"})
-    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
-    result = CliRunner().invoke(cli, demo_args("match,scored:raise", tmp_path / "run"))
+    result = CliRunner().invoke(cli, demo_args("match,scored:raise", tmp_path / "run"), obj=scoring_plugin.registry())
     assert result.exit_code == 1
     assert (
         "demo: 3 x metric scored:raise: RuntimeError: 9000, 9002, 9004 - e.g. RuntimeError: flaky metric on 9000"
@@ -109,9 +109,23 @@ def test_resume_scores_only_the_failed_metrics_examples_again_without_running_th
     assert first.results["counts"]["demo"]["metric_failures"] == 3 and scoring_plugin.CALLS["system"] == 6
     traces = {i: r["trace"] for i, r in saved(tmp_path).items()}
     scoring_plugin.FAILING.clear()
-    loaded = []
-    monkeypatch.setattr(run_engines, "load_engine", lambda model, **k: loaded.append(model))
-    resumed = evaluate(tmp_path, ["match", "scored:raise"], resume=True)
+    registry, loaded = scoring_plugin.registry(), []
+    engine_classes = registry.load
+
+    def load(kind, name):  # the registry's engine classes, each engine built counted
+        found = engine_classes(kind, name)
+        if kind != "engines":
+            return found
+
+        class Counted(found):
+            def __init__(self, model, **options):
+                loaded.append(model)
+                super().__init__(model, **options)
+
+        return Counted
+
+    monkeypatch.setattr(registry, "load", load)
+    resumed = evaluate(tmp_path, ["match", "scored:raise"], resume=True, registry=registry)
     assert loaded == []  # no engine of the system loaded
     assert scoring_plugin.CALLS["system"] == 6  # and the system's model never called again
     attempt = resumed.results["cost"]["this_attempt"]
@@ -164,11 +178,8 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[1]["scores"]["scored:numpy"] = "0.5"  # what an older ragbench saved for numpy.float32(0.5)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench._run.plan.planning import plan
-    from ragbench._values.run_groups import RunJudging, RunWhat
-
-    [planned] = plan(RunWhat(tasks=["demo"]), RunJudging(metrics=["match", "scored:numpy"]), scoring_plugin.registry())
-    scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
+    metrics = metric_objects(["match", "scored:numpy"])
+    scores = task_results(records_without_texts(records), metrics, expected=6, iterations=10, seed=0)
     assert scores["counts"]["metric_failures"] == 1 and scores["details"]["scored:numpy"]["n_errors"] == 1
     assert scores["failures"][0]["example"].startswith("InvalidScore: saved metric scored:numpy returned str '0.5'")
     (tmp_path / "run" / "results.json").unlink()
@@ -183,11 +194,8 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     records = [json.loads(line) for line in path.read_text().splitlines()]
     del records[1]["scores"]["scored:numpy"]  # saved by an older version of the metric, without this key
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench._run.plan.planning import plan
-    from ragbench._values.run_groups import RunJudging, RunWhat
-
-    [planned] = plan(RunWhat(tasks=["demo"]), RunJudging(metrics=["match", "scored:numpy"]), scoring_plugin.registry())
-    scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
+    metrics = metric_objects(["match", "scored:numpy"])
+    scores = task_results(records_without_texts(records), metrics, expected=6, iterations=10, seed=0)
     detail = scores["details"]["scored:numpy"]
     assert (detail["n"], detail["n_errors"], scores["counts"]["metric_failures"]) == (5, 1, 1)
     assert scores["failures"][0]["example"] == "InvalidScore: the sample has no value for key 'scored:numpy'"
@@ -210,7 +218,7 @@ def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
     samples = [
         {"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}} for i in range(3)
     ]
-    scores = task_scores(records_without_texts(samples), [HalfBroken()], ("kind",), 3, 20, 0)
+    scores = task_results(records_without_texts(samples), [HalfBroken()], slices=["kind"], expected=3, iterations=20)
     entry = scores["details"]["half"]
     assert entry["value"] == 1.0 and entry["slices"]["kind"]["a"]["value"] == 1.0
     assert entry["slices"]["kind"]["b"]["error"] == "ValueError: one value is not enough"

@@ -1,4 +1,6 @@
-"""Metrics chosen per run (--metrics NAME / +NAME) and the fit check of a metric to a task."""
+"""Metrics chosen per run (--metrics NAME / +NAME) and the fit check of a metric to a task, as runs and the command
+line have them. How the names combine, the fit of a class and of its instance, `ragbench list`'s counting by
+group, units: test_metric_names.py."""
 
 from __future__ import annotations
 
@@ -8,30 +10,11 @@ import pytest
 from test_crag_task import EMBEDDER
 
 from conftest import TEST_DATA, write_jsonl
-from ragbench._metric import fits
-from ragbench._run.plan.planning import metric_names
 from ragbench.api import ConfigError
-from ragbench.testing import installed_registry
 from support.crag_helpers import crag_record, tokenizer_dir
 from support.helpers import cli_here, cli_run_args, run
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
-
-
-def test_metrics_replace_or_add_to_the_tasks_own():
-    own = ("match", "em")
-    assert metric_names(own, []) == ["match", "em"]
-    assert metric_names(own, ["f1"]) == ["f1"]
-    assert metric_names(own, ["+f1", "+match"]) == ["match", "em", "f1"]
-    assert metric_names(own, ["f1", "+llm_judge"]) == ["f1", "llm_judge"]
-    assert metric_names(own, ["+hf:bleu"], "demo", ["demo"]) == ["match", "em", "hf:bleu"]  # hf: is no task
-
-
-def test_a_metric_can_be_scoped_to_one_task_of_the_run():
-    tasks = ["popqa", "arc_challenge"]
-    chosen = ["+length", "arc_challenge:+choice_accuracy", "popqa:em", "popqa:hf:bleu"]
-    assert metric_names(("match",), chosen, "arc_challenge", tasks) == ["match", "length", "choice_accuracy"]
-    assert metric_names(("match",), chosen, "popqa", tasks) == ["em", "hf:bleu", "length"]
 
 
 def test_a_scoped_metric_runs_on_its_task_only(tmp_path):
@@ -91,25 +74,6 @@ def test_list_metrics_counts_many_tasks_by_group_and_names_them_with_verbose():
     verbose = cli_here("list", "metrics", "--verbose").stdout.splitlines()
     named = verbose[next(i for i, line in enumerate(verbose) if line.startswith("  em ")) + 1].strip()
     assert len(named.removeprefix("fits: ").split(", ")) == total and "fictional_multihop" in named
-
-
-def test_counts_by_group_puts_a_task_in_its_largest_group_once():
-    from ragbench._cli.main import counts_by_group
-
-    groups = {"small": ["a"], "large": ["a", "b", "c"], "empty": []}
-    assert counts_by_group(["a", "b", "z"], groups) == {"large": 2, "other": 1}
-
-
-def test_what_a_task_class_says_it_fits_is_what_its_instance_fits():
-    """`ragbench list` judges task classes (never instantiated), the run their instances: both alike, for every
-    installed task and metric (every installed task class instantiates without options)."""
-    registry = installed_registry()
-    for name in registry.names("tasks"):
-        cls = registry.load("tasks", name)
-        task = cls()
-        for metric in registry.names("metrics"):
-            metric_class = registry.load("metrics", metric)
-            assert fits(metric_class, cls) == fits(metric_class, task), (name, metric)
 
 
 def test_the_chosen_metrics_are_recorded_in_the_run_config(tmp_path):

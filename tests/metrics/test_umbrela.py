@@ -1,7 +1,8 @@
 """The `umbrela` metric against castorini's umbrela 0.0.7 run unmodified on the same fake judge
 (tests/data/umbrela/umbrela_calls.json, recorded by record_umbrela.py there): the same chats in the same order with
 the same sampling, the same grade for every reply (malformed ones and an HTTP 400 included), the same values per
-query; the reply reading against umbrela's own on 1,500 generated replies, and its promises on any text."""
+query; the reply reading against umbrela's own on 1,500 generated replies, and its promises on any text. The same
+bodies sent over HTTP by the openai engine: test_umbrela_http.py."""
 
 from __future__ import annotations
 
@@ -13,12 +14,8 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_engine_openai import FAST, FakeServer, error
 
 from conftest import TEST_DATA
-from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._llm import LLM
-from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, Document, Example, Prediction
 from ragbench.api.engines import RequestError
 from ragbench.metrics.umbrela.metric import Umbrela
@@ -85,41 +82,6 @@ def test_the_judge_is_asked_as_umbrela_asks_and_each_reply_graded_as_umbrela_gra
     assert [grade(reply) for reply in replies] == [(j["judgment"], bool(j["result_status"])) for j in run["judgments"]]
     assert scores == expected_values(run)
     assert counted == +Counter({"umbrela_invalid": sum(not j["result_status"] for j in run["judgments"])})
-
-
-@pytest.mark.parametrize("name", ["bing-q1", "bing-q2", "basic-q2", "o4-q1", "gpt5-q1"])
-def test_the_openai_engine_sends_umbrelas_bodies(name):
-    """Through a real HTTP judge on 127.0.0.1 and a judge with no options, every request body is the one umbrela sent,
-    field for field and number for number (its penalties included), in umbrela's order, and the HTTP 400 reads as
-    umbrela reads it."""
-    run = RUNS[name]
-
-    def reply(body):
-        return REPLIES[passage_of(body["messages"][-1]["content"])]
-
-    server = FakeServer(reply=reply)
-    server.then(
-        *(error(400, "bad request") if call["reply"] == FIXTURE["bad_request"] else {} for call in run["calls"])
-    )
-    engine = OpenAIEngine(run["model"], base_url=server.base_url, concurrency=1, **FAST)
-
-    async def go() -> dict:
-        scheduler = Scheduler()
-        try:
-            ctx = make_context("demo", judges=[LLM(scheduler, engine)])
-            example, prediction = example_of(run["qid"])
-            return await Umbrela(prompt_type=run["prompt_type"]).score(example, prediction, ctx)
-        finally:
-            await scheduler.close()
-            await engine.aclose()
-
-    try:
-        scores = asyncio.run(go())
-    finally:
-        server.stop()
-    sent = [json.dumps(r["body"], sort_keys=True) for r in server.requests]  # JSON text: 1 is not 1.0, 0 not 0.0
-    assert sent == [json.dumps(call["body"], sort_keys=True) for call in run["calls"]]
-    assert scores == expected_values(run)
 
 
 def test_options_umbrela_has_not_are_refused_before_the_run():

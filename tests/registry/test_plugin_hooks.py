@@ -1,30 +1,29 @@
 """The plugin hooks (ragbench._hookspecs) and the run's own registry: a test plugin adds an engine, a
 retriever, a metric family and CLI commands; a run given that registry uses them everywhere (the installed
 plugins' registry knows none of them); components of the wrong kind and broken hooks are reported in one
-line naming their provider."""
+line naming their provider. How the plugins' commands merge into a command group, a unit:
+test_plugin_command_merge.py."""
 
 from __future__ import annotations
 
 import click
 import pytest
-from click.testing import CliRunner
 
-from ragbench import _registry
-from ragbench._cli import plugin_commands as cli_plugins
-from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError, Document, Metric, hookimpl
+from ragbench.api.engines import Engine, Request, Response
 from ragbench.api.retrieval import Retriever
-from ragbench.testing import Registry, installed_registry
+from ragbench.testing import Registry, installed_registry, run_eval
 
 PROVIDER, PLUGIN = "ragbench-test-plugin", "test_plugin"
 
 
-class AnswerEngine(ScriptedEngine):
-    """An engine whose model name is its one answer (`answer:Paris`)."""
+class AnswerEngine(Engine):
+    """An engine whose model name is its one answer (`answer:Paris`), written as a plugin writes one."""
 
-    def __init__(self, model: str, **options) -> None:
-        super().__init__(model, script=lambda request: model, **options)
+    starts_processes = False
+
+    def generate(self, requests: list[Request]) -> list[Response]:
+        return [Response(texts=[self.model]) for _ in requests]
 
 
 class OneDocRetriever(Retriever):
@@ -130,18 +129,16 @@ def test_a_run_uses_its_own_registry_for_engines_retrievers_and_metrics(registry
     for kind, name in (("engines", "answer"), ("retrievers", "one_doc")):
         with pytest.raises(ConfigError, match="unknown"):
             installed_registry().entry(kind, name)  # the installed plugins' registry does not know them
-    config = RunConfig.of(
-        tasks=["demo"],
-        system="vanilla",
-        model="answer:Paris",
+    results = run_eval(
+        "demo",
+        "vanilla",
+        "answer:Paris",
         retriever="one_doc",
         metrics=["+words:1", "+words:2"],
         limit=2,
-        progress=False,
-        output=str(tmp_path / "run"),
-    )
-    outcome = Evaluator(config, registry=registry).run()
-    results = outcome.results
+        output=tmp_path / "run",
+        registry=registry,
+    ).results
     assert results["complete"]
     # demo's first two questions: the capitals of France and Japan; the engine answers "Paris" to both
     assert results["results"]["demo"]["match"] == 0.5
@@ -163,36 +160,6 @@ def test_a_component_of_the_wrong_kind_is_one_line_naming_its_provider(registry)
         r"test_plugin\) is a str, not a subclass of Metric",
     ):
         registry.metric_class("broken:x")
-
-
-def test_plugin_commands_join_the_command_line(registry, monkeypatch):
-    @click.group("index")
-    def index() -> None:
-        """The built-in group."""
-
-    @index.command("build")
-    def build() -> None:
-        click.echo("built")
-
-    @click.group(cls=cli_plugins.PluginCommandGroup)
-    def main() -> None:
-        pass
-
-    main.add_command(index)
-
-    @main.command("list")
-    def listing() -> None:
-        click.echo("built-in list")
-
-    monkeypatch.setattr(_registry, "installed_registry", lambda: registry)
-    runner = CliRunner()
-    assert runner.invoke(main, ["hello"]).output == "hello from a plugin\n"
-    assert runner.invoke(main, ["index", "toy-corpus"]).output == "toy corpus built\n"
-    assert runner.invoke(main, ["index", "build"]).output == "built\n"  # built-ins stay
-    assert runner.invoke(main, ["list"]).output == "built-in list\n"
-    assert ("list", PROVIDER, "command 'ragbench list' already exists; this one is ignored") in [
-        (f.plugin, f.provider, f.error) for f in registry.failures
-    ]
 
 
 def test_builtin_benchmark_commands_come_through_the_hook():

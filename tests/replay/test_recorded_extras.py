@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 from statistics import mean
 from typing import Any
 
@@ -16,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.system_hooks import system_hooks
 from ragbench.api import (
     OutputFormat,
+    Prediction,
     RecordedExtras,
     SampleRecord,
     System,
@@ -26,7 +25,7 @@ from ragbench.api import (
     adherence,
     recorded_extras,
 )
-from ragbench.testing import installed_registry
+from ragbench.testing import installed_registry, run_eval
 
 
 def ircot(runs: list[Any]) -> tuple[Any, Any]:
@@ -258,6 +257,9 @@ def test_declared_hooks_report_what_each_method_wrote_out(name: str) -> None:
     check()
 
 
+RECORDED = [{"n": 1, "ok": True, "kind": "b"}, {"n": 2, "ok": False, "kind": "a"}, {"n": 2, "ok": True, "kind": "b"}]
+
+
 class Declared(System):
     name = "declared"
     declares = SystemDeclaration(
@@ -270,21 +272,16 @@ class Declared(System):
         )
     )
 
+    async def run(self, example, ctx):
+        return Prediction(example.id, answer="", extras={"mine": RECORDED[example.index]})
 
-def test_a_declaration_gives_examples_then_means_counts_and_tallies(tmp_path: Path) -> None:
-    samples = [
-        SampleRecord("a", extras={"mine": {"n": 1, "ok": True, "kind": "b"}}),
-        SampleRecord("b", extras={"mine": {"n": 2, "ok": False, "kind": "a"}}),
-        SampleRecord("c", extras={"mine": {"n": 2, "ok": True, "kind": "b"}}),
-    ]
-    path = tmp_path / "demo.jsonl"
-    path.write_text(
-        "".join(json.dumps({"id": s.id, "prediction": {"extras": s.extras}}) + "\n" for s in samples), encoding="utf-8"
-    )
-    report, checks, figures = system_hooks(Declared(), path, complete_data=True)  # as results.json gets them
-    assert report is None
-    assert as_written(figures) == as_written({"examples": 3, "mean_n": 1.667, "ok": 2, "kind": {"a": 1, "b": 2}})
-    assert checks == [{"format": "k=v", "followed": 2, "of": 6, "fix": "fix it"}]
+
+def test_a_declaration_gives_examples_then_means_counts_and_tallies() -> None:
+    results = run_eval("demo", Declared, limit=3, bootstrap_iters=10).results  # results.json, as a run writes it
+    assert "system_reports" not in results  # the declaration writes no report of its own
+    figures = {"examples": 3, "mean_n": 1.667, "ok": 2, "kind": {"a": 1, "b": 2}}
+    assert as_written(results["system_stats"]["demo"]) == as_written(figures)
+    assert results["format_adherence"]["demo"] == [{"format": "k=v", "followed": 2, "of": 6, "fix": "fix it"}]
     assert not hasattr(Declared(), "statistics")  # a plugin still sees only its eight names (test_plugin_contract)
     recorded = Declared.declares.recorded
     assert recorded is not None and recorded.statistics([]) is None and recorded.format_adherence([]) is None

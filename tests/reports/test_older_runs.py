@@ -1,12 +1,15 @@
-"""Run folders an older ragbench wrote, or whose results.json was edited or damaged, are read by one reader
-(ragbench._reports.results.file) in `compare`, `rescore`, `reproduce` and the viewer: the sections and
-sample fields an older version left out or shaped otherwise are read in today's shape, and a file that is
-no run's results is refused in one line naming it, never a traceback."""
+"""Run folders an older ragbench wrote, or whose results.json was edited or damaged, are read by one reader in
+`compare`, `rescore`, `reproduce` and the viewer (`ragbench.api.run.finished_run` reads a run folder as they do):
+the sections and sample fields an older version left out or shaped otherwise are read in today's shape, and a file
+that is no run's results is refused in one line naming it, never a traceback. Everything here goes through the
+command line (`ragbench compare`, `rescore`, `view --export`) and the public API."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,16 +17,11 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from ragbench._reports.compare.comparison import compare_runs, load_run
-from ragbench._reports.results.file import NewerResults, normalized_results, read_results
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.rescore.rescore_run import rescore_run
-from ragbench._storage.jsonl import strict_json
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import NotFound, Site
 from ragbench.api import ConfigError
-from ragbench.testing import installed_registry
+from ragbench.api.run import finished_run
+from ragbench.testing import run_eval
 from support.helpers import cli_here
+from support.viewer_pages import exported_page, run_ids
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 
@@ -32,19 +30,9 @@ DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 def finished(tmp_path_factory) -> Path:
     """A finished demo run (match, f1; sliced by prop) of a model that echoes its prompt."""
     folder = tmp_path_factory.mktemp("older") / "run"
-    Evaluator(
-        RunConfig.of(
-            tasks=["demo"],
-            system="closed_book",
-            model="scripted:echo",
-            metrics=["match", "f1"],
-            limit=6,
-            output=str(folder),
-            progress=False,
-            bootstrap_iters=20,
-        ),
-        registry=installed_registry(),
-    ).run()
+    run_eval(
+        "demo", "closed_book", "scripted:echo", metrics=["match", "f1"], limit=6, output=folder, bootstrap_iters=20
+    )
     return folder
 
 
@@ -75,7 +63,7 @@ def older_copy(finished: Path, target: Path, results: dict | None = None) -> Pat
 
 def test_a_current_results_json_is_read_as_it_was_written(finished):
     results = json.loads((finished / "results.json").read_text())
-    assert normalized_results(results) == results
+    assert finished_run(finished, "compare").results.to_dict() == results
 
 
 def test_rescore_scores_a_run_an_older_ragbench_wrote(finished, tmp_path):
@@ -86,23 +74,30 @@ def test_rescore_scores_a_run_an_older_ragbench_wrote(finished, tmp_path):
     assert results["counts"]["demo"]["scored"] == 6 and results["details"]["demo"]["match"]["n"] == 6
 
 
-def every_page(site: Site) -> list:
-    pages = [site.data("runs")]
-    for run in site.runs:
-        pages += [
-            site.data(f"run/{run.rid}"),
-            site.data(f"rows/{run.rid}/demo/0"),
-            site.data(f"example/{run.rid}/demo/0"),
-        ]
-    pages.append(site.data("compare/demo"))
+def view(runs: Path, out: Path) -> subprocess.CompletedProcess:
+    """`ragbench view RUNS --export OUT`, in this process."""
+    return cli_here("view", str(runs), "--export", str(out))
+
+
+def every_page(out: Path) -> list:
+    """The Runs page, each run's page, first rows and first example, and the task's Compare page, as exported."""
+    pages = [exported_page(out, "runs")]
+    for rid in run_ids(out):
+        pages += [exported_page(out, f"{kind}/{rid}{where}") for kind, where in PAGES]
+    pages.append(exported_page(out, "compare/demo"))
     return pages
+
+
+PAGES = [("run", ""), ("rows", "/demo/0"), ("example", "/demo/0")]
 
 
 def test_the_viewer_shows_a_run_an_older_ragbench_wrote_beside_a_current_one(finished, tmp_path):
     older_copy(finished, tmp_path / "runs" / "old")
     shutil.copytree(finished, tmp_path / "runs" / "new")
-    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-    pages = every_page(site)
+    done = view(tmp_path / "runs", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    pages = every_page(tmp_path / "site")
+    assert len(pages) == 1 + 2 * len(PAGES) + 1
     old = next(run for run in pages[0]["runs"] if run["rid"].startswith("old"))
     assert old["tasks"]["demo"]["metrics"]["match"]["value"] == 0.0 and old["complete"] is True
     example = next(page for page in pages if "outline" in page)
@@ -114,7 +109,7 @@ def test_a_value_an_older_ragbench_wrote_as_nan_is_no_value_and_says_so(finished
     current["details"]["demo"]["match"]["ci95"] = [float("nan"), float("nan")]
     current["details"]["demo"]["f1"]["value"] = float("inf")
     (tmp_path / "results.json").write_text(json.dumps(current))  # NaN and Infinity, as json.dumps writes them
-    read = read_results(tmp_path / "results.json", "compare").to_dict()
+    read = finished_run(tmp_path, "compare").results.to_dict()
     assert read["details"]["demo"]["match"]["ci95"] is None and read["details"]["demo"]["f1"]["value"] is None
     assert "not a finite number" in read["details"]["demo"]["f1"]["error"]
     assert read["results"]["demo"]["f1"] is None
@@ -124,17 +119,29 @@ def refuse(constant: str):
     raise AssertionError(f"{constant} is not JSON")
 
 
+def no_non_finite(value) -> None:
+    """No NaN nor infinity in an exported page, not even as the string its writer would make of one."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for inner in value:
+            no_non_finite(inner)
+    assert value not in ("NaN", "Infinity", "-Infinity"), "a non-finite number reached the page"
+
+
 def test_the_viewers_pages_of_a_results_json_holding_nan_are_strict_json(finished, tmp_path):
     folder = tmp_path / "runs" / "nan"
     shutil.copytree(finished, folder)
     current = json.loads((finished / "results.json").read_text())
     current["details"]["demo"]["match"]["ci95"] = [float("nan"), float("inf")]
     (folder / "results.json").write_text(json.dumps(current))
-    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-    [run] = site.runs
-    for page in (site.data("runs"), site.data(f"run/{run.rid}")):
-        json.loads(strict_json(page), parse_constant=refuse)
-        json.dumps(page, allow_nan=False)  # no NaN left to turn into a string
+    done = view(tmp_path / "runs", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    [rid] = run_ids(tmp_path / "site")
+    for key in ("runs", f"run/{rid}"):
+        text = (tmp_path / "site" / "data" / f"{key}.js").read_text()
+        json.loads(text[text.index(", ") + 2 : text.rindex(");")], parse_constant=refuse)
+        no_non_finite(exported_page(tmp_path / "site", key))  # none left for the writer to turn into a string
 
 
 # --- damaged results.json: one line or a result ---------------------------------------------------------------
@@ -187,7 +194,7 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
     path = damaged_folder / "results.json"
     path.write_text(json.dumps(results))
     try:
-        read = read_results(path, "compare").to_dict()
+        read = finished_run(damaged_folder, "compare").results.to_dict()
     except ConfigError as exc:
         event("refused")
         assert len(str(exc).splitlines()) == 1 and str(path) in str(exc)
@@ -195,25 +202,23 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
         event("read")
         assert all(isinstance(read[section], dict) for section in ("results", "details", "counts", "cost", "config"))
         json.dumps({section: read[section] for section in ("results", "details", "counts")}, allow_nan=False)
-        try:
-            compare_runs(load_run(damaged_folder), load_run(damaged_folder), iterations=10)
-        except ConfigError as exc:  # nothing left to compare
-            assert len(str(exc).splitlines()) == 1
-    site = Site(RunCatalog([str(damaged_folder)]), registry=installed_registry())
-    try:
-        for run in site.runs:
-            strict_json(
-                [
-                    site.data("runs"),
-                    site.data(f"run/{run.rid}"),
-                    site.data(f"rows/{run.rid}/demo/0"),
-                    site.data(f"example/{run.rid}/demo/0"),
-                ]
-            )
-    except NotFound:
-        pass  # a page the damaged file no longer names (a task dropped from the config)
-    except NewerResults as exc:  # a schema_version past this ragbench's
-        assert len(str(exc).splitlines()) == 1 and str(path) in str(exc)
+        compared = cli_here("compare", str(damaged_folder), str(damaged_folder), "--bootstrap-iters", "10")
+        assert compared.returncode == 0 or one_line(compared)  # refused: nothing left to compare
+    with tempfile.TemporaryDirectory() as scratch:
+        viewed = view(damaged_folder, Path(scratch) / "site")
+        if viewed.returncode == 0:
+            for rid in run_ids(Path(scratch) / "site"):  # every page written is JSON; none of a task dropped
+                for kind, where in PAGES:
+                    page = Path(scratch, "site", "data", kind, rid, *where.strip("/").split("/")).with_suffix(".js")
+                    if page.is_file() or kind == "run":
+                        json.loads((text := page.read_text())[text.index(", ") + 2 : text.rindex(");")])
+        else:  # refused only for a schema_version past this ragbench's: one line naming the file
+            assert one_line(viewed) and str(path) in viewed.stderr and "upgrade ragbench" in viewed.stderr
+
+
+def one_line(done: subprocess.CompletedProcess) -> bool:
+    """A command refused in one line (exit 2), no traceback."""
+    return done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -240,12 +245,12 @@ def test_rescore_of_a_damaged_results_json_writes_its_run_or_refuses_in_one_line
     results = data.draw(damaged(results_with_every_section))
     (damaged_folder / "results.json").write_text(json.dumps(results))
     output = tmp_path_factory.mktemp("rescored") / "out"
-    try:
-        outcome = rescore_run(damaged_folder, {"output": str(output)}, registry=installed_registry())
-    except ConfigError as exc:
+    done = cli_here("rescore", str(damaged_folder), "--output", str(output))
+    if done.returncode == 2:
         event("refused")
-        assert len(str(exc).splitlines()) == 1
+        assert one_line(done)
     else:
         event("rescored")
-        assert (outcome.run_dir / "report.md").is_file()
-        json.loads((outcome.run_dir / "results.json").read_text(), parse_constant=refuse)  # no NaN in it
+        assert done.returncode in (0, 1), done.stderr  # 1: the rescored run is incomplete
+        assert (output / "report.md").is_file()
+        json.loads((output / "results.json").read_text(), parse_constant=refuse)  # no NaN in it

@@ -1,7 +1,9 @@
 """Property: whatever a task's samples hold (slice values of any JSON kind, scores that are numbers, None or no
 score, failed examples, bad records, metric failures), the compact columns a run's end keeps give the numbers of
 the samples themselves: each key's values, n, n_none and n_errors, and each slice's values in sample order, as a
-plain grouping of the records computes them; the data digest is `data_sha256`'s."""
+plain grouping of the records computes them; the data digest is `data_sha256`'s. And how slice values are labelled
+and ordered (`SliceLabels`, `ordered`): a record without a value, the string "(none)", a boolean and the string
+"True" apart, numbers ordered as numbers, no value last (where the labels reach the user: test_slice_labels.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 
 from ragbench._reports.aggregation import task_scores
 from ragbench._reports.results.score_columns import summarise
-from ragbench._reports.results.slice_labels import field_labels, ordered, slice_value
+from ragbench._reports.results.slice_labels import SliceLabels, field_labels, ordered, slice_value
 from ragbench._storage.checkpoint import data_sha256
 from ragbench.api import Metric, MetricDeclaration
 from support.helpers import records_without_texts
@@ -149,3 +151,50 @@ def test_the_headline_is_the_sum_of_per_example_scores_over_every_gold_example(o
     assert "answered" not in length and length["n_errors"] == outcomes.count("failed")
     plain = task_scores(records_without_texts(samples), metrics, (), len(samples) + missing, iterations=0, seed=0)
     assert plain["details"]["acc"]["value"] == entry["answered"]["value"]
+
+
+def test_no_value_beside_the_string_none_marker_and_booleans():
+    labels = SliceLabels(
+        [
+            slice_value({"f": None}, "f"),
+            slice_value({"f": "(none)"}, "f"),
+            slice_value({"f": True}, "f"),
+            slice_value({"f": "True"}, "f"),
+            slice_value({"f": 2.5}, "f"),
+        ]
+    )
+    assert labels.labels() == ["2.5", "True", "True [boolean]", "(none)", "(none) [no value]"]
+    assert labels.label(slice_value({}, "f")) == "(none) [no value]"  # absent: no value, as null
+
+
+def test_labels_order_numbers_as_numbers_and_no_value_last():
+    labels = [
+        "10",
+        "2",
+        "(none)",
+        "hop_10",
+        "hop_2",
+        "-1",
+        "0.5",
+        "0.25",
+        "easy",
+        "2024-01-20",
+        "2024-01-15",
+        "1 [number]",
+        "1",
+    ]
+    assert ordered(labels) == [
+        "-1",
+        "0.25",
+        "0.5",
+        "1",
+        "1 [number]",
+        "2",
+        "10",
+        "2024-01-15",
+        "2024-01-20",
+        "easy",
+        "hop_2",
+        "hop_10",
+        "(none)",
+    ]

@@ -1,6 +1,7 @@
 """report.md's slice plots label every bar with its value (a zero bar too), name n per slice and in
 the title; the heat map names n per cell. Slice tables (report.md, results.json, the viewer) keep every
-slice value of the task, also where the first key scored none, and a cell's n where it differs."""
+slice value of the task, also where the first key scored none, and a cell's n where it differs; a plot's bars are
+named by the slice labels results.json has (where the labels reach the user: test_slice_labels.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_slice_labels import level_results
 
 from conftest import needs
 from ragbench._reports.results.slice_plots import matrix_plot, slice_matrix, slice_plot
 from ragbench._reports.run_summary import slice_sections
 from ragbench._view.pages import slice_tables
 from support.helpers import run
+from support.slice_fixtures import EXPECTED
 
 pytestmark = needs("matplotlib")  # not imported while the tests are collected
 
@@ -152,3 +155,23 @@ def test_a_matrix_not_as_documented_is_named_in_the_summary_never_dropped_silent
         assert isinstance(read, str) and read.startswith("a `matrix` ")
         results = SimpleNamespace(config={"task_configs": {"t": {"matrix": matrix}}}, details={"t": {}})
         assert f"(no heat map of t: its config has {read})" in slice_sections(results)
+
+
+def test_plot_bars_name_the_same_slices(tmp_path, monkeypatch):
+    """The bars of the levels task's slices (test_slice_labels.py) are named by the labels results.json has; drawn
+    here, as a run draws a task's plot only where the task names `plot_keys`, which a YAML task cannot."""
+    from matplotlib.axes import Axes
+
+    ticks = []
+    original = Axes.set_xticks
+    monkeypatch.setattr(
+        Axes,
+        "set_xticks",
+        lambda self, positions, labels=None, **kw: (
+            ticks.append(list(labels or [])),
+            original(self, positions, labels, **kw),
+        )[1],
+    )
+    results = level_results(tmp_path, tmp_path / "run")
+    assert slice_plot("levels", "level", results["details"]["levels"], ["em"], tmp_path).is_file()
+    assert ticks == [[f"{label}\n(n={n})" for label, (_, n) in EXPECTED.items()]]

@@ -1,29 +1,27 @@
 """`ragbench view`: the page data read from real run folders (made by real systems on the scripted
 engine), the structure hook's grouping, a run in progress, the static export, the HTTP API; the pages
-themselves are clicked through in a real browser in tests/view/test_view_browser.py."""
+themselves are clicked through in a real browser in tests/view/test_view_browser.py. The pages are read as the
+command writes them (`--export`) or serves them (`--port 0`, a process of its own: support/viewer_pages.py)."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from conftest import write_jsonl
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.export import export
-from ragbench._view.runs import SampleIndex
-from ragbench._view.server import make_server
-from ragbench._view.site import NotFound, Site
-from ragbench.testing import ScriptedLLM, installed_registry, run_eval
+from ragbench.testing import ScriptedLLM, run_eval
 from support.helpers import cli_here, popqa_args, run
 from support.view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
+from support.viewer_pages import export_view, exported_page, run_ids, served_page, viewer_page, viewer_server
 
 
 @pytest.fixture(scope="module")
@@ -32,16 +30,23 @@ def runs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def site(runs):
-    return Site(RunCatalog([str(runs["llatrieval"].parent.parent)]), registry=installed_registry())
+def site(runs, tmp_path_factory) -> Path:
+    """The viewer's pages of every run, as `ragbench view RUNS --export SITE` writes them: SITE."""
+    return export_view([runs["llatrieval"].parent.parent], tmp_path_factory.mktemp("view_site") / "site")
 
 
-def rid(site, name):
-    return next(run.rid for run in site.runs if run.rid.startswith(name + "_"))
+def rid(site: Path, name: str) -> str:
+    return next(found for found in run_ids(site) if found.startswith(name + "_"))
+
+
+def pages(runs: Path, tmp_path: Path) -> tuple[Path, str]:
+    """The export of the runs under `runs` and its first run's id."""
+    out = export_view([runs], tmp_path / "site")
+    return out, run_ids(out)[0]
 
 
 def test_llatrieval_steps_carry_their_iteration_and_the_outline_notes_the_verdict(site):
-    page = site.data(f"example/{rid(site, 'llatrieval')}/alce_asqa/0")
+    page = exported_page(site, f"example/{rid(site, 'llatrieval')}/alce_asqa/0")
     steps = page["steps"]
     summaries = [s for s in steps if s["name"] == "summarize"]
     assert summaries and all(s["group"] and s["group"][0].startswith("iteration ") for s in summaries)
@@ -55,7 +60,7 @@ def test_llatrieval_steps_carry_their_iteration_and_the_outline_notes_the_verdic
 
 
 def test_llatrieval_records_each_iterations_selection_with_the_documents_it_kept(site):
-    page = site.data(f"example/{rid(site, 'llatrieval')}/alce_asqa/0")
+    page = exported_page(site, f"example/{rid(site, 'llatrieval')}/alce_asqa/0")
     selections = [s for s in page["steps"] if s["kind"] == "custom"]
     iterations = page["outline"]
     assert [s["name"] for s in selections] == ["selection"] * len([g for g in iterations if "group" in g])
@@ -67,27 +72,24 @@ def test_llatrieval_records_each_iterations_selection_with_the_documents_it_kept
 
 
 def test_a_failed_examples_traceback_and_metric_failures_are_shown(tmp_path):
-    run = failed_run(tmp_path)
-    site = Site(RunCatalog([str(run)]), registry=installed_registry())
-    rid = site.runs[0].rid
-    assert site.data(f"example/{rid}/t/0")["traceback"] == FAILED_TRACEBACK
-    assert site.data(f"example/{rid}/t/2")["traceback"] is None
-    assert site.data(f"example/{rid}/t/1")["score_errors"] == {"judge": "ValueError: no reply"}
-    assert site.data(f"example/{rid}/t/1")["score_tracebacks"] == {"judge": METRIC_TRACEBACK}
-    assert site.data(f"example/{rid}/t/2")["score_tracebacks"] == {}
-    rows = site.data(f"rows/{rid}/t/0")["rows"]
+    site, rid = pages(failed_run(tmp_path), tmp_path)
+    assert exported_page(site, f"example/{rid}/t/0")["traceback"] == FAILED_TRACEBACK
+    assert exported_page(site, f"example/{rid}/t/2")["traceback"] is None
+    assert exported_page(site, f"example/{rid}/t/1")["score_errors"] == {"judge": "ValueError: no reply"}
+    assert exported_page(site, f"example/{rid}/t/1")["score_tracebacks"] == {"judge": METRIC_TRACEBACK}
+    assert exported_page(site, f"example/{rid}/t/2")["score_tracebacks"] == {}
+    rows = exported_page(site, f"rows/{rid}/t/0")["rows"]
     assert [r["score_errors"] for r in rows] == [{}, {"judge": "ValueError: no reply"}, {}]
-    assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 3, "scored": 1, "failed": 2}
+    assert exported_page(site, "runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 3, "scored": 1, "failed": 2}
 
 
 def test_the_gold_is_shown_as_the_task_read_it_without_loading_the_task(tmp_path):
     from test_task_gold import Riddles
 
     run_eval(Riddles, "closed_book", ScriptedLLM("a piano"), output=tmp_path / "riddles")
-    site = Site(RunCatalog([str(tmp_path / "riddles")]), registry=installed_registry())
-    rid = site.runs[0].rid
-    assert site.data(f"rows/{rid}/riddles/0")["rows"][0]["gold"] == "a piano"
-    assert site.data(f"example/{rid}/riddles/0")["gold_text"] == "a piano"
+    site, rid = pages(tmp_path / "riddles", tmp_path)
+    assert exported_page(site, f"rows/{rid}/riddles/0")["rows"][0]["gold"] == "a piano"
+    assert exported_page(site, f"example/{rid}/riddles/0")["gold_text"] == "a piano"
 
 
 def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
@@ -101,59 +103,19 @@ def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
         "score": 3,
     }
     (run / "samples" / "t.jsonl").write_text(json.dumps({"index": 0, "id": "a", "question": "q?", "gold": gold}) + "\n")
-    site = Site(RunCatalog([str(run)]), registry=installed_registry())
     assert (
-        site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"]
+        viewer_page([run], "rows/{rid}/t/0")["rows"][0]["gold"]
         == "qa_pairs: Which one?, x, y; answer: x and y; score: 3"
     )
 
 
-def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(tmp_path):
-    data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q"], "ctxs": []}])
-    out = tmp_path / "runs" / "slow"
-    running = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ragbench._cli.main",
-            *popqa_args(data, out, "--model-arg", "overhead=60", "--no-progress"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # its one batch takes a minute
-    try:
-        deadline = time.monotonic() + 60
-        while not ((out / "run.json").is_file() and f'"pid": {running.pid}' in _text(out / "run.lock")):
-            assert running.poll() is None and time.monotonic() < deadline, "the run did not start"
-            time.sleep(0.05)
-        site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-        [summary] = site.data("runs")["runs"]
-        assert summary["state"] == "running" and not summary["finished"]
-        assert summary["holder"].startswith(f"pid {running.pid} on {socket.gethostname()}, started ")
-        assert "--output " + str(out) in summary["holder"]  # its command
-        assert site.data(f"rows/{summary['rid']}/popqa/0")["state"] == "running"
-    finally:
-        running.kill()
-        running.wait(timeout=30)
-    [summary] = site.data("runs")["runs"]  # the kernel let go of the lock; no results.json
-    assert summary["state"] == "stopped" and summary["holder"] is None
-    assert site.data(f"run/{summary['rid']}")["state"] == "stopped"
-
-
-def _text(path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
 def test_a_finished_run_is_complete_or_incomplete_by_its_results(site):
-    states = {run["rid"]: (run["state"], run["complete"]) for run in site.data("runs")["runs"]}
+    states = {run["rid"]: (run["state"], run["complete"]) for run in exported_page(site, "runs")["runs"]}
     assert states and all(state == ("complete" if complete else "incomplete") for state, complete in states.values())
 
 
 def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_one(site):
-    page = site.data(f"example/{rid(site, 'selfrag')}/popqa/0")
+    page = exported_page(site, f"example/{rid(site, 'selfrag')}/popqa/0")
     groups = {g["group"].split(":")[0]: g for g in page["outline"] if "group" in g}
     assert groups["retrieval decision"]["info"]["retrieve"] is True
     passage = groups["passage 1"]
@@ -161,7 +123,7 @@ def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_on
 
 
 def test_smart_outline_is_agent_by_agent(site):
-    page = site.data(f"example/{rid(site, 'smart')}/popqa/0")
+    page = exported_page(site, f"example/{rid(site, 'smart')}/popqa/0")
     assert [g["group"] for g in page["outline"] if "group" in g] == [
         "Intent Reconstructor",
         "Knowledge Retriever",
@@ -171,47 +133,24 @@ def test_smart_outline_is_agent_by_agent(site):
 
 
 def test_runs_rows_and_compare_pages(site):
-    runs = site.data("runs")
+    runs = exported_page(site, "runs")
     assert len(runs["runs"]) == 5 and set(runs["comparable"]["popqa"]) >= {
         rid(site, "vanilla"),
         rid(site, "closed_book"),
     }
     entry = next(r for r in runs["runs"] if r["rid"] == rid(site, "vanilla"))
     assert entry["complete"] and entry["tasks"]["popqa"]["metrics"]["match"]["n"] == 3
-    rows = site.data(f"rows/{rid(site, 'vanilla')}/popqa/0")
+    rows = exported_page(site, f"rows/{rid(site, 'vanilla')}/popqa/0")
     assert rows["total"] == 3 and rows["rows"][0]["answer"] == SCRIPT_ANSWER and "match" in rows["metrics"]
-    compare = site.data(f"compare/popqa/{rid(site, 'vanilla')}~{rid(site, 'closed_book')}")
-    pair = compare["pairs"][0]
+    vanilla, popqa = rid(site, "vanilla"), runs["comparable"]["popqa"]
+    compare = exported_page(site, "compare/popqa/" + "~".join([vanilla, *(r for r in popqa if r != vanilla)]))
+    [pair] = [pair for pair in compare["pairs"] if (pair["a"], pair["b"]) == (vanilla, rid(site, "closed_book"))]
     match = next(d for d in pair["disagreements"] if d["metric"] == "match")
     assert [r["id"] for r in match["a_right"]["rows"]] == ["0"] and [r["id"] for r in match["b_right"]["rows"]] == ["1"]
     shown = match["b_right"]["rows"][0]  # what each run answered, beside the question
     assert (shown["question"], shown["answer_a"], shown["answer_b"]) == ("Who is person 1?", "nobody", "person 1")
     assert any(r["metric"] == "match" and r["slice"] == "" and r["test"] == "mcnemar" for r in pair["rows"])
-    with pytest.raises(NotFound):
-        site.data("run/nope")
-
-
-def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
-    run = tmp_path / "run"
-    (run / "samples").mkdir(parents=True)
-    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
-    samples = run / "samples" / "t.jsonl"
-    samples.write_text(
-        json.dumps({"index": 0, "id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"index": 1, "id": "b", "quest'
-    )
-    site = Site(RunCatalog([str(run)]), registry=installed_registry())
-    first = site.data(f"rows/{site.runs[0].rid}/t/0")
-    assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
-    with samples.open("a") as handle:  # the cut line is finished, then a retry of "a" succeeds
-        handle.write(
-            'ion": "q2?"}\n' + json.dumps({"index": 0, "id": "a", "question": "q?", "scores": {"em": 1.0}}) + "\n"
-        )
-    rows = site.data(f"rows/{site.runs[0].rid}/t/0")["rows"]
-    assert [(r["id"], r["error"], r["scores"]) for r in rows] == [("a", None, {"em": 1.0}), ("b", None, {})]
-    assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 2, "scored": 2, "failed": 0}
-    samples.write_text(json.dumps({"index": 0, "id": "z"}) + "\n")  # rewritten (the run finished): indexed again
-    assert [r["id"] for r in SampleIndex(samples).refresh().rows] == ["z"]
-    assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["id"] == "z"
+    assert not (site / "data" / "run" / "nope.js").exists()  # no such run: no page (served: 404, test_server_...)
 
 
 def _listing(folder):
@@ -220,7 +159,9 @@ def _listing(folder):
 
 def test_export_writes_every_page_and_nothing_into_the_runs(site, runs, tmp_path):
     before = {name: _listing(path) for name, path in runs.items()}
-    files = export(site, str(tmp_path / "site"))
+    done = cli_here("view", str(runs["llatrieval"].parent.parent), "--export", str(tmp_path / "site"))
+    assert done.returncode == 0, done.stderr
+    files = int(re.search(r"(\d+) data files", done.stderr)[1])
     assert {name: _listing(path) for name, path in runs.items()} == before
     data = tmp_path / "site" / "data"
     assert (tmp_path / "site" / "index.html").read_text().count('data-mode="static"') == 1
@@ -228,31 +169,11 @@ def test_export_writes_every_page_and_nothing_into_the_runs(site, runs, tmp_path
     text = (data / "example" / rid(site, "llatrieval") / "alce_asqa" / "0.js").read_text()
     assert text.startswith('RB.put("example/') and "iteration 1" in text
     assert (data / "compare" / "popqa.js").is_file()
-    popqa = [run.rid for run in site.with_task("popqa")]
+    popqa = exported_page(site, "runs")["comparable"]["popqa"]  # the runs of the task, in the viewer's order
     for baseline in popqa:  # every run can be the baseline, as the Compare page's links ask
         order = "~".join([baseline, *(r for r in popqa if r != baseline)])
         page = json.loads((data / "compare" / "popqa" / f"{order}.js").read_text().split(", ", 1)[1].rsplit(");", 1)[0])
         assert page["runs"][0] == baseline and {p["a"] for p in page["pairs"]} == {baseline}
-
-
-def test_server_answers_the_api_and_refuses_unknown_paths(site):
-    server = make_server(site, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        with urllib.request.urlopen(base + "/api/runs") as response:
-            assert len(json.load(response)["runs"]) == 5
-            assert "script-src 'self'" in response.headers["Content-Security-Policy"]
-        with urllib.request.urlopen(base + "/") as response:
-            assert b"static/app.js" in response.read()
-        for path in ("/api/run/nope", "/static/../runs.py", "/api/example/x/y/notanumber"):
-            with pytest.raises(urllib.error.HTTPError) as err:
-                urllib.request.urlopen(base + path)
-            assert err.value.code == 404
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_view_command_errors_are_one_line(tmp_path):
@@ -270,13 +191,11 @@ def test_view_command_errors_are_one_line(tmp_path):
 
 
 def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
-    from ragbench._run.evaluator import Evaluator, RunConfig
     from support.matrix_fixtures import cell_config
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
-    Evaluator(RunConfig.of(**config), registry=installed_registry()).run()
-    site = Site(RunCatalog([config["output"]]), registry=installed_registry())
-    page = site.data(f"example/{site.runs[0].rid}/asqa/0")
+    run_eval(config.pop("tasks"), config.pop("system"), config.pop("model"), **config)
+    page = viewer_page([config["output"]], "example/{rid}/asqa/0")
     levels = [item for item in page["outline"] if item.get("group", "").startswith("segment ")]
     nodes = [node for level in levels for node in level["items"]]
     assert levels and len(nodes) == sum(1 for s in page["steps"] if s["name"] == "selfrag:segment")
@@ -302,16 +221,16 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
                 )
                 + "\n"
             )
-    site = Site(RunCatalog([str(run)]), registry=installed_registry())
-    rid = site.runs[0].rid
-    first, last = site.data(f"rows/{rid}/t/0"), site.data(f"rows/{rid}/t/2")
-    assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
-    assert (
-        last["rows"][-1]["id"] == "e1200"
-        and len(last["rows"][-1]["question"]) <= 240
-        and "trace" not in last["rows"][-1]
-    )
-    assert site.data(f"example/{rid}/t/1200")["id"] == "e1200"
+    with viewer_server(run) as viewer:  # served: the pages asked for, not all 1,201 examples an export writes
+        rid = served_page(viewer, "runs")["runs"][0]["rid"]
+        first, last = served_page(viewer, f"rows/{rid}/t/0"), served_page(viewer, f"rows/{rid}/t/2")
+        assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
+        assert (
+            last["rows"][-1]["id"] == "e1200"
+            and len(last["rows"][-1]["question"]) <= 240
+            and "trace" not in last["rows"][-1]
+        )
+        assert served_page(viewer, f"example/{rid}/t/1200")["id"] == "e1200"
 
 
 def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_prints(tmp_path):
@@ -330,8 +249,7 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
     )
     for name, model in (("a", "scripted:echo"), ("b", f"scripted:{answers}")):
         run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model=model, bootstrap_iters=0)
-    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-    page = site.data("compare/demo/a~b")
+    page = viewer_page([tmp_path / "runs"], "compare/demo/a~b")
     row = next(r for r in page["pairs"][0]["rows"] if r["metric"] == "f1" and not r["slice"])
     printed = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"), "--full")
     assert printed.returncode == 0, printed.stderr
@@ -358,8 +276,7 @@ def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_va
             data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")},
             bootstrap_iters=0,
         )
-    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-    listed = {d["metric"] for d in site.data("compare/rgb_en/a~b")["pairs"][0]["disagreements"]}
+    listed = {d["metric"] for d in viewer_page([tmp_path / "runs"], "compare/rgb_en/a~b")["pairs"][0]["disagreements"]}
     assert "accuracy" in listed and "rejected" not in listed
 
 
@@ -369,11 +286,87 @@ def test_runs_with_no_metric_in_common_are_said_so_and_the_other_pairs_still_sho
     refused = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
     assert refused.returncode == 2
     assert "share no metric scored in both (demo: em vs f1); score one with the other's metrics" in refused.stderr
-    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-    page = site.data("compare/demo/a~b~c")
+    page = viewer_page([tmp_path / "runs"], "compare/demo/a~b~c")  # the export, written whole
     assert "share no metric scored in both (demo: em vs f1)" in page["error"]
     assert [(pair["a"], pair["b"]) for pair in page["pairs"]] == [("a", "c")]
-    assert export(site, str(tmp_path / "site")) > 0
+
+
+def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(tmp_path):
+    data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q"], "ctxs": []}])
+    out = tmp_path / "runs" / "slow"
+    running = subprocess.Popen(
+        [sys.executable, "-m", "ragbench", *popqa_args(data, out, "--model-arg", "overhead=60", "--no-progress")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # its one batch takes a minute
+    try:
+        deadline = time.monotonic() + 60
+        while not ((out / "run.json").is_file() and f'"pid": {running.pid}' in _text(out / "run.lock")):
+            assert running.poll() is None and time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.05)
+        with viewer_server(tmp_path / "runs") as viewer:  # one viewer, before and after the run's end
+            try:
+                [summary] = served_page(viewer, "runs")["runs"]
+                assert summary["state"] == "running" and not summary["finished"]
+                assert summary["holder"].startswith(f"pid {running.pid} on {socket.gethostname()}, started ")
+                assert "--output " + str(out) in summary["holder"]  # its command
+                assert served_page(viewer, f"rows/{summary['rid']}/popqa/0")["state"] == "running"
+            finally:
+                running.kill()
+                running.wait(timeout=30)
+            [summary] = served_page(viewer, "runs")["runs"]  # the kernel let go of the lock; no results.json
+            assert summary["state"] == "stopped" and summary["holder"] is None
+            assert served_page(viewer, f"run/{summary['rid']}")["state"] == "stopped"
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+
+
+def _text(path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
+    run = tmp_path / "run"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
+    samples = run / "samples" / "t.jsonl"
+    samples.write_text(
+        json.dumps({"index": 0, "id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"index": 1, "id": "b", "quest'
+    )
+    with viewer_server(run) as viewer:  # one viewer, following the file as it grows
+        rid = served_page(viewer, "runs")["runs"][0]["rid"]
+        first = served_page(viewer, f"rows/{rid}/t/0")
+        assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
+        with samples.open("a") as handle:  # the cut line is finished, then a retry of "a" succeeds
+            handle.write(
+                'ion": "q2?"}\n' + json.dumps({"index": 0, "id": "a", "question": "q?", "scores": {"em": 1.0}}) + "\n"
+            )
+        rows = served_page(viewer, f"rows/{rid}/t/0")["rows"]
+        assert [(r["id"], r["error"], r["scores"]) for r in rows] == [("a", None, {"em": 1.0}), ("b", None, {})]
+        assert served_page(viewer, "runs")["runs"][0]["tasks"]["t"]["counts"] == {
+            "records": 2,
+            "scored": 2,
+            "failed": 0,
+        }
+        samples.write_text(json.dumps({"index": 0, "id": "z"}) + "\n")  # rewritten (the run finished): indexed again
+        assert [row["id"] for row in served_page(viewer, f"rows/{rid}/t/0")["rows"]] == ["z"]
+
+
+def test_server_answers_the_api_and_refuses_unknown_paths(runs):
+    with viewer_server(runs["llatrieval"].parent.parent) as base:
+        with urllib.request.urlopen(base + "/api/runs") as response:
+            assert len(json.load(response)["runs"]) == 5
+            assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+        with urllib.request.urlopen(base + "/") as response:
+            assert b"static/app.js" in response.read()
+        for path in ("/api/run/nope", "/static/../runs.py", "/api/example/x/y/notanumber"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + path)
+            assert err.value.code == 404
 
 
 def test_the_compare_page_compares_the_finished_runs_and_lists_a_stopped_one(tmp_path):
@@ -382,12 +375,12 @@ def test_the_compare_page_compares_the_finished_runs_and_lists_a_stopped_one(tmp
     for name in ("a", "b", "stopped"):
         run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model="scripted:echo", bootstrap_iters=0)
     (tmp_path / "runs" / "stopped" / "results.json").unlink()  # as a kill before the end leaves the folder
-    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
-    stopped = next(r.rid for r in site.runs if r.path.name == "stopped")
-    page = site.data("compare/demo")
-    assert "error" not in page and len(page["runs"]) == 2 and stopped not in page["runs"]
-    assert [(p["a"], p["b"]) for p in page["pairs"]] == [tuple(page["runs"])]
-    assert page["unfinished"] == [stopped] and page["unfinished_note"].endswith(f"--resume finishes it): {stopped}")
-    alone = site.data(f"compare/demo/{page['runs'][0]}~{stopped}")
+    with viewer_server(tmp_path / "runs") as viewer:
+        [stopped] = [found["rid"] for found in served_page(viewer, "runs")["runs"] if found["name"] == "stopped"]
+        page = served_page(viewer, "compare/demo")
+        assert "error" not in page and len(page["runs"]) == 2 and stopped not in page["runs"]
+        assert [(p["a"], p["b"]) for p in page["pairs"]] == [tuple(page["runs"])]
+        assert page["unfinished"] == [stopped] and page["unfinished_note"].endswith(f"--resume finishes it): {stopped}")
+        alone = served_page(viewer, f"compare/demo/{page['runs'][0]}~{stopped}")
     assert not alone.get("pairs")
     assert alone["error"].startswith("compare needs two finished runs of demo; not compared, not finished")

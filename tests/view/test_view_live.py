@@ -1,6 +1,7 @@
 """`ragbench view` while runs go on: a request the browser aborts leaves no traceback, runs made or finished
-after the viewer started are seen on reload (their unchanged files not read again), and the sample index's
-lock holds whatever the file does."""
+after the viewer started are seen on reload, and the viewer answers only its own host names; each viewer is the
+command in a process of its own (support/viewer_pages.viewer_server). That an unchanged run is not read again, and
+that the sample index's lock holds whatever the file does: test_view_sample_lines.py."""
 
 from __future__ import annotations
 
@@ -12,17 +13,12 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.runs import SampleIndex
-from ragbench._view.server import make_server
-from ragbench._view.site import Site
-from ragbench.testing import installed_registry
+from support.viewer_pages import viewer_server
 
 
 def write_run(folder: Path, records: list[dict], task: str = "t", results: dict | None = None) -> Path:
@@ -43,22 +39,6 @@ def finished(task: str = "t", value: float = 0.5) -> dict:
         "details": {task: {"em": {"value": value, "n": 2, "higher_is_better": True}}},
         "counts": {task: {"records": 2, "scored": 2, "failed": 0}},
     }
-
-
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(site: Site) -> str:
-        server = make_server(site, "127.0.0.1", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}/api/"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def get(url: str) -> dict:
@@ -82,7 +62,7 @@ def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_pa
     steps = [{"kind": "tool", "name": f"t{i}", "request": {"x": "y" * 39_000}} for i in range(300)]
     run = write_run(tmp_path / "run", [{"id": "big", "question": "q?", "trace": steps}])
     viewer = subprocess.Popen(
-        [sys.executable, "-m", "ragbench._cli.main", "view", str(run), "--port", "0"],
+        [sys.executable, "-m", "ragbench", "view", str(run), "--port", "0"],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -98,11 +78,14 @@ def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_pa
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
 
 
-def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, serve):
+def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path):
     root = tmp_path / "runs"
     write_run(root / "first", [{"id": "a", "question": "q?"}], results=finished())
-    site = Site(RunCatalog([str(root)]), registry=installed_registry())
-    api = serve(site)
+    with viewer_server(root) as viewer:
+        runs_found_on_reload(root, viewer + "/api/")
+
+
+def runs_found_on_reload(root: Path, api: str) -> None:
     assert [r["rid"] for r in get(api + "runs")["runs"]] == ["first"]
 
     write_run(root / "group" / "second", [{"id": "a", "question": "q?", "error": "boom"}])  # started since
@@ -123,78 +106,6 @@ def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, serve)
     assert get(api + "run/third")["finished"] is False and get(api + "example/third/t/0")["id"] == "z"
 
 
-def test_an_unchanged_run_is_not_read_again_on_every_request(tmp_path, serve, monkeypatch):
-    run = write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
-    api = serve(Site(RunCatalog([str(run)]), registry=installed_registry()))
-    reads: list[str] = []
-    read_text = Path.read_text
-
-    def counted(path, *args, **kwargs):
-        reads.append(path.name)
-        return read_text(path, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "read_text", counted)
-    get(api + "runs")
-    first = reads.count("results.json")
-    for _ in range(5):
-        get(api + "runs")
-        get(api + "run/run")
-    assert first <= 1 and reads.count("results.json") == first
-    (run / "results.json").write_text(json.dumps(finished(value=0.75)))  # changed: read again
-    assert get(api + "run/run")["tasks"]["t"]["metrics"]["em"]["value"] == 0.75
-
-
-def test_no_two_threads_index_a_sample_file_at_once_when_it_disappears(tmp_path):
-    """A refresh that finds the file gone must not replace the lock other threads queue on: the thread
-    queued on the old lock and one arriving later would index at the same time."""
-    path = write_run(tmp_path / "run", [{"id": "a"}]) / "samples" / "t.jsonl"
-    index = SampleIndex(path)
-    inside, most, count = [0], [0], threading.Lock()
-    gates = {"A": threading.Event(), "B": threading.Event()}
-    arrived = {"A": threading.Event(), "B": threading.Event(), "C": threading.Event()}
-
-    class GatedPath:
-        """The file, with each thread's stat (made under the index's lock) held at a gate."""
-
-        def stat(self):
-            name = threading.current_thread().name
-            with count:
-                inside[0] += 1
-                most[0] = max(most[0], inside[0])
-            try:
-                arrived[name].set()
-                if name in gates:
-                    gates[name].wait(10)
-                if name == "A":
-                    raise FileNotFoundError(path)  # the run folder was rewritten: gone for a moment
-                return path.stat()
-            finally:
-                with count:
-                    inside[0] -= 1
-
-        def open(self, *args, **kwargs):
-            return path.open(*args, **kwargs)
-
-        def __fspath__(self):  # the sample reader opens it by its path
-            return str(path)
-
-    index.path = GatedPath()
-    threads = {name: threading.Thread(target=index.refresh, name=name) for name in ("A", "B", "C")}
-    threads["A"].start()
-    assert arrived["A"].wait(10)
-    threads["B"].start()  # queues on the lock A holds
-    threading.Event().wait(0.5)
-    gates["A"].set()  # A finds the file gone and leaves; B goes in and is held
-    assert arrived["B"].wait(10)
-    threads["C"].start()  # must queue behind B
-    arrived["C"].wait(1)
-    gates["B"].set()
-    for thread in threads.values():
-        thread.join(10)
-    assert most[0] == 1
-    assert [row["id"] for row in index.rows] == ["a"]
-
-
 def raw_get(port: int, host: str | None, path: str = "/api/runs") -> bytes:
     """The whole answer to a GET with this Host header (None: none sent), as a page of another site that
     rebinds its own name to 127.0.0.1 would send it."""
@@ -207,9 +118,13 @@ def raw_get(port: int, host: str | None, path: str = "/api/runs") -> bytes:
     return answer
 
 
-def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
+def test_the_viewer_answers_only_its_own_host_names(tmp_path):
     write_run(tmp_path / "secret_run", [{"id": "a", "question": "secret question?"}], results=finished())
-    port = int(serve(Site(RunCatalog([str(tmp_path)]), registry=installed_registry())).rsplit(":", 1)[1].split("/")[0])
+    with viewer_server(tmp_path) as viewer:
+        answers_only_its_own_names(int(viewer.rsplit(":", 1)[1]))
+
+
+def answers_only_its_own_names(port: int) -> None:
     for host in (
         f"127.0.0.1:{port}",
         f"localhost:{port}",
@@ -235,18 +150,11 @@ def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
 
 def test_the_address_given_with_host_is_one_of_its_names(tmp_path):
     write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
-    server = make_server(
-        Site(RunCatalog([str(tmp_path)]), registry=installed_registry()), "127.0.0.2", 0
-    )  # another loopback address
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        port = server.server_address[1]
+    with viewer_server(tmp_path, host="127.0.0.2") as viewer:  # another loopback address
+        port = int(viewer.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.2", port), timeout=10) as client:
             client.sendall(f"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.2:{port}\r\nConnection: close\r\n\r\n".encode())
             assert client.recv(64).startswith(b"HTTP/1.0 200")
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("port", ["70000", "-1", "65536"])

@@ -1,16 +1,20 @@
 """The viewer reads a samples file through the one reader (`ragbench._records.located_records`): a line that
 `read_samples` refuses is counted and named on the run page, never shown as an example nor a traceback; and
 for any file, read whole or followed as it grows, the index's rows read again from their offsets are the
-records `read_samples` gives (the latest attempt of each example), its bad lines the errors it gives."""
+records `read_samples` gives (the latest attempt of each example), its bad lines the errors it gives; its lock holds
+whatever the file does, and an unchanged run is not read again on every request."""
 
 from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_view_live import finished
+from test_view_live import write_run as live_run
 
 from ragbench._records import SampleRecord, read_samples, sample_line
 from ragbench._storage.checkpoint import checkpoint_key
@@ -107,3 +111,76 @@ def test_the_index_reads_what_read_samples_reads_whole_or_followed_as_the_file_g
         assert [index.record(n) for n in range(len(index.rows))] == list(latest.values())
         assert [row["id"] for row in index.rows] == [record.id for record in latest.values()]
         assert index.bad_lines() == {"count": len(errors), "lines": [str(error) for error in errors]}
+
+
+def test_an_unchanged_run_is_not_read_again_on_every_request(tmp_path, monkeypatch):
+    """Each request `ragbench view` serves is one `Site.data` (the server around it reads no file)."""
+    run = live_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
+    site = Site(RunCatalog([str(run)]), registry=installed_registry())
+    reads: list[str] = []
+    read_text = Path.read_text
+
+    def counted(path, *args, **kwargs):
+        reads.append(path.name)
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    site.data("runs")
+    first = reads.count("results.json")
+    for _ in range(5):
+        site.data("runs")
+        site.data("run/run")
+    assert first <= 1 and reads.count("results.json") == first
+    (run / "results.json").write_text(json.dumps(finished(value=0.75)))  # changed: read again
+    assert site.data("run/run")["tasks"]["t"]["metrics"]["em"]["value"] == 0.75
+
+
+def test_no_two_threads_index_a_sample_file_at_once_when_it_disappears(tmp_path):
+    """A refresh that finds the file gone must not replace the lock other threads queue on: the thread
+    queued on the old lock and one arriving later would index at the same time."""
+    path = live_run(tmp_path / "run", [{"id": "a"}]) / "samples" / "t.jsonl"
+    index = SampleIndex(path)
+    inside, most, count = [0], [0], threading.Lock()
+    gates = {"A": threading.Event(), "B": threading.Event()}
+    arrived = {"A": threading.Event(), "B": threading.Event(), "C": threading.Event()}
+
+    class GatedPath:
+        """The file, with each thread's stat (made under the index's lock) held at a gate."""
+
+        def stat(self):
+            name = threading.current_thread().name
+            with count:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            try:
+                arrived[name].set()
+                if name in gates:
+                    gates[name].wait(10)
+                if name == "A":
+                    raise FileNotFoundError(path)  # the run folder was rewritten: gone for a moment
+                return path.stat()
+            finally:
+                with count:
+                    inside[0] -= 1
+
+        def open(self, *args, **kwargs):
+            return path.open(*args, **kwargs)
+
+        def __fspath__(self):  # the sample reader opens it by its path
+            return str(path)
+
+    index.path = GatedPath()
+    threads = {name: threading.Thread(target=index.refresh, name=name) for name in ("A", "B", "C")}
+    threads["A"].start()
+    assert arrived["A"].wait(10)
+    threads["B"].start()  # queues on the lock A holds
+    threading.Event().wait(0.5)
+    gates["A"].set()  # A finds the file gone and leaves; B goes in and is held
+    assert arrived["B"].wait(10)
+    threads["C"].start()  # must queue behind B
+    arrived["C"].wait(1)
+    gates["B"].set()
+    for thread in threads.values():
+        thread.join(10)
+    assert most[0] == 1
+    assert [row["id"] for row in index.rows] == ["a"]

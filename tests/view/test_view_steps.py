@@ -11,12 +11,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._records import sample_line
-from ragbench._storage.jsonl import dumps
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import Site
-from ragbench.api import SampleRecord, Step
+from ragbench.api import Step
 from ragbench.testing import installed_registry
+from support.viewer_pages import viewer_page
 
 PARTS = [{"type": "text", "text": "Who is person 0?"}, {"type": "image_url", "image_url": {"url": "data:,"}}]
 
@@ -39,8 +36,16 @@ RESPONSES = st.none() | st.fixed_dictionaries(
 def write_run(folder: Path, trace: list[Step], judge_trace: list[Step]) -> Path:
     (folder / "samples").mkdir(parents=True)
     (folder / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
-    record = SampleRecord(id="a", question="q?", answer="x", trace=trace, judge_trace=judge_trace)
-    (folder / "samples" / "t.jsonl").write_text(dumps(sample_line(record)) + "\n", encoding="utf-8")
+    line = {  # a line of samples/TASK.jsonl as docs/outputs.md lays it out
+        "schema_version": 2,
+        "index": 0,
+        "id": "a",
+        "question": "q?",
+        "answer": "x",
+        "trace": [step.to_dict() for step in trace],
+        "judge_trace": [step.to_dict() for step in judge_trace],
+    }
+    (folder / "samples" / "t.jsonl").write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
     return folder
 
 
@@ -48,8 +53,8 @@ REGISTRY = installed_registry()
 
 
 def example(folder: Path) -> dict:
-    site = Site(RunCatalog([str(folder)]), registry=REGISTRY)
-    return site.data(f"example/{site.runs[0].rid}/t/0")
+    """The Example page of the run's one sample, as `ragbench view RUN --export DIR` writes it."""
+    return viewer_page([folder], "example/{rid}/t/0", REGISTRY)
 
 
 def test_a_chat_turn_with_content_in_parts_is_shown_as_its_json(tmp_path):

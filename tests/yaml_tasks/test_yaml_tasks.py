@@ -20,10 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
-from ragbench._yaml_tasks import task_class
-from ragbench._yaml_tasks.spec import load_spec
 from ragbench.api import ConfigError, Example, RecordError
-from ragbench.testing import Registry, installed_registry
+from ragbench.api.yaml_tasks import yaml_task_class
+from ragbench.testing import PreflightError, Registry, installed_registry, preflight
 from support.helpers import cli_here, run, samples, task_counts
 
 FLASHRAG = [
@@ -77,7 +76,8 @@ def write_task(folder: Path, text: str, name: str = "task.yaml") -> Path:
 
 def spec_task(folder: Path, text: str, **options):
     registry = installed_registry()
-    return task_class(load_spec(write_task(folder, text)), None, registry.record_format, registry.gold_kind)(**options)
+    path = write_task(folder, text)
+    return yaml_task_class(path, formats=registry.record_format, gold_kinds=registry.gold_kind)(**options)
 
 
 @pytest.fixture
@@ -221,7 +221,7 @@ def test_the_pre_flight_names_a_record_in_a_json_document_by_its_path(tmp_path):
         tmp_path, "task: t\ndata: {path: d.json, records: data}\nfields: {gold: {answers: answer}}\nmetrics: [em]\n"
     )
     with pytest.raises(ConfigError) as error:
-        task_class(load_spec(path))().try_first_records()
+        yaml_task_class(path)().try_first_records()
     assert str(error.value) == (
         f"{path}:3: key 'fields.gold.answers': {tmp_path / 'd.json'} data[0] has no field "
         "'answer' (its fields: id, question)"
@@ -587,7 +587,7 @@ def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, te
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     with pytest.raises(ConfigError) as error:
         registry = installed_registry()
-        task_class(load_spec(write_task(tmp_path, text)), None, registry.record_format, registry.gold_kind)
+        yaml_task_class(write_task(tmp_path, text), formats=registry.record_format, gold_kinds=registry.gold_kind)
     assert str(error.value).startswith(f"{tmp_path}/{message}") and "\n" not in str(error.value)
 
 
@@ -707,18 +707,17 @@ def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
 def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tmp_path):
     """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
     not among --tasks is named so."""
-    from ragbench._run.plan.planning import plan
-    from ragbench._values.run_groups import RunJudging, RunWhat
-    from ragbench.api import Preflight
-
     task = write_task(tmp_path, GOOD)
     write_jsonl(tmp_path / "d.jsonl", [{"id": "1", "question": "q?", "a": ["x"]}])
     other = write_task(tmp_path, GOOD.replace("task: t", "task: u"), "other.yaml")
 
     def problems(data: dict[str, str]) -> list[str]:
-        check = Preflight()
-        plan(RunWhat(tasks=[str(task)], system="closed_book", data=data), RunJudging(), Registry.discover(), check)
-        return check.problems
+        """Every problem the run's pre-flight finds (none: it passes)."""
+        try:
+            preflight(str(task), "closed_book", data=data)
+        except PreflightError as refused:
+            return refused.problems
+        return []
 
     assert problems({str(task): str(tmp_path / "d.jsonl")}) == []
     assert problems({str(tmp_path / "gone.yaml"): "d.jsonl"}) == [f"--tasks {tmp_path / 'gone.yaml'}: no such file"]
@@ -823,4 +822,4 @@ def test_a_value_of_the_wrong_kind_is_named_as_yaml_reads_it(value):
         with pytest.raises(
             ConfigError, match=f"key 'groups': item 2: expected a string, got {YAML_WORDS[type(value)]}$"
         ):
-            load_spec(write_task(Path(folder), text))
+            yaml_task_class(write_task(Path(folder), text))

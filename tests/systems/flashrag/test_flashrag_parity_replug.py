@@ -5,7 +5,8 @@ logits, and `replug` is refused on it. So:
   weights are FlashRAG's recorded ones, plain and chat, the plain prompts as sent through a run;
 - on the hf engine the recording's fake LM itself, loaded as a local transformers model (`RecordedLM`: every
   row's logits at every step are `FakeCausalLM.step_logits`), gives FlashRAG's recorded predictions, plain and
-  chat: the same logits mixed by ragbench's `LogitMixer` as by FlashRAG's processor;
+  chat: the same logits mixed by ragbench's `LogitMixer` as by FlashRAG's processor (the mixer alone, a unit:
+  test_replug_mixer.py);
 - on the hf engine with a tiny random GPT-2 (SmolLM2's tokenizer, the recording's), a real transformer decoding
   with its cache, the answer is the REPLUG rule computed directly with torch on the same model: at every step
   the argmax of sum_i w_i * logits_i over the passages' prompts."""
@@ -200,21 +201,6 @@ def test_on_hf_the_answer_is_the_replug_rule_and_the_prompts_are_flashrags(tmp_p
         first_prompts.append((prompts[0], rule))
     # the mixture decides: the first passage's prompt alone writes something else for most questions
     assert sum(replug_rule(folder, [p], [1.0], 6) != rule for p, rule in first_prompts) >= 3
-
-
-def test_the_mixer_mixes_logits_not_probabilities():
-    import torch
-
-    from ragbench._engines.hf.ensemble import LogitMixer
-
-    scores = torch.tensor([[10.0, 0.0, 0.0], [0.0, 8.0, 8.0]])
-    mixed = LogitMixer(torch, [0.5, 0.5], "cpu")(None, scores)
-    assert mixed.tolist() == [[5.0, 4.0, 4.0], [5.0, 4.0, 4.0]]
-    # one confident passage against one that spreads over three tokens: the logits' mixture picks the latter's
-    scores, weights = torch.tensor([[10.0, 0.0, 0.0, 0.0], [0.0, 8.0, 8.0, 8.0]]), [0.4, 0.6]
-    mixed = LogitMixer(torch, weights, "cpu")(None, scores)
-    by_probabilities = (torch.tensor(weights).unsqueeze(1) * scores.softmax(-1)).sum(0)
-    assert int(mixed[0].argmax()) == 1 and int(by_probabilities.argmax()) == 0
 
 
 def test_engines_that_cannot_mix_logits_are_refused_before_the_run(tmp_path):

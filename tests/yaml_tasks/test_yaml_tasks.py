@@ -670,7 +670,7 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
 def test_a_task_file_cannot_take_an_installed_task_name(tmp_path):
     path = write_task(tmp_path, GOOD.replace("task: t", "task: popqa"))
     with pytest.raises(ConfigError, match=r"task 'popqa' is already provided by ragbench"):
-        Registry.discover().add_task_files([str(path)])
+        Registry.discover().add_task_file(str(path))
 
 
 def test_two_task_files_declaring_one_task_name_are_refused_not_one_dropped(tmp_path):
@@ -708,6 +708,7 @@ def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tm
     """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
     not among --tasks is named so."""
     from ragbench._run.plan.planning import plan
+    from ragbench._run.plan.run_registry import run_registry
     from ragbench._values.run_groups import RunJudging, RunWhat
     from ragbench.api import Preflight
 
@@ -717,7 +718,8 @@ def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tm
 
     def problems(data: dict[str, str]) -> list[str]:
         check = Preflight()
-        plan(RunWhat(tasks=[str(task)], system="closed_book", data=data), RunJudging(), Registry.discover(), check)
+        what = RunWhat(tasks=[str(task)], system="closed_book", data=data)
+        plan(what, RunJudging(), run_registry(what), check)
         return check.problems
 
     assert problems({str(task): str(tmp_path / "d.jsonl")}) == []

@@ -16,7 +16,7 @@ new one of the installed plugins each call, for the command line and for callers
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ class Registry:
         self.record_formats: dict[str, Entry] = {}  # YAML tasks' formats a benchmark registers (`data.format`)
         self.gold_kinds: dict[str, Entry] = {}  # YAML tasks' gold kinds a benchmark registers (`fields.gold`)
         self.task_files: dict[Path, str] = {}  # resolved path of a task file given by path -> its task's name
+        self.unread_task_files: dict[str, str] = {}  # a task file given (add_task_files) -> why it did not register
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -303,11 +304,14 @@ class Registry:
         return header.name
 
     def add_task_files(self, names: Iterable[str]) -> None:
-        """Registers the YAML task files among `names` (a run's `--tasks` and `--data` keys), so that lookups
-        find each by its path; names that are not files are left to the lookups."""
-        for name in names:
-            if is_task_file(name):
+        """Registers the task files among `names` (a run's --tasks and --data keys: `run_registry`) for lookups by
+        path; one that does not register is kept with its problem, raised where it is looked up (the pre-flight)."""
+        for name in filter(is_task_file, names):
+            try:
                 self.add_task_file(name)
+                self.unread_task_files.pop(name, None)
+            except ConfigError as exc:
+                self.unread_task_files[name] = str(exc)
 
     def check_task_files(self) -> None:
         """Read every catalogue's YAML task file whole (`ragbench list`): one that does not read is reported as its
@@ -332,15 +336,16 @@ class Registry:
         raise ConfigError(unknown_name_message(SINGULAR[kind], name, known, f"ragbench list {kind}"))
 
     def _task_file_name(self, path: str) -> str:
-        try:
-            name = self.task_files.get(Path(path).resolve())
+        try:  # a file given that did not register (`add_task_files`) is said as registering it said
+            name = None if path in self.unread_task_files else self.task_files.get(Path(path).resolve())
         except (OSError, ValueError):  # a path no file can have (a NUL byte) or a symlink loop: never registered
             name = None
         if name is None:
             given_file(path)  # a file that is not there is said so, as registering it says
             raise ConfigError(
-                f"task file {path} is not registered: register it before looking it up "
-                "(Registry.add_task_file, or add_task_files for a run's --tasks)"
+                self.unread_task_files.get(path)
+                or f"task file {path} is not registered: register it before looking it up "
+                "(Registry.add_task_file; a run's: ragbench._run.plan.run_registry, before the run)"
             )
         return name
 
@@ -361,9 +366,11 @@ class Registry:
         """A metric's canonical name: aliases resolved (`judge` is `llm_judge`), family names as given."""
         return name if self.metric_family(name) is not None else self.entry("metrics", name).name
 
-    def expand_tasks(self, names: Iterable[str]) -> list[str]:
+    def expand_tasks(self, names: Sequence[str]) -> list[str]:
         """Task names with groups expanded and aliases resolved, in order, without repeats; two YAML files
         declaring the same task name are refused (the later would replace the earlier)."""
+        for unread in (self.unread_task_files[n] for n in names if n in self.unread_task_files):
+            raise ConfigError(unread)  # a given file that did not register: said before any name is looked up
         out: list[str] = []
         files: dict[str, str] = {}  # task name -> the file that declared it
         for name in names:

@@ -172,13 +172,15 @@ def check_command(no_model: bool, **options: Any) -> None:
     tokenizer, service and server checked, then the engines loaded and checked against the system.
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
     from .._run.evaluator import Evaluator
+    from .._run.plan.run_registry import run_registry
 
     if not split_names(options["tasks"] or ""):
         click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
         sys.exit(EXIT_CONFIG)
     try:
         trackers = requested_trackers(options)
-        evaluator = Evaluator(run_config_of(options), command_registry())
+        config = run_config_of(options)
+        evaluator = Evaluator(config, run_registry(config.what, command_registry()))
         evaluator.check_free_space()
         evaluator.check_services(models=not no_model)
     except ConfigError as exc:

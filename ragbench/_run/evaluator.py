@@ -36,7 +36,8 @@ __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_rec
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry, resume_held: bool = False) -> None:
         """The run planned and pre-flighted (every option, data file and prerequisite; all problems at once,
-        `PreflightError`, nothing written). No model loads and no index opens here: the run's services
+        `PreflightError`, nothing written), its tasks looked up in `registry`, which holds its task files
+        (`run_registry(config.what, registry)`). No model loads and no index opens here: the run's services
         (ragbench._run.services) open when it starts, after its folder's lock. `config` is left as given: the
         run's own, with what the pre-flight settled (a task's corpus as its retriever), is `plan.config`.
         `resume_held`: a run the folder holds is continued (the estimate's pilot; `preflight`)."""

@@ -180,7 +180,7 @@ class RunConfig:
         return recorded
 
     def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]
+        return identity_hash(self.identity())
 
     def run_dir(self) -> Path:
         if self.output.output:
@@ -190,3 +190,8 @@ class RunConfig:
             self.what.system, "--system", "the command line", "`ragbench list systems` shows the installed ones"
         )
         return inside("runs", f"{system}__{model}__{self.config_hash()}")  # `model`: letters, digits, `._-`
+
+
+def identity_hash(identity: dict[str, Any]) -> str:
+    """The hash that names a run's folder, of its `RunConfig.identity()`."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:10]

@@ -27,6 +27,7 @@ from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
 from .._run.plan.planning import PlannedTask
 from .._run.plan.preflight import preflight as run_preflight
+from .._run.plan.run_registry import run_registry
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
@@ -240,7 +241,8 @@ def run_eval(
     )
     with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        outcome = Evaluator(RunConfig.of(output=str(folder), **config), registry=registry).run()
+        run_config = RunConfig.of(output=str(folder), **config)
+        outcome = Evaluator(run_config, registry=run_registry(run_config.what, registry)).run()
         run_dir = RunDir(outcome.run_dir)
         tasks = outcome.typed_results.config["tasks"]  # the run's full configuration: a list of names
         samples = {
@@ -304,4 +306,5 @@ def preflight(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", 
     config, registry = _run_options(task, system, model, **keywords)
     with tempfile.TemporaryDirectory(prefix="ragbench-preflight-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        return run_preflight(RunConfig.of(output=str(folder), **config), registry).checks
+        run_config = RunConfig.of(output=str(folder), **config)
+        return run_preflight(run_config, run_registry(run_config.what, registry)).checks

@@ -13,8 +13,8 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.models import run_engines
 from ragbench._run.modes.attempt import FRESH, RESUMED, SCORE_ONLY, Attempt
 from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, RunMode, run_mode
+from ragbench._run.plan.run_registry import run_registry
 from ragbench._run.services import RunServices
-from ragbench.testing import installed_registry
 
 
 def mode_of(folder, resume: bool = True):
@@ -28,7 +28,7 @@ def mode_of(folder, resume: bool = True):
         progress=False,
         bootstrap_iters=0,
     )
-    plan = Evaluator(config, installed_registry()).plan
+    plan = Evaluator(config, run_registry(config.what)).plan
     with RunServices(config, plan.registry, plan.run_dir) as services:
         return run_mode(plan, plan.open_retrieval(services))
 
@@ -43,11 +43,15 @@ def write_task(folder):
 def finished_run(folder):
     """A finished closed-book run of the task `write_task` writes, in `folder`/run."""
     write_task(folder)
-    config = dict(tasks=[str(folder / "t.yaml")], system="closed_book", progress=False, bootstrap_iters=0)
-    Evaluator(
-        RunConfig.of(**config, model=f"scripted:{folder / 'rules.json'}", output=str(folder / "run")),
-        installed_registry(),
-    ).run()
+    config = RunConfig.of(
+        tasks=[str(folder / "t.yaml")],
+        system="closed_book",
+        progress=False,
+        bootstrap_iters=0,
+        model=f"scripted:{folder / 'rules.json'}",
+        output=str(folder / "run"),
+    )
+    Evaluator(config, run_registry(config.what)).run()
     return folder / "run"
 
 

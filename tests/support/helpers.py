@@ -29,15 +29,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from ragbench._records import SampleRecord
-from ragbench._registry import Registry, installed_registry
+from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.plan.run_registry import run_registry
 from ragbench._stop_signals import STOP_SIGNALS
 
 
 def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **config) -> dict:
     config.setdefault("progress", False)
     config.setdefault("bootstrap_iters", 200)
-    outcome = Evaluator(RunConfig.of(output=str(tmp_path / name), **config), registry or installed_registry()).run()
+    run_config = RunConfig.of(output=str(tmp_path / name), **config)
+    outcome = Evaluator(run_config, run_registry(run_config.what, registry)).run()
     return outcome.results
 
 
@@ -47,7 +49,8 @@ def preflight_problems(tmp_path: Path, **config) -> list[str]:
     from ragbench._run.plan.preflight import preflight
 
     try:
-        preflight(RunConfig.of(output=str(tmp_path / "run"), **config), installed_registry())
+        run_config = RunConfig.of(output=str(tmp_path / "run"), **config)
+        preflight(run_config, run_registry(run_config.what))
     except PreflightError as error:
         return error.problems
     raise AssertionError("the pre-flight found no problem")

@@ -670,7 +670,7 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
 def test_a_task_file_cannot_take_an_installed_task_name(tmp_path):
     path = write_task(tmp_path, GOOD.replace("task: t", "task: popqa"))
     with pytest.raises(ConfigError, match=r"task 'popqa' is already provided by ragbench"):
-        Registry.discover().add_task_files([str(path)])
+        Registry.discover().add_task_file(str(path))
 
 
 def test_two_task_files_declaring_one_task_name_are_refused_not_one_dropped(tmp_path):

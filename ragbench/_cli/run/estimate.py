@@ -146,12 +146,14 @@ def show_estimate(pilot: str, as_json: bool, options: dict[str, Any], precision:
     from ..._run.estimate.pilot_run import as_json as estimate_json
     from ..._run.example import StoppedAtFailure
     from ..._run.lifetime.interrupted import RunInterrupted, exit_interrupted
+    from ..._run.plan.run_registry import run_registry
 
     try:
         size = PilotSize.parse(pilot) if pilot.strip() != "0" else None
         share = PilotSize.precision(precision) if precision is not None else None
         config = run_config_of(options)
-        result = estimate(config, command_registry(), size or PilotSize(count=1), size is not None, share)
+        registry = run_registry(config.what, command_registry())
+        result = estimate(config, registry, size or PilotSize(count=1), size is not None, share)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:

@@ -23,6 +23,7 @@ from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
 from ..._values.options import accepted_options, construct, task_args_for
 from ..._values.run_groups import RunJudging, RunWhat
 from ..judges.raters import compares
+from .run_registry import run_registry
 from .system_options import system_options
 
 if TYPE_CHECKING:
@@ -47,13 +48,12 @@ class PlannedTask:
 def data_by_task(
     data: Mapping[str, str], registry: Registry, check: Preflight, names: Sequence[str] | None = None
 ) -> dict[str, str]:
-    """`--data KEY=PATH` by the task each KEY names (a task, an alias or a task file, registered here), the first
+    """`--data KEY=PATH` by the task each KEY names (a task, an alias or a task file the registry holds), the first
     KEY of a task winning; a KEY that names no task, or none of `names` (the run's tasks), is a problem, and every
     other KEY is still read."""
     paths: dict[str, str] = {}
     for key, path in data.items():
         try:
-            registry.add_task_files([key])
             name = registry.entry("tasks", key).name
         except ConfigError as exc:
             check.problem(str(exc))
@@ -86,8 +86,10 @@ def plan(
     roles: Sequence[str] = (),
 ) -> list[PlannedTask]:
     """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics,
-    running their pre-flight hooks; `roles`: the system's roles given a model of their own (--role-model). Problems go to `check`; without one, they are raised at the end,
-    all at once (`PreflightError`)."""
+    running their pre-flight hooks; `roles`: the system's roles given a model of their own (--role-model). The
+    tasks are looked up in `registry`, which holds the run's task files (`run_registry(what, registry)`, by whoever
+    made it). Problems go to `check`; without one, they are raised at the end, all at once
+    (`PreflightError`)."""
     own = check is None
     check = check if check is not None else Preflight()
     planned = _plan(what, judging, roles, registry, check)
@@ -101,7 +103,6 @@ def _plan(
 ) -> list[PlannedTask]:
     names: list[str] = []
     with check.step(f"tasks {', '.join(what.tasks)} installed"):
-        registry.add_task_files(what.tasks)
         names = registry.expand_tasks(what.tasks)
     if not names:
         if not what.tasks:
@@ -198,7 +199,7 @@ def plan_scoring(
     metric options: `inherited_args` are the keys of `judging.metric_args` taken from the run rather than
     given, and those of a metric the rescoring no longer asks are left out (a user who asks for other metrics
     did not give them)."""
-    registry.add_task_files(what.tasks)
+    run_registry(what, registry)  # a finished run's tasks: its config is read here, from its run.json
     names = registry.expand_tasks(what.tasks)
     data = data_by_task(what.data, registry, check)
     with check.step("--metrics name tasks of the run"):

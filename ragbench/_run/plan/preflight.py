@@ -275,8 +275,9 @@ def preflight(
     run_dir = RunDir(config.run_dir())
     if resume_held and not config.output.overwrite and run_dir.record is not None:
         config = config.changed(resume=True)
-    if not corpus_changed_on_resume(config, planned, run_dir, check):
-        check_output_folder(config, run_dir, check)
+    identity = config.identity()
+    if not corpus_changed_on_resume(config.output, config.retrieval, identity, planned, run_dir, check):
+        check_output_folder(config.output, identity, run_dir, check)
     check_documents_to_retrieve(config.retrieval, config.what.system, registry, planned, check)
     query_warnings = own_query_warnings(config.retrieval, config.what.system, registry, planned)
     for line in query_warnings:

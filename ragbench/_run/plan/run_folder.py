@@ -10,15 +10,15 @@ from ..._checks import Preflight
 from ..._errors import ConfigError
 from ..._storage.files import write_problem
 from ..._storage.rundir import RunDir
-from ..._values.run_config import RunConfig
+from ..._values.run_config import RunConfig, identity_hash
 from ..._values.run_groups import RunOutput, RunRetrieval
 
 
-def check_output_folder(config: RunConfig, run_dir: RunDir, check: Preflight) -> None:
-    """The run's folder can take the run of `config` (nothing is created): new, or this run's to resume or
-    overwrite, and writable."""
+def check_output_folder(output: RunOutput, identity: dict[str, Any], run_dir: RunDir, check: Preflight) -> None:
+    """The run's folder can take the run of `identity` (`RunConfig.identity`; nothing is created): new, or this
+    run's to resume or overwrite (`output`), and writable."""
     with check.step(f"output folder {run_dir.path}"):
-        run_dir.check_start(config.identity(), config.config_hash(), config.output.resume, config.output.overwrite)
+        run_dir.check_start(identity, identity_hash(identity), output.resume, output.overwrite)
         unwritable = write_problem(run_dir.path)
         if unwritable:
             raise ConfigError(f"--output {run_dir.path}: {unwritable}; choose a folder that can be written")

@@ -11,7 +11,7 @@ from ..._checks import Preflight
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.run_config import RunConfig
-from ..._values.run_groups import RunRetrieval
+from ..._values.run_groups import RunOutput, RunRetrieval
 
 CORPUS_RETRIEVER = "bm25"
 
@@ -55,19 +55,26 @@ def use_task_corpus(config: RunConfig, planned: list[Any]) -> tuple[RunConfig, P
     return named, index
 
 
-def corpus_changed_on_resume(config: RunConfig, planned: list[Any], run_dir: RunDir, check: Preflight) -> bool:
+def corpus_changed_on_resume(
+    output: RunOutput,
+    retrieval: RunRetrieval,
+    identity: dict[str, Any],
+    planned: list[Any],
+    run_dir: RunDir,
+    check: Preflight,
+) -> bool:
     """With --resume, whether the run in `run_dir` searched its tasks' shipped corpus through another index of the
-    cache than `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so
-    (rather than options that differ, which the user did not change)."""
+    cache than `use_task_corpus` names now (in the run's `identity`): the corpus file changed since the run
+    started. One problem saying so (rather than options that differ, which the user did not change)."""
     corpus = shipped_corpus(planned)
-    if not config.output.resume or corpus is None or not config.retrieval.shipped_corpus_index:
+    if not output.resume or corpus is None or not retrieval.shipped_corpus_index:
         return False
     recorded = run_dir.record
-    identity = recorded.identity if recorded is not None else {}
-    recorded_args = identity.get("retriever_args")  # absent in a run.json of an older ragbench
+    then = recorded.identity if recorded is not None else {}
+    recorded_args = then.get("retriever_args")  # absent in a run.json of an older ragbench
     before = recorded_args.get("index") if isinstance(recorded_args, dict) else None
-    now = config.identity()["retriever_args"]["index"]
-    if identity.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
+    now = identity["retriever_args"]["index"]
+    if then.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
         return False
     if not before.startswith(f"{CORPUS_RETRIEVER}-"):
         return False  # an index the run named itself (--retriever-arg index=DIR): the options differ

@@ -192,11 +192,11 @@ def test_the_run_s_config_names_the_corpus_and_the_given_config_is_left_as_it_wa
     from dataclasses import replace
 
     from ragbench._run.evaluator import Evaluator, RunConfig
-    from ragbench.testing import installed_registry
+    from ragbench._run.plan.run_registry import run_registry
 
     given = RunConfig.of(tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
     before = replace(given)
-    plan = Evaluator(given, installed_registry()).plan
+    plan = Evaluator(given, run_registry(given.what)).plan
     assert (
         given == before
     )  # a value: what the pre-flight settled is the run's own config, not written into the caller's
@@ -265,10 +265,11 @@ def test_a_corpus_changed_after_the_pre_flight_named_its_index_is_not_built_unde
 ) -> None:
     from ragbench._errors import ConfigError
     from ragbench._run.evaluator import Evaluator, RunConfig
-    from ragbench.testing import installed_registry
+    from ragbench._run.plan.run_registry import run_registry
 
     options, corpus = own_corpus_task(tmp_path)
-    evaluator = Evaluator(RunConfig.of(output=str(tmp_path / "run"), progress=False, **options), installed_registry())
+    config = RunConfig.of(output=str(tmp_path / "run"), progress=False, **options)
+    evaluator = Evaluator(config, run_registry(config.what))
     with corpus.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps({"id": "new", "title": "New", "text": "A passage added."}) + "\n")
     with pytest.raises(ConfigError, match=r"corpus .*corpus.jsonl changed since the run named its index \(by sha256"):

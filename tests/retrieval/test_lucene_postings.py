@@ -134,7 +134,9 @@ def store_line(doc: Document) -> bytes:
     return dumps(record | ({"metadata": doc.metadata} if doc.metadata else {})).encode("utf-8") + b"\n"
 
 
-ANY_TEXT = st.text(st.characters(exclude_categories=()) | st.sampled_from('\ud800\udfff\u2028é"\\\x00\x7f'), max_size=20)
+ANY_TEXT = st.text(
+    st.characters(exclude_categories=()) | st.sampled_from('\ud800\udfff\u2028é"\\\x00\x7f'), max_size=20
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -198,23 +198,30 @@ def window_end(text: str, start: int) -> int:
 
 
 def standard_tokens(text: str) -> list[str]:
-    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case).
-
-    An ASCII text whose matches all fit in the scanner's buffer (nearly every passage) is cut by one search of
-    the whole text (`ascii_tokens`: a split where nothing joins runs of letters and digits): where no match is longer than the buffer, the buffer and the spans of `scanned_tokens`
-    change nothing, and the whole text's search gives the scanner's tokens (tests/retrieval/test_lucene_long_words.py). It
-    is the build's hot path: about 3x fewer CPU seconds a passage than scanning. So is a text whose other characters
-    all have an ASCII stand-in of their class (`ascii_stand_ins`: accented and other-script letters, curly
-    apostrophes, dashes, quotes...): cut where the ASCII text of its stand-ins is (a passage with one curly
-    apostrophe was scanned at over 10x the time). Any other text is scanned."""
-    if text.isascii():
-        tokens = ascii_tokens(text, text, ASCII_SEPARATORS)
-    elif (classes := text.translate(ascii_stand_ins())).isascii():  # every other character has an ASCII stand-in
-        tokens = ascii_tokens(classes, text, stand_in_separators())
-    else:
-        return list(scanned_tokens(text))
+    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case): `unchecked_tokens` where
+    none is longer than the scanner's buffer, else the scanner's."""
+    tokens = unchecked_tokens(text)
     if max(map(len, tokens), default=0) <= MAX_TOKEN_UNITS:
         return tokens
+    return list(scanned_tokens(text))
+
+
+def unchecked_tokens(text: str) -> list[str]:
+    """`standard_tokens` where no token of this list is longer than MAX_TOKEN_UNITS (the caller checks: a build
+    checks each distinct token once, `postings.TermNumbers`).
+
+    An ASCII text is cut by one search of the whole text (`ascii_tokens`: a split where nothing joins runs of
+    letters and digits): where no match is longer than the buffer, the buffer and the spans of `scanned_tokens`
+    change nothing, and the whole text's search gives the scanner's tokens (tests/retrieval/test_lucene_long_words.py).
+    It is the build's hot path: several times fewer CPU seconds a passage than scanning. So is a text whose other
+    characters all have an ASCII stand-in of their class (`ascii_stand_ins`: accented and other-script letters,
+    curly apostrophes, dashes, quotes...): cut where the ASCII text of its stand-ins is (a passage with one curly
+    apostrophe was scanned at over 10x the time); its characters are all in the Basic Multilingual Plane, one
+    UTF-16 unit each. Any other text is scanned."""
+    if text.isascii():
+        return ascii_tokens(text, text, ASCII_SEPARATORS)
+    if (classes := text.translate(ascii_stand_ins())).isascii():  # every other character has an ASCII stand-in
+        return ascii_tokens(classes, text, stand_in_separators())
     return list(scanned_tokens(text))
 
 

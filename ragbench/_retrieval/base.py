@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._types import JsonObject
+from .corpus.readers import passage_text  # at module level: a build calls indexed_text once a passage
 
 if TYPE_CHECKING:
     from .._types import Document, Example
@@ -94,8 +95,6 @@ class IndexBuilder:
     def indexed_text(cls, doc: Document, title: bool, corpus_format: str) -> str:
         """What is indexed of a passage of a corpus read as `corpus_format`: `title\\ntext`, the text alone where
         `title` is off (`--no-title`) or the passage has none."""
-        from .corpus.readers import passage_text
-
         return passage_text(doc, title)
 
     def add(self, texts: list[str]) -> None:

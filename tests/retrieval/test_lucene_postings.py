@@ -3,11 +3,15 @@ cache (`TermNumbers`: each distinct token analysed once) and numpy equal each te
 one, on random text of any content (stop words, possessives, case, punctuation, non-ASCII, astral characters); the
 ASCII tokens' `re` pattern matches what the Unicode pattern (Lucene's rules) matches on ASCII text, and a text whose
 other characters all have ASCII stand-ins is cut as the scanner cuts it (each such character in every context of
-its neighbours' classes, and random text); a docs store's ids read with orjson equal its passages' ids as `get`
-reads them, lone surrogates included."""
+its neighbours' classes, and random text), and so is an ASCII text split where nothing joins its runs of letters
+and digits; a docs store's ids read with orjson equal its passages' ids as `get` reads them, lone surrogates
+included, and its lines written without json's encoder are json's; a JSONL corpus read through orjson gives the
+passages and bad rows `located_lines` gives, on lines of any content (integers beyond 64 bits, NaN, lone
+surrogates, bytes that are not UTF-8, a BOM, white space)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -15,7 +19,8 @@ from tempfile import TemporaryDirectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter
+from ragbench._retrieval.corpus.readers import corpus_rows, jsonl_passage
+from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter, passage_line_bytes
 from ragbench._retrieval.lucene.analyzer import analyze
 from ragbench._retrieval.lucene.postings import analysed_postings
 from ragbench._retrieval.lucene.tokenizer import (
@@ -25,6 +30,7 @@ from ragbench._retrieval.lucene.tokenizer import (
     standard_tokens,
     token_regex,
 )
+from ragbench._storage.jsonl import dumps, located_lines
 from ragbench.api import Document
 
 WORDS = ["The", "the", "fox's", "FOX", "foxes", "running", "runs", "İstanbul", "ΣΟΦΟΣ", "U.S.A", "1,000", "_x_",
@@ -49,7 +55,7 @@ def counted_one_by_one(texts: list[str]) -> tuple[set[tuple[int, str, int]], lis
 def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
     docs, terms, freqs, lengths, words = analysed_postings(texts)
     postings, expected_lengths, first_sight = counted_one_by_one(texts)
-    assert words == first_sight
+    assert sorted(words) == sorted(first_sight) and len(set(words)) == len(words)  # a long word's text's terms last
     assert lengths.tolist() == expected_lengths
     found = list(zip(docs.tolist(), [words[t] for t in terms.tolist()], freqs.tolist()))
     assert set(found) == postings and len(found) == len(postings)
@@ -114,3 +120,65 @@ def test_docstore_ids_read_as_get_reads_them(ids: list[str]) -> None:
             assert store.ids() == [store.get(i).id for i in range(len(ids))] == ids
         finally:
             store.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("aZ09_:.',; -\"\t\n()") | st.characters(codec="ascii"), max_size=60))
+def test_an_ascii_text_split_is_cut_as_the_scanner_cuts_it(text: str) -> None:
+    assert list(standard_tokens(text)) == list(scanned_tokens(text))
+
+
+def store_line(doc: Document) -> bytes:
+    """A docs store's line as `DocStoreWriter` wrote it with json's encoder: its object by `dumps`."""
+    record = {"id": doc.id, "title": doc.title, "text": doc.text} | ({"url": doc.url} if doc.url else {})
+    return dumps(record | ({"metadata": doc.metadata} if doc.metadata else {})).encode("utf-8") + b"\n"
+
+
+ANY_TEXT = st.text(
+    st.characters(exclude_categories=()) | st.sampled_from('\ud800\udfff\u2028é"\\\x00\x7f'), max_size=20
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(ANY_TEXT, st.none()), ANY_TEXT, ANY_TEXT, st.sampled_from([None, "", "http://x"]), st.booleans())
+def test_a_docs_store_line_is_what_jsons_encoder_writes(doc_id, title, text, url, metadata) -> None:
+    doc = Document(id=doc_id, title=title, text=text, url=url, metadata={"k": [1.5, None]} if metadata else {})
+    assert passage_line_bytes(doc) == store_line(doc)
+
+
+JSON_VALUE = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers() | st.integers(2**63 - 2, 2**64 + 1).map(lambda big: big * (-1) ** big),  # orjson's bounds
+        st.floats(),
+        ANY_TEXT,
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "title"]), inner, max_size=2),
+    max_leaves=6,
+)
+FIELDS = st.sampled_from(["id", "_id", "docid", "contents", "text", "title", "url", "segment", "metadata"])
+RECORD_LINE = st.tuples(st.dictionaries(FIELDS, JSON_VALUE | st.text(max_size=8), max_size=5), st.booleans()).map(
+    lambda made: json.dumps(made[0], ensure_ascii=made[1]).encode("utf-8", "surrogatepass")
+)
+LINE = st.one_of(
+    RECORD_LINE,
+    RECORD_LINE.map(lambda line: b"\xef\xbb\xbf" + line),  # a BOM
+    st.binary(max_size=12),
+    st.sampled_from([b"", b"  \t", b"[1]", b"null", b'{"id": "x", "contents": NaN}', b'{"id": 1e400, "text": "t"}']),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(LINE, st.sampled_from([b"\n", b"\r\n"])), max_size=8), st.booleans())
+def test_a_jsonl_corpus_read_through_orjson_is_read_as_located_lines_reads_it(lines, last_newline) -> None:
+    data = b"".join(line + end for line, end in lines)
+    if lines and not last_newline:
+        data = data[: -len(lines[-1][1])]
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "corpus.jsonl"
+        path.write_bytes(data)
+        with open(path, "rb") as handle:
+            expected = [(located.start, jsonl_passage(located, path)) for located in located_lines(handle, str(path))]
+        found = list(corpus_rows(path))
+    assert [(start, repr(item)) for start, item in found] == [(start, repr(item)) for start, item in expected]

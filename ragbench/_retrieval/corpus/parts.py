@@ -47,7 +47,7 @@ from .readers import (
     corpus_format,
     dpr_columns,
     dpr_row,
-    jsonl_passage,
+    jsonl_rows,
     saved_dataset_passage,
 )
 from .saved import load_saved
@@ -186,8 +186,8 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
         return
     with open_bytes(path) as handle:
         first, lines = part_lines(handle, part.start, part.stop, reading)
-        for located in located_lines(lines, str(path), start=first):
-            yield jsonl_passage(located, path)
+        for _, passage in jsonl_rows(lines, str(path), first):
+            yield passage
 
 
 def tsv_part(path: str, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:

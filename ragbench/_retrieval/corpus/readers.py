@@ -29,11 +29,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..._errors import ConfigError, RecordError
 from ..._storage.csv_fields import large_fields
 from ..._storage.datafiles import is_saved_dataset
 from ..._storage.files import open_file
-from ..._storage.jsonl import LocatedLine, line_record, located_lines
+from ..._storage.jsonl import LocatedLine, broken_off, line_record, located_lines
 from ..._types import Document
 from .saved import data_files, load_saved, saved_records
 from .segmented import (
@@ -212,8 +214,44 @@ def saved_dataset_passage(record: Mapping[str, object], path: Path, index: int) 
 
 def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
     with open_file(path) as handle:
-        for located in located_lines(handle, str(path)):
-            yield located.start, jsonl_passage(located, path)
+        yield from jsonl_rows(handle, str(path))
+
+
+def jsonl_rows(lines: Iterable[bytes], where: str, start: int = 0) -> Iterator[tuple[int, Document | RecordError]]:
+    """(where it starts, its passage or RecordError) of each line of `lines` that is not blank, the first at byte
+    `start`: what `located_lines` and `jsonl_passage` make of them, a stream that breaks off included. A line is
+    read by `line_passage`."""
+    read = 0
+    try:
+        for line in lines:
+            if line.rstrip():  # jsonlines skips a line of white space (its skip_empty)
+                yield start, line_passage(line, where, read, start)
+            start += len(line)
+            read += 1
+    except (EOFError, OSError) as exc:  # `located_lines`' stream that broke off (a truncated or unreadable file)
+        yield start, broken_off(where, read, start, exc).value
+
+
+# The values of a line's object that orjson reads as json does (orjson reads an integer beyond 64 bits as a float)
+ORJSON_EXACT = frozenset({str, int, type(None)})
+
+
+def line_passage(line: bytes, where: str, index: int, start: int) -> Document | RecordError:
+    """The passage of JSONL line `index` (from 0, at byte `start`), as `jsonl_passage` reads it. Read by orjson
+    (a build's reading of a passage in a third of the time) where orjson reads it as json does: orjson takes
+    only valid JSON in UTF-8 without lone surrogates, NaN or a leading BOM, and reads its strings as json does,
+    so where each value of the line's object is a string, an integer or null, it is json's object; any other line
+    is read by `located_lines`, which says why it is no passage."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        record = None
+    if type(record) is not dict or not ORJSON_EXACT.issuperset(map(type, record.values())):
+        return jsonl_passage(next(located_lines([line], where, line=index, start=start)), where)
+    try:
+        return jsonl_document(record, where, index + 1)
+    except RecordError as exc:
+        return exc
 
 
 def jsonl_passage(located: LocatedLine, path: str | Path) -> Document | RecordError:

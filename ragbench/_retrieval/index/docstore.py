@@ -14,6 +14,7 @@ import json
 import mmap
 from array import array
 from collections import Counter
+from json.encoder import encode_basestring as encode_string
 from pathlib import Path
 
 import numpy as np
@@ -41,14 +42,7 @@ class DocStoreWriter:
         self.id_hashes = array("q")  # and 8 more: `repeated_ids` never holds every id
 
     def add(self, doc: Document) -> None:
-        record: JsonObject = {"id": doc.id, "title": doc.title, "text": doc.text}
-        if doc.url:
-            record["url"] = doc.url
-        record.update({key: doc.metadata[key] for key in KEPT_METADATA if key in doc.metadata})
-        other = {key: value for key, value in doc.metadata.items() if key not in KEPT_METADATA}
-        if other:
-            record["metadata"] = other
-        line = dumps(record).encode("utf-8") + b"\n"
+        line = passage_line_bytes(doc)
         self.handle.write(line)
         self.offsets.append(self.offsets[-1] + len(line))
         self.id_hashes.append(hash(doc.id))
@@ -74,6 +68,26 @@ class DocStoreWriter:
         finally:
             store.close()
         return {doc_id: count for doc_id, count in counts.items() if doc_id is not None and count > 1}
+
+
+def passage_line_bytes(doc: Document) -> bytes:
+    """The store's line of `doc`, with its newline. A passage of id, title and text alone (a build's every
+    passage, nearly) is written as `dumps` writes its object, its strings by json's own string encoder (the one
+    `dumps`' encoder calls), without the encoder's walk of an object: a third of the time."""
+    if not doc.url and not doc.metadata and type(doc.id) is str:
+        line = f'{{"id": {encode_string(doc.id)}, "title": {encode_string(doc.title)}, "text": {encode_string(doc.text)}}}\n'
+        try:
+            return line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, which `dumps` writes as its escape
+            pass
+    record: JsonObject = {"id": doc.id, "title": doc.title, "text": doc.text}
+    if doc.url:
+        record["url"] = doc.url
+    record.update({key: doc.metadata[key] for key in KEPT_METADATA if key in doc.metadata})
+    other = {key: value for key, value in doc.metadata.items() if key not in KEPT_METADATA}
+    if other:
+        record["metadata"] = other
+    return dumps(record).encode("utf-8") + b"\n"
 
 
 class DocStore:

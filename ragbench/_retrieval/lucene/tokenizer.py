@@ -25,7 +25,7 @@ whose other characters all have an ASCII stand-in of their class (`ascii_stand_i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -147,6 +147,13 @@ ASCII_TOKEN = re.compile(
 )
 
 
+# What may join runs of ASCII letters and digits into one token in `ASCII_TOKEN`: "_", ":" "." "'" between letters,
+# "," ";" "." "'" between digits (a character class first: `re` then scans for it without trying a match at every
+# character). A text with none of them has for tokens its runs of letters and digits.
+JOINER = re.compile(r"[_:.',;](?:(?<=_)|(?<=[A-Za-z][:.'])(?=[A-Za-z])|(?<=[0-9][,;.'])(?=[0-9]))")
+ASCII_SEPARATORS = {point: " " for point in range(0x80) if not chr(point).isalnum()}  # to a space: split there
+
+
 # A character every token holds (the ones it may begin with before it are extend_num_let and ZWJ), or another
 # that is not white space: none of the buffers that end before the next one holds a token
 ASCII_STARTER = re.compile(r"[A-Za-z0-9]")
@@ -190,27 +197,45 @@ def window_end(text: str, start: int) -> int:
     return end
 
 
-def standard_tokens(text: str) -> Iterable[str]:
-    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case).
+def standard_tokens(text: str) -> list[str]:
+    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case): `unchecked_tokens` where
+    none is longer than the scanner's buffer, else the scanner's."""
+    tokens = unchecked_tokens(text)
+    if max(map(len, tokens), default=0) <= MAX_TOKEN_UNITS:
+        return tokens
+    return list(scanned_tokens(text))
 
-    An ASCII text whose matches all fit in the scanner's buffer (nearly every passage) is cut by one `findall`
-    over the whole text: where no match is longer than the buffer, the buffer and the spans of `scanned_tokens`
-    change nothing, and the whole text's search gives the scanner's tokens (tests/retrieval/test_lucene_long_words.py). It
-    is the build's hot path: about 3x fewer CPU seconds a passage than scanning. So is a text whose other characters
-    all have an ASCII stand-in of their class (`ascii_stand_ins`: accented and other-script letters, curly
-    apostrophes, dashes, quotes...): cut where the ASCII text of its stand-ins is (a passage with one curly
-    apostrophe was scanned at over 10x the time). Any other text is scanned."""
+
+def unchecked_tokens(text: str) -> list[str]:
+    """`standard_tokens` where no token of this list is longer than MAX_TOKEN_UNITS (the caller checks: a build
+    checks each distinct token once, `postings.TermNumbers`).
+
+    An ASCII text is cut by one search of the whole text (`ascii_tokens`: a split where nothing joins runs of
+    letters and digits): where no match is longer than the buffer, the buffer and the spans of `scanned_tokens`
+    change nothing, and the whole text's search gives the scanner's tokens (tests/retrieval/test_lucene_long_words.py).
+    It is the build's hot path: several times fewer CPU seconds a passage than scanning. So is a text whose other
+    characters all have an ASCII stand-in of their class (`ascii_stand_ins`: accented and other-script letters,
+    curly apostrophes, dashes, quotes...): cut where the ASCII text of its stand-ins is (a passage with one curly
+    apostrophe was scanned at over 10x the time); its characters are all in the Basic Multilingual Plane, one
+    UTF-16 unit each. Any other text is scanned."""
     if text.isascii():
-        tokens: list[str] = ASCII_TOKEN.findall(text)
-        if max(map(len, tokens), default=0) <= MAX_TOKEN_UNITS:
-            return tokens
-        return scanned_tokens(text)
-    classes = text.translate(ascii_stand_ins())
-    if classes.isascii():  # every other character has an ASCII one of its class: cut as ASCII, from the text
-        tokens = [text[start:end] for start, end in map(re.Match.span, ASCII_TOKEN.finditer(classes))]
-        if max(map(len, tokens), default=0) <= MAX_TOKEN_UNITS:
-            return tokens
-    return scanned_tokens(text)
+        return ascii_tokens(text, text, ASCII_SEPARATORS)
+    if (classes := text.translate(ascii_stand_ins())).isascii():  # every other character has an ASCII stand-in
+        return ascii_tokens(classes, text, stand_in_separators())
+    return list(scanned_tokens(text))
+
+
+def ascii_tokens(classes: str, text: str, separators: dict[int, str]) -> list[str]:
+    """The ASCII pattern's matches in `classes` (an ASCII text, or the ASCII stand-ins of `text`'s characters), cut
+    from `text`. Where nothing in `classes` joins two runs of letters and digits (`JOINER`), the matches are those
+    runs: `text` split where `separators` (a `str.translate` table) puts a space, over twice as fast as the
+    pattern's search (the pattern tries to match at every character); else the pattern is searched."""
+    if JOINER.search(classes) is None:
+        return text.translate(separators).split()
+    if classes is text:
+        found: list[str] = ASCII_TOKEN.findall(text)
+        return found
+    return [text[start:end] for start, end in map(re.Match.span, ASCII_TOKEN.finditer(classes))]
 
 
 # ALetter, MidNumLet, MidLetter, MidNum, ExtendNumLet, and none of the pattern's classes (no digit: ASCII digits are
@@ -243,6 +268,14 @@ def ascii_stand_ins() -> dict[int, str]:
         for char, as_classed in zip(candidates, classed)
         if as_classed not in PATTERN_LITERALS and (key := signature(as_classed)) in stand_in
     }
+
+
+@cache
+def stand_in_separators() -> dict[int, str]:
+    """`ASCII_SEPARATORS` and each character whose stand-in (`ascii_stand_ins`) is not a letter, to a space: the
+    table that splits a text of stand-ins where its ASCII text of stand-ins splits (no character whose stand-in is a
+    letter is white space to `str.split`: tests/retrieval/test_lucene_postings.py)."""
+    return ASCII_SEPARATORS | {point: " " for point, stand_in in ascii_stand_ins().items() if not stand_in.isalnum()}
 
 
 def scanned_tokens(text: str) -> Iterator[str]:

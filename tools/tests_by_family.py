@@ -193,6 +193,7 @@ EXACT: dict[str, str] = {
     "test_shard_build.py": "retrieval",
     "test_fictional_multihop.py": "tasks/fictional_multihop",
     "test_selfrag_parity.py": "systems/selfrag",
+    "test_task_files_in_preflight.py": "yaml_tasks",
 }
 
 # (prefix, family), first match wins; a prefix ends where a word of the name ends ("test_view_" not "test_view")

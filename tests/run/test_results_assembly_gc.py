@@ -27,7 +27,12 @@ class WatchesTheCollector(Metric):
 def run(tmp_path) -> dict:
     WatchesTheCollector.seen = []
     return run_eval(
-        "demo", "closed_book", "scripted:echo", metrics=[WatchesTheCollector], output=tmp_path / "run", bootstrap_iters=200
+        "demo",
+        "closed_book",
+        "scripted:echo",
+        metrics=[WatchesTheCollector],
+        output=tmp_path / "run",
+        bootstrap_iters=200,
     ).results
 
 

@@ -1,5 +1,6 @@
-"""Builders for the tests of a run (tests/run, tests/storage) that go through the public faces only: an engine
-plugin that counts how often a run loads it, for promises such as "a finished run's --resume loads no model".
+"""Builders for the tests of a run (tests/run, tests/storage) that go through the public faces only: engine plugins
+for promises such as "a finished run's --resume loads no model" (`counted`: counts how often a run loads it) or
+"a model without Self-RAG's reflection tokens is refused" (`tokenless`).
 
     registry = counting_registry()
     run_eval("demo", "vanilla", "counted:echo", registry=registry, output=...)
@@ -8,6 +9,7 @@ plugin that counts how often a run loads it, for promises such as "a finished ru
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ragbench.api import hookimpl
@@ -31,6 +33,15 @@ class LoadCounted(Engine):
         return [Response(texts=[_last_line(request)]) for request in requests]
 
 
+class Tokenless(LoadCounted):
+    """`counted`, with no name of `Sampling.logprob_tokens` a single entry of its vocabulary."""
+
+    kind = "tokenless"
+
+    def missing_tokens(self, names: Sequence[str]) -> list[str]:
+        return list(names)
+
+
 def _last_line(request: Request) -> str:
     if request.prompt is not None:
         text = request.prompt
@@ -43,10 +54,16 @@ def _last_line(request: Request) -> str:
 class CountedEnginePlugin:
     @hookimpl
     def ragbench_catalog(self) -> dict[str, Any]:
-        return {"engines": {"counted": {"target": f"{__name__}:LoadCounted"}}}
+        return {
+            "engines": {
+                "counted": {"target": f"{__name__}:LoadCounted"},
+                "tokenless": {"target": f"{__name__}:Tokenless"},
+            }
+        }
 
 
 def counting_registry() -> Registry:
-    """The installed plugins and the `counted` engine (`--model counted:NAME`), its count of loads set to 0."""
+    """The installed plugins and the engines above (`--model counted:NAME`, `tokenless:NAME`), the count of loads
+    set to 0."""
     LoadCounted.loads = 0
     return Registry.discover(plugins=[("counted_engine", "ragbench-tests", CountedEnginePlugin())])

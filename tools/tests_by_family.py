@@ -127,6 +127,7 @@ EXACT: dict[str, str] = {
     "test_csv_field_limit.py": "storage",
     "test_saved_lines.py": "storage",
     "test_url_credentials.py": "storage",
+    "test_url_redaction.py": "storage",
     "test_check_free_space.py": "storage",
     "test_property_corpus_lookup.py": "retrieval",
     "test_saved_dataset_corpus.py": "retrieval",

@@ -121,6 +121,7 @@ EXACT: dict[str, str] = {
     "test_gzip_faults.py": "storage",
     "test_user_files.py": "storage",
     "test_read_only_inputs.py": "storage",
+    "test_read_only_values.py": "storage",
     "test_not_a_file.py": "storage",
     "test_not_a_file_units.py": "storage",
     "test_lone_surrogates.py": "storage",

@@ -140,7 +140,7 @@ def store_stands_aside(tmp_path: Path, kind: str, store: type, what: str) -> Non
 @pytest.mark.parametrize("kind", CACHE_FAULTS)
 def test_a_page_cache_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_path, kind):
     """Where no pre-flight ran (a page cache a task opens mid-run): the store stands aside. The response cache's
-    store: tests/storage/test_cache_store_units.py."""
+    store: tests/storage/test_cache_faults.py."""
     store_stands_aside(tmp_path, kind, PageCache, "page")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragbench.testing import run_eval
-from support.helpers import cli_here, cli_run_args, viewed
+from support.helpers import cli_here, cli_run_args
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session
 DEMO = {"task": "demo", "system": "vanilla", "model": "scripted:echo", "limit": 4, "bootstrap_iters": 200}
@@ -104,7 +104,6 @@ def test_commands_reading_a_run_folder_refuse_a_fifo_in_one_line(tmp_path, comma
 @pytest.mark.parametrize("name", ["samples/demo.jsonl", "run.json"])
 def test_the_viewer_refuses_a_run_whose_files_are_fifos(tmp_path, name):
     run_dir, _ = finished_run(tmp_path)
-    assert any(key.startswith("example/") for key in viewed(run_dir, out=tmp_path / "before"))  # its examples shown
     put("fifo", run_dir / name)
     ended = cli_here("view", str(run_dir), "--export", str(tmp_path / "site"))
     assert ended.returncode == 1 and "Traceback" not in ended.stderr

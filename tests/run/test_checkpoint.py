@@ -1,6 +1,8 @@
 """The checkpoint (ragbench._storage.checkpoint): for any edit of a data file between a run and its --resume
 (records reordered, edited, added, removed), the resume runs again exactly the records that are new or
-changed, and ends as a fresh run of the file ends: ids in data order, the same numbers and `data_sha256`."""
+changed, and ends as a fresh run of the file ends: ids in data order, the same numbers and `data_sha256`. And the
+data fingerprint a finished run's --resume compares (ragbench._storage.datafiles; what the resume does with it:
+tests/run/test_resume_finished_inputs.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from test_resume_properties import write_data
 
 from ragbench._engines.scripted import echo
 from ragbench._storage.checkpoint import TaskCheckpoint, checkpoint_key, record_digest
+from ragbench._storage.datafiles import stat_fingerprint
 from ragbench.testing import Registry
 from support.helpers import comparable, samples
 
@@ -127,3 +130,15 @@ def test_a_resume_after_any_edit_of_the_data_runs_the_changed_records_and_ends_a
         assert resumed.results["data_sha256"] == fresh.results["data_sha256"]
         assert [s["id"] for s in samples(folder / "run", "tq")] == [r["id"] for r in now]
         assert [s["index"] for s in samples(folder / "run", "tq")] == list(range(len(now)))
+
+
+def test_the_data_fingerprint_of_a_folder_follows_the_size_and_time_of_each_file_under_it(tmp_path):
+    folder = tmp_path / "data"
+    (folder / "a").mkdir(parents=True)
+    (folder / "a" / "x.jsonl").write_text("{}\n")
+    (folder / "y.jsonl").write_text("{}\n")
+    before = stat_fingerprint(folder)
+    assert before["files"] == 2 and stat_fingerprint(folder) == before
+    os.utime(folder / "a" / "x.jsonl", ns=(1, 1))  # a copy over it keeping size: the time tells
+    assert stat_fingerprint(folder) != before
+    assert stat_fingerprint(tmp_path / "nowhere") == {"path": str(tmp_path / "nowhere"), "missing": True}

@@ -9,15 +9,12 @@ import json
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from test_record_replay import without_timings
 
-from ragbench._replay.rerun import replay_config
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import Site
 from ragbench.api import Document, Reader, Task, hookimpl
-from ragbench.testing import Registry, installed_registry, make_context
-from support.helpers import samples
+from ragbench.testing import Registry, cli, make_context, run_eval
+from support.helpers import samples, viewed
 
 
 class KeywordFilter(Reader):
@@ -54,16 +51,16 @@ def run_dir(registry, tmp_path_factory):
     folder = tmp_path_factory.mktemp("custom_steps")
     rules = folder / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}, {"response": "I do not know"}]))
-    config = RunConfig.of(
-        tasks=["demo"],
-        system="keyword_filter",
-        model=f"scripted:{rules}",
+    ran = run_eval(
+        "demo",
+        "keyword_filter",
+        f"scripted:{rules}",
         limit=3,
-        progress=False,
         bootstrap_iters=50,
-        output=str(folder / "run"),
+        output=folder / "run",
+        registry=registry,
     )
-    assert Evaluator(config, registry=registry).run().results["complete"]
+    assert ran.complete
     rules.unlink()  # a replay must need nothing but the run's own recording
     return folder / "run"
 
@@ -121,9 +118,9 @@ def test_a_systems_custom_step_is_in_its_samples_with_the_documents_it_showed(ru
         assert step["group"] == ["retrieval"]  # the Reader's group
 
 
-def test_the_viewer_shows_a_custom_steps_inputs_outputs_and_documents(run_dir):
-    site = Site(RunCatalog([str(run_dir)]), registry=installed_registry())
-    page = site.data(f"example/{site.runs[0].rid}/demo/0")
+def test_the_viewer_shows_a_custom_steps_inputs_outputs_and_documents(run_dir, tmp_path):
+    pages = viewed(run_dir, out=tmp_path / "site")  # `ragbench view RUN --export SITE`
+    [page] = [page for key, page in pages.items() if key.startswith("example/") and key.endswith("/demo/0")]
     [step] = [s for s in page["steps"] if s["kind"] == "custom"]
     assert step["name"] == "keyword filter" and '"retrieved"' in step["prompt"] and '"kept"' in step["reply"]
     assert [d["id"] for d in step["docs"]] == [d["id"] for d in page["docs"]] and step["docs"][0]["text"]
@@ -132,8 +129,11 @@ def test_the_viewer_shows_a_custom_steps_inputs_outputs_and_documents(run_dir):
 
 
 def test_a_run_with_custom_steps_replays_identically_and_its_replay_records_them_again(run_dir, registry, tmp_path):
-    config = replay_config(run_dir, output=str(tmp_path / "replayed"), progress=False)
-    assert Evaluator(config, registry=registry).run().results["complete"]
+    replayed = CliRunner().invoke(
+        cli, ["--replay", str(run_dir), "--output", str(tmp_path / "replayed"), "--no-progress"], obj=registry
+    )
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads((tmp_path / "replayed" / "results.json").read_text())["complete"]
     original, again = samples(run_dir, "demo"), samples(tmp_path / "replayed", "demo")
     assert without_timings(again) == without_timings(original)
     assert all(len(custom_steps(record["trace"])) == 1 for record in again)

@@ -14,26 +14,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.models import run_engines
 from ragbench.api import Example, Task
-from ragbench.testing import PreflightError, Registry, cli, installed_registry
+from ragbench.testing import PreflightError, Registry, cli, embedded_model, run_eval
 from support.crag_helpers import crag_record, tokenizer_dir
 from support.helpers import closed_port
+from support.run_builders import LoadCounted, counting_registry
 
 
-def ragbench(*args: str):
-    """The CLI in-process; returns (exit code, stdout, stderr)."""
-    result = CliRunner().invoke(cli, list(args))
+def ragbench(*args: str, registry: Registry | None = None):
+    """The CLI in-process (its plugins: `registry`'s, else the installed ones); returns (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(cli, list(args), obj=registry)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout, result.stderr
 
 
-def refused(tmp_path: Path, *args: str) -> list[str]:
+def refused(tmp_path: Path, *args: str, registry: Registry | None = None) -> list[str]:
     """Run with `args`: exit 2, no traceback, nothing written; the error lines."""
     out = tmp_path / "run"
-    code, _, err = ragbench(*args, "--no-progress", "--output", str(out))
+    code, _, err = ragbench(*args, "--no-progress", "--output", str(out), registry=registry)
     assert code == 2, err
     assert "Traceback" not in err
     assert not out.exists(), "the refused run wrote its folder"
@@ -102,11 +100,12 @@ def test_an_empty_data_file_is_refused(tmp_path):
     assert line == f"ragbench: error: task popqa: {path} holds no record; pass --data popqa=PATH to a file with records"
 
 
-def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, monkeypatch):
+def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path):
     path = tmp_path / "popqa.jsonl"
     path.write_text("question,answers\nwho?,me\n")
-    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
-    [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
+    args = ["--tasks", "popqa", "--data", f"popqa={path}", "--model", "counted:echo"]
+    [line] = refused(tmp_path, *args, registry=counting_registry())
+    assert LoadCounted.loads == 0  # no model was loaded
     assert f"task popqa: none of the first 2 record(s) of {path} is usable" in line and "not valid JSON" in line
 
 
@@ -179,11 +178,10 @@ def test_a_tokenizer_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch)
 def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
     from transformers import AutoTokenizer
 
-    from ragbench._engines.local.embedded import embedded_safetensors_dir
     from ragbench.tasks.crag.preflight import llama2_tokenizer_problem
 
     # from the session's converted copy (tests/conftest.py): reading it from the GGUF parses the whole file
-    AutoTokenizer.from_pretrained(embedded_safetensors_dir()).save_pretrained(tmp_path / "tok")
+    AutoTokenizer.from_pretrained(embedded_model()).save_pretrained(tmp_path / "tok")
     assert "is not the Llama-2 tokenizer (a vocabulary of 49152 entries" in llama2_tokenizer_problem(tmp_path / "tok")
 
 
@@ -246,10 +244,7 @@ def test_max_inflight_zero_is_refused(tmp_path):
     assert code == 2 and err == "ragbench: error: --max-inflight 0: give at least 1\n"
     assert not out.exists()
     with pytest.raises(PreflightError, match=r"^--max-inflight 0: give at least 1$"):  # through the API too
-        Evaluator(
-            RunConfig.of(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)),
-            registry=installed_registry(),
-        )
+        run_eval("demo", model="scripted:echo", max_inflight=0, output=out)
 
 
 def test_output_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path):
@@ -271,20 +266,10 @@ def test_compare_output_naming_an_existing_file_is_refused(tmp_path):
     assert taken.read_text() == "mine"
 
 
-class NoReflectionTokens(ScriptedEngine):
-    def missing_tokens(self, names):
-        return list(names)
-
-
-def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path, monkeypatch):
-    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: NoReflectionTokens("echo"))
+def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path):
     out = tmp_path / "run"
-    evaluator = Evaluator(
-        RunConfig.of(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out), progress=False),
-        registry=installed_registry(),
-    )
     with pytest.raises(PreflightError, match=r"^selfrag: model echo lacks Self-RAG's reflection tokens"):
-        evaluator.run()
+        run_eval("demo", "selfrag", "tokenless:echo", output=out, registry=counting_registry())
     assert not out.exists()
 
 
@@ -324,7 +309,7 @@ def test_a_plugin_adds_its_own_checks_through_its_preflight_hook(tmp_path):
     registry.add_catalog({"tasks": {"fussy": {"target": "test_preflight:FussyTask"}}}, "tests")
     out = tmp_path / "run"
     with pytest.raises(PreflightError) as caught:
-        Evaluator(RunConfig.of(tasks=["fussy"], model="hff:x", output=str(out)), registry=registry)
+        run_eval("fussy", model="hff:x", output=out, registry=registry)
     assert caught.value.problems == [
         "task fussy: $FUSSY_HOME is not set; export FUSSY_HOME=DIR",
         "--model hff:x: unknown engine 'hff'; did you mean 'hf'? (`ragbench list engines` shows them all)",
@@ -356,9 +341,8 @@ def test_a_task_that_fails_to_load_leaves_the_other_tasks_their_data(tmp_path) -
     registry = Registry.discover()
     registry.add_catalog({"tasks": {"broken": {"target": "tests_no_such_module:Task"}}}, "tests")
     missing = tmp_path / "missing.jsonl"
-    config = RunConfig.of(tasks=["broken", "demo"], data={"demo": str(missing)}, output=str(tmp_path / "run"))
     with pytest.raises(PreflightError) as refused:
-        Evaluator(config, registry)
+        run_eval(["broken", "demo"], data={"demo": missing}, output=tmp_path / "run", registry=registry)
     problems = refused.value.problems
     assert f"--data demo={missing}: no such file or folder" in problems
     assert any("failed to load tests_no_such_module:Task" in problem for problem in problems), problems

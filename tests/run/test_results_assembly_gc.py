@@ -4,36 +4,49 @@ collection would walk again. The collector runs again afterwards, and one the ca
 
 import gc
 
-from ragbench._storage.rundir import RunDir
-from support.helpers import run
+from ragbench.api import Metric, MetricDeclaration
+from ragbench.testing import run_eval
 
 
-def watch_collector(monkeypatch) -> list[bool]:
-    """Whether the collector was running each time a task's samples were read back."""
+class WatchesTheCollector(Metric):
+    """Scores 1; its corpus value is computed from the task's samples read back as results.json is assembled, and
+    notes whether the collector was running then."""
+
+    name = "watches_the_collector"
+    declares = MetricDeclaration(corpus_keys=("collector_running",))
     seen: list[bool] = []
-    finalize = RunDir.finalize_samples
 
-    def watched(self, *args, **kwargs):
-        seen.append(gc.isenabled())
-        return finalize(self, *args, **kwargs)
+    def score(self, example, prediction, ctx=None):
+        return 1.0
 
-    monkeypatch.setattr(RunDir, "finalize_samples", watched)
-    return seen
+    def corpus(self, samples, seed):
+        WatchesTheCollector.seen.append(gc.isenabled())
+        return {"collector_running": float(gc.isenabled())}
 
 
-def test_the_samples_are_read_back_with_the_cycle_collector_paused_and_it_runs_again_after(tmp_path, monkeypatch):
-    seen = watch_collector(monkeypatch)
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo")
+def run(tmp_path) -> dict:
+    WatchesTheCollector.seen = []
+    return run_eval(
+        "demo",
+        "closed_book",
+        "scripted:echo",
+        metrics=[WatchesTheCollector],
+        output=tmp_path / "run",
+        bootstrap_iters=200,
+    ).results
+
+
+def test_the_samples_are_read_back_with_the_cycle_collector_paused_and_it_runs_again_after(tmp_path):
+    results = run(tmp_path)
     assert results["counts"]["demo"]["scored"] == 24
-    assert seen == [False]
+    assert WatchesTheCollector.seen == [False] and results["results"]["demo"]["collector_running"] == 0.0
     assert gc.isenabled()
 
 
-def test_a_collector_the_caller_paused_stays_paused(tmp_path, monkeypatch):
-    seen = watch_collector(monkeypatch)
+def test_a_collector_the_caller_paused_stays_paused(tmp_path):
     gc.disable()
     try:
-        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo")
-        assert seen == [False] and not gc.isenabled()
+        run(tmp_path)
+        assert WatchesTheCollector.seen == [False] and not gc.isenabled()
     finally:
         gc.enable()

@@ -11,48 +11,53 @@ import time
 
 import pytest
 
-from ragbench._reports.results.file import read_results
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.models import run_engines
-from ragbench.testing import installed_registry
-from support.helpers import cli_here, run, samples
+from ragbench.api.run import finished_run
+from ragbench.testing import run_eval
+from support.helpers import cli_here, samples
+from support.run_builders import LoadCounted, counting_registry
 
-DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
-
-
-def resume(tmp_path, **config):
-    return Evaluator(
-        RunConfig.of(output=str(tmp_path / "run"), resume=True, progress=False, bootstrap_iters=200, **DEMO, **config),
-        registry=installed_registry(),
-    ).run()
+DEMO = {"task": "demo", "system": "vanilla"}
 
 
-def test_resume_rebuilds_a_deleted_results_json_from_the_samples_without_a_model(tmp_path, monkeypatch):
-    first = run(tmp_path, **DEMO)
+def run(tmp_path, model: str = "scripted:echo", **config):
+    return run_eval(**DEMO, model=model, output=tmp_path / "run", bootstrap_iters=200, **config)
+
+
+def resume(tmp_path, model: str = "scripted:echo", **config):
+    return run(tmp_path, model, resume=True, **config)
+
+
+def test_resume_rebuilds_a_deleted_results_json_from_the_samples_without_a_model(tmp_path):
+    registry = counting_registry()
+    first = run(tmp_path, "counted:echo", registry=registry).results
+    assert LoadCounted.loads == 1
     (tmp_path / "run" / "results.json").unlink()
-    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
-    outcome = resume(tmp_path)
-    assert outcome.rebuilt and outcome.complete
+    outcome = resume(tmp_path, "counted:echo", registry=registry)
+    assert LoadCounted.loads == 1  # no model was loaded
+    assert outcome.already_finished and outcome.complete
     rebuilt = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert rebuilt == outcome.results
     assert rebuilt["results"] == first["results"] and rebuilt["counts"] == first["counts"]
     assert rebuilt["cost"]["attempts"] == 1 and rebuilt["cost"]["this_attempt"] is None
 
 
 def test_resume_rebuilds_an_unreadable_results_json(tmp_path):
-    first = run(tmp_path, **DEMO)
+    first = run(tmp_path).results
     (tmp_path / "run" / "results.json").write_text('{"results": ')
     outcome = resume(tmp_path)
-    assert outcome.rebuilt and outcome.results["results"] == first["results"]
+    assert outcome.already_finished and outcome.results["results"] == first["results"]
+    assert json.loads((tmp_path / "run" / "results.json").read_text()) == outcome.results  # rebuilt, readable
 
 
 def test_resuming_a_finished_run_gives_its_results_typed(tmp_path):
-    run(tmp_path, **DEMO)
+    run(tmp_path)
     outcome = resume(tmp_path)
-    assert outcome.already_finished and outcome.typed_results == read_results(tmp_path / "run" / "results.json", "test")
+    assert outcome.already_finished
+    assert outcome.results == finished_run(tmp_path / "run", "test").results.to_dict()
 
 
 def test_resume_runs_a_deleted_sample_line_again(tmp_path):
-    run(tmp_path, **DEMO)
+    run(tmp_path)
     path = tmp_path / "run" / "samples" / "demo.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     kept = lines[:5] + lines[6:]
@@ -64,13 +69,14 @@ def test_resume_runs_a_deleted_sample_line_again(tmp_path):
     assert [s["id"] for s in samples(tmp_path / "run", "demo")] == [json.loads(line)["id"] for line in lines]
 
 
-def test_resume_of_a_whole_finished_run_loads_nothing_and_keeps_results_json(tmp_path, monkeypatch):
-    run(tmp_path, **DEMO)
+def test_resume_of_a_whole_finished_run_loads_nothing_and_keeps_results_json(tmp_path):
+    registry = counting_registry()
+    run(tmp_path, "counted:echo", registry=registry)
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
-    outcome = resume(tmp_path)
-    assert outcome.already_finished and not outcome.rebuilt
-    assert (tmp_path / "run" / "results.json").read_text() == before
+    outcome = resume(tmp_path, "counted:echo", registry=registry)
+    assert LoadCounted.loads == 1  # the first run's: the resume loaded no model
+    assert outcome.already_finished
+    assert (tmp_path / "run" / "results.json").read_text() == before  # kept, not rebuilt
 
 
 def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(tmp_path):

@@ -10,7 +10,6 @@ import os
 import pytest
 from test_resume_data_changes import RECORDS, TASK, closed_book_run
 
-from ragbench._run.modes.planned_run import RecordsToDo
 from ragbench.api import ConfigError
 from support.helpers import cli_here, cli_run_args
 
@@ -70,23 +69,15 @@ def test_a_finished_run_whose_model_files_changed_is_refused_in_one_line(tmp_pat
     assert "\n" not in line and "the files of a model changed since the run started (model: " in line
 
 
-def test_a_finished_run_with_unchanged_inputs_returns_its_results_without_reading_the_data(tmp_path, monkeypatch):
+def test_a_finished_run_with_unchanged_inputs_returns_its_results_without_reading_the_data(tmp_path):
     write_task(tmp_path, RECORDS)
-    run(tmp_path)
+    first = run(tmp_path)
     os.utime(tmp_path / "t.yaml")  # a task file touched but not changed: its config is the same
-    monkeypatch.setattr(RecordsToDo, "each", lambda *args, **kwargs: pytest.fail("the data was read"))
-    assert run(tmp_path, resume=True).already_finished
-
-
-def test_the_data_fingerprint_of_a_folder_follows_the_size_and_time_of_each_file_under_it(tmp_path):
-    from ragbench._storage.datafiles import stat_fingerprint
-
-    folder = tmp_path / "data"
-    (folder / "a").mkdir(parents=True)
-    (folder / "a" / "x.jsonl").write_text("{}\n")
-    (folder / "y.jsonl").write_text("{}\n")
-    before = stat_fingerprint(folder)
-    assert before["files"] == 2 and stat_fingerprint(folder) == before
-    os.utime(folder / "a" / "x.jsonl", ns=(1, 1))  # a copy over it keeping size: the time tells
-    assert stat_fingerprint(folder) != before
-    assert stat_fingerprint(tmp_path / "nowhere") == {"path": str(tmp_path / "nowhere"), "missing": True}
+    data = tmp_path / "data.jsonl"
+    kept = os.stat(data)
+    first_line, *others = data.read_text().splitlines(keepends=True)  # the records after the first changed, with
+    data.write_text(first_line + "".join(line[::-1].strip() + "\n" for line in others))  # the size and time they had:
+    os.utime(data, ns=(kept.st_atime_ns, kept.st_mtime_ns))  # were the data read, it would be refused or run again
+    assert os.stat(data).st_size == kept.st_size
+    again = run(tmp_path, resume=True)
+    assert again.already_finished and again.results == first.results

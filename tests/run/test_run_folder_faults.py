@@ -5,7 +5,6 @@ all."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -18,12 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._storage.files import replacing, write_all_atomically
 from ragbench.api import ConfigError
-from ragbench.testing import installed_registry
+from ragbench.testing import run_eval
 from support import paths
-from support.helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
+from support.helpers import cli_here, comparable, popqa_args, samples, tmpfs
 
 
 def popqa(tmp_path, n: int, words: int = 0):
@@ -126,42 +123,32 @@ def test_a_lock_a_killed_run_left_is_stale_and_the_resume_takes_it_over(tmp_path
     assert json.loads((out / "results.json").read_text())["complete"] and each_example_once(out, 24)
 
 
+def popqa_run(tmp_path, data, name: str = "run", **config) -> dict:
+    """results.json of a vanilla run of popqa on `data` into tmp_path/name, in this process."""
+    return run_eval(
+        "popqa", "vanilla", "scripted:echo", data=data, output=tmp_path / name, bootstrap_iters=200, **config
+    ).results
+
+
 def test_a_folder_held_in_this_process_refuses_a_run_and_is_free_once_the_run_returns(tmp_path):
-    from ragbench._storage.run_lock import RunLock
+    import fcntl
 
     data = popqa(tmp_path, 3)
-    config = dict(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
-    run(tmp_path, **config)
-    holder = RunLock(tmp_path / "run")
-    holder.acquire()
+    popqa_run(tmp_path, data)
+    holder = (tmp_path / "run" / "run.lock").open("r")
+    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held as a run holds it
     with pytest.raises(ConfigError, match="another ragbench run is using this folder"):
-        run(tmp_path, resume=True, **config)
-    holder.release()
-    assert run(tmp_path, resume=True, **config)["complete"]
-    assert run(tmp_path, overwrite=True, **config)["complete"]  # the resume let go when it returned
-
-
-def test_a_run_starting_while_the_lock_is_probed_is_not_turned_away(tmp_path):
-    import fcntl
-    import threading
-
-    from ragbench._storage.run_lock import RunLock
-
-    (tmp_path / "run.lock").write_text(json.dumps({"pid": 1, "host": "elsewhere"}))  # as a killed run leaves it
-    probe = (tmp_path / "run.lock").open("r")
-    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # a viewer's or `check`'s probe, caught at its instant
-    threading.Timer(0.05, probe.close).start()
-    starting = RunLock(tmp_path)
-    starting.acquire()
-    assert starting.held and json.loads((tmp_path / "run.lock").read_text())["pid"] == os.getpid()
-    starting.release()
+        popqa_run(tmp_path, data, resume=True)
+    holder.close()
+    assert popqa_run(tmp_path, data, resume=True)["complete"]
+    assert popqa_run(tmp_path, data, overwrite=True)["complete"]  # the resume let go when it returned
 
 
 # --- a full disk --------------------------------------------------------------------------------------
 
 INJECT_ENOSPC = """
 import errno, sys, jsonlines
-from ragbench._cli.main import main
+from ragbench.testing import cli as main
 original, written = jsonlines.Writer.write, [0]
 def write(self, obj):
     written[0] += 1
@@ -185,9 +172,7 @@ def fill(disk, leave: int):
 @pytest.mark.parametrize("fault", ["tmpfs", "injected"])
 def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tmp_path, fault):
     data = popqa(tmp_path, 200, words=60)
-    reference = run(
-        tmp_path, "reference", tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)}
-    )
+    reference = popqa_run(tmp_path, data, "reference")
     with tmpfs(tmp_path / "disk", size="4m") as disk:
         if fault == "tmpfs":  # a real full disk: a small tmpfs, filled but for 200 kB
             if disk is None:
@@ -330,110 +315,4 @@ def test_the_preflight_refuses_an_output_it_cannot_write(tmp_path, monkeypatch):
     )
     (tmp_path / "locked").mkdir()
     with pytest.raises(ConfigError, match=r"--output .*locked/run: cannot write .*locked \(no permission\)"):
-        Evaluator(
-            RunConfig.of(
-                tasks=["popqa"],
-                system="vanilla",
-                model="scripted:echo",
-                data={"popqa": str(data)},
-                output=str(tmp_path / "locked" / "run"),
-                progress=False,
-            ),
-            registry=installed_registry(),
-        )
-
-
-# --- whole files ------------------------------------------------------------------------------------
-
-
-def test_a_file_replaced_in_place_is_whole_or_as_it_was(tmp_path):
-    path = tmp_path / "results.json"
-    path.write_text("old")
-    with pytest.raises(OSError) as caught:
-        with replacing(path) as handle:
-            handle.write(b"new, half written")
-            raise OSError(errno.ENOSPC, "No space left on device")
-    assert caught.value.filename == str(path)
-    assert path.read_text() == "old" and list(tmp_path.iterdir()) == [path]
-    with replacing(path) as handle:
-        handle.write(b"new")
-    assert path.read_text() == "new" and list(tmp_path.iterdir()) == [path]
-
-
-def test_files_replaced_together_are_each_whole_or_as_they_were_and_their_folder_synced_once_after(
-    tmp_path, monkeypatch
-):
-    """results.json and report.md are replaced together: each file flushed before its rename, the folder once
-    after the renames made (one wait for the disk, not two), even when a later file fails (a real fault: a
-    folder where the file goes), which is left as it was."""
-    events = []
-    fsync, rename = os.fsync, os.replace
-
-    def synced(descriptor):
-        events.append(("sync", Path(os.readlink(f"/proc/self/fd/{descriptor}")).name))
-        fsync(descriptor)
-
-    def renamed(source, target):
-        events.append(("rename", Path(target).name))
-        rename(source, target)
-
-    monkeypatch.setattr(os, "fsync", synced)
-    monkeypatch.setattr(os, "replace", renamed)
-    first, second = tmp_path / "results.json", tmp_path / "report.md"
-    first.write_text("old")
-    write_all_atomically({first: "new", second: "report"})
-    assert (first.read_text(), second.read_text()) == ("new", "report")
-    assert [name for kind, name in events if kind == "sync" and not name.endswith(".tmp")] == [tmp_path.name]
-    assert events[-1] == ("sync", tmp_path.name) and [kind for kind, _ in events].count("rename") == 2
-    events.clear()
-    second.unlink()
-    second.mkdir()  # the second file cannot be renamed into place
-    with pytest.raises(OSError):
-        write_all_atomically({first: "newer", second: "report"})
-    assert first.read_text() == "newer" and second.is_dir() and not any(second.iterdir())
-    assert events[-1] == ("sync", tmp_path.name)  # the rename made is on disk
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["report.md", "results.json"]  # no temporary left
-
-
-def test_a_lock_that_cannot_be_recorded_on_a_full_disk_names_its_file_and_is_let_go(tmp_path):
-    from ragbench._storage.run_lock import RunLock
-
-    with tmpfs(tmp_path / "disk", size="64k") as disk:
-        if disk is None:
-            pytest.skip("mounting a tmpfs is not allowed here")
-        (disk / "run").mkdir()
-        filler = fill(disk, leave=0)
-        with pytest.raises(OSError) as caught:
-            RunLock(disk / "run").acquire()
-        assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(disk / "run" / "run.lock")
-        filler.unlink()
-        again = RunLock(disk / "run")
-        again.acquire()  # not held by the failed attempt's descriptor
-        again.release()
-
-
-def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_path):
-    """Two runs start on one new folder at once: the second finds it empty, and the first takes the lock
-    just before the second does and ends while the second tries again (a probe's instant). Once the
-    second holds the lock it finds the first run there and is refused, never appending to it."""
-    import threading
-
-    from ragbench._storage.rundir import RunDir
-    from ragbench.api import ConfigError
-
-    folder = tmp_path / "run"
-    first, second = RunDir(folder), RunDir(folder)
-    take_lock = second.lock.acquire
-
-    def first_runs_meanwhile():
-        first.start({}, {"a": 1}, "h", resume=False)
-        ended = threading.Timer(0.05, lambda: (first.finish("{}\n", "report", {}), first.lock.release()))
-        ended.start()
-        take_lock()  # tries again until the first run lets go
-        ended.join()
-
-    second.lock.acquire = first_runs_meanwhile
-    with pytest.raises(ConfigError, match="already holds a run"):
-        second.start({}, {"a": 1}, "h", resume=False)
-    second.lock.release()
-    assert json.loads((folder / "run.json").read_text())["finished"] is True
+        popqa_run(tmp_path / "locked", data)

@@ -1,27 +1,16 @@
 """Runs that never lose or silently mis-score an example: checkpoint keys, cut lines, completeness,
-resume of failures, no silent overwrite, dispatcher failures, shared caches, seeds, folded failures."""
+resume of failures, no silent overwrite, seeds, folded failures. The units below a run (a cut line's next
+append, the dispatcher, a shared cache file, an interrupted attempt's cost, the samples finalized):
+tests/run/test_run_integrity_units.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import multiprocessing
-import signal
 from pathlib import Path
 
 import pytest
 
 from conftest import write_jsonl
-from ragbench._records import saved_lines
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.lifetime.interrupted import RunInterrupted
-from ragbench._run.models import run_engines
-from ragbench._scheduler import Scheduler
-from ragbench._stop_signals import raise_stop
-from ragbench._storage.cache import ResponseCache
-from ragbench._storage.jsonl import open_append
-from ragbench._storage.rundir import RunDir
-from ragbench._storage.sample_files import iter_samples
 from ragbench.api import (
     ConfigError,
     EngineError,
@@ -34,15 +23,20 @@ from ragbench.api import (
     Task,
     TaskPrompting,
     TaskScoring,
+    hookimpl,
 )
-from ragbench.api.engines import Engine, Request, Response, Sampling
-from ragbench.testing import installed_registry
-from support.helpers import cli, cli_here, run, samples, task_counts, task_run_args
+from ragbench.api.engines import Engine, Response
+from ragbench.testing import Registry, installed_registry, run_eval
+from support.helpers import cli, cli_here, samples, task_counts, task_run_args
+from support.run_builders import LoadCounted, counting_registry
 
 
-def popqa_run(tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", **config) -> dict:
-    """A run of the popqa task on `data`: a vanilla system on the echoing scripted model unless told otherwise."""
-    return run(tmp_path, tasks=["popqa"], system=system, model=model, data={"popqa": str(data)}, **config)
+def popqa_run(
+    tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", name: str = "run", **config
+) -> dict:
+    """results.json of a run of the popqa task on `data` into tmp_path/name: a vanilla system on the echoing scripted
+    model unless told otherwise."""
+    return run_eval("popqa", system, model, data=data, output=tmp_path / name, bootstrap_iters=200, **config).results
 
 
 def popqa(tmp_path, n=4, ids=None):
@@ -62,19 +56,6 @@ def popqa(tmp_path, n=4, ids=None):
 
 
 # --- checkpoint files -----------------------------------------------------------------------------
-
-
-def test_a_line_cut_at_any_byte_never_glues_onto_the_next_append(tmp_path):
-    whole = json.dumps({"id": "a", "index": 0}) + "\n"
-    for cut in range(1, len(whole)):
-        path = tmp_path / f"cut{cut}.jsonl"
-        path.write_text(whole[:cut])
-        with open_append(path) as handle:
-            handle.write({"id": "b", "index": 1})
-        lines = path.read_text().splitlines()
-        assert json.loads(lines[-1]) == {"id": "b", "index": 1}, cut
-        if cut < len(whole) - 1:
-            assert len(lines) == 2  # the cut line alone, unreadable, then the new whole one
 
 
 def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
@@ -118,7 +99,9 @@ def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path):
     registry.entries["tasks"]["no_index"] = registry.entries["tasks"]["demo"].__class__(
         kind="tasks", name="no_index", target="test_run_integrity:NoIndexTask"
     )
-    results = run(tmp_path, registry=registry, tasks=["no_index"], system="closed_book", model="scripted:echo")
+    results = run_eval(
+        "no_index", "closed_book", "scripted:echo", registry=registry, output=tmp_path / "run", bootstrap_iters=200
+    ).results
     assert results["counts"]["no_index"] == task_counts(5, 5)
     assert [r["index"] for r in samples(tmp_path / "run", "no_index")] == [0, 1, 2, 3, 4]
 
@@ -146,11 +129,17 @@ class FlakyOnce(Engine):
         return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]]) for r in requests]
 
 
-def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypatch):
+class FlakyPlugin:
+    @hookimpl
+    def ragbench_catalog(self):
+        return {"engines": {"flaky": {"target": f"{__name__}:FlakyOnce"}}}
+
+
+def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path):
     data = popqa(tmp_path, n=3)
-    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: FlakyOnce(model))
+    registry = Registry.discover(plugins=[("flaky_plugin", "ragbench-tests", FlakyPlugin())])
     FlakyOnce.failed = False
-    first = popqa_run(tmp_path, data, "closed_book", "scripted:flaky")
+    first = popqa_run(tmp_path, data, "closed_book", "flaky:echo", registry=registry)
     assert first["counts"]["popqa"]["failed"] == 3
     [cause] = first["failures"]["popqa"]
     assert cause.pop("traceback").rstrip().endswith("EngineError: connection failed (7 attempts)")
@@ -160,30 +149,28 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
         "ids": ["q0", "q1", "q2"],
         "example": "EngineError: connection failed (7 attempts)",
     }
-    second = popqa_run(tmp_path, data, "closed_book", "scripted:flaky", resume=True)
+    second = popqa_run(tmp_path, data, "closed_book", "flaky:echo", resume=True, registry=registry)
     assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
     assert second["cost"]["attempts"] == 2 and second["cost"]["examples"] == 6
     assert second["cost"]["this_attempt"]["examples"] == 3
 
 
-def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, monkeypatch):
+def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path):
     data = popqa(tmp_path, n=2)
-    popqa_run(tmp_path, data)
+    registry = counting_registry()
+    popqa_run(tmp_path, data, model="counted:echo", registry=registry)
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
-    outcome = Evaluator(
-        RunConfig.of(
-            tasks=["popqa"],
-            system="vanilla",
-            model="scripted:echo",
-            data={"popqa": str(data)},
-            output=str(tmp_path / "run"),
-            resume=True,
-            progress=False,
-            bootstrap_iters=200,
-        ),
-        registry=installed_registry(),
-    ).run()
+    outcome = run_eval(
+        "popqa",
+        "vanilla",
+        "counted:echo",
+        data=data,
+        output=tmp_path / "run",
+        resume=True,
+        bootstrap_iters=200,
+        registry=registry,
+    )
+    assert LoadCounted.loads == 1  # the first run's: the resume loaded no model
     assert outcome.already_finished and (tmp_path / "run" / "results.json").read_text() == before
 
 
@@ -214,7 +201,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
     data = popqa(tmp_path, n=2)
     script = tmp_path / "fail.py"
     script.write_text(
-        "from ragbench._values.llm_calls import EngineError\n"
+        "from ragbench.api import EngineError\n"
         "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n"
     )
     result = cli(
@@ -226,72 +213,6 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
     )
     assert result.returncode == 1
     assert "popqa: 2 x EngineError: q0, q1 - e.g. EngineError: connection failed (7 attempts)" in result.stderr
-
-
-# --- the dispatcher never hangs ------------------------------------------------------------------------
-
-
-class ShortAnswers(Engine):
-    kind = "short"
-
-    def generate(self, requests):
-        return [Response(texts=["only one"])]  # fewer results than requests
-
-
-class BrokenCache(ResponseCache):
-    def put_many(self, entries):
-        raise RuntimeError("database is locked")
-
-
-def run_requests(engine, n, cache=None):
-    async def go():
-        scheduler = Scheduler(cache)
-        try:
-            return await asyncio.wait_for(
-                asyncio.gather(
-                    *(scheduler.submit(engine, Request(prompt=f"p{i}", sampling=Sampling())) for i in range(n)),
-                    return_exceptions=True,
-                ),
-                timeout=10,
-            )
-        finally:
-            await scheduler.close()
-
-    return asyncio.run(go())
-
-
-def test_an_engine_answering_fewer_results_fails_the_batch_instead_of_hanging():
-    results = run_requests(ShortAnswers("m"), 3)
-    assert all(isinstance(r, EngineError) and "answered 1 results for 3 requests" in str(r) for r in results)
-
-
-def test_a_failing_cache_does_not_stop_the_answers(tmp_path):
-    from ragbench._engines.scripted import ScriptedEngine
-
-    cache = BrokenCache(tmp_path / "c.sqlite")
-    results = run_requests(ScriptedEngine("echo"), 3, cache)
-    assert [r.text for r in results] == ["p0", "p1", "p2"]
-    cache.close()
-
-
-def _write_many(path: str, offset: int) -> None:
-    cache = ResponseCache(path)
-    for i in range(200):
-        request = Request(prompt=f"{offset}-{i}")
-        cache.put_many([(request.cache_key("e"), "e", Response(texts=["x"]))])
-    cache.close()
-
-
-def test_two_processes_share_one_cache_file(tmp_path):
-    path = str(tmp_path / "shared.sqlite")
-    ResponseCache(path).close()
-    workers = [multiprocessing.get_context("spawn").Process(target=_write_many, args=(path, n)) for n in range(2)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
-    assert [w.exitcode for w in workers] == [0, 0]
-    assert len(ResponseCache(path)) == 400
 
 
 # --- seeds and folded failures ------------------------------------------------------------------------
@@ -366,80 +287,12 @@ def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_s
         kind="metrics", name="counts_an_event", target="test_run_integrity:CountsAnEvent"
     )
     data = popqa(tmp_path, n=2)
-    lenient = run(
-        tmp_path,
-        name="a",
-        registry=registry,
-        tasks=["popqa"],
-        system="kg_down",
-        data={"popqa": str(data)},
-        metrics=["+counts_an_event"],
-    )
-    strict = run(
-        tmp_path,
-        name="b",
-        registry=registry,
-        tasks=["popqa"],
-        system="kg_down",
-        data={"popqa": str(data)},
-        strict_infra=True,
-        metrics=["+counts_an_event"],
+    lenient = popqa_run(tmp_path, data, "kg_down", name="a", registry=registry, metrics=["+counts_an_event"])
+    strict = popqa_run(
+        tmp_path, data, "kg_down", name="b", registry=registry, strict_infra=True, metrics=["+counts_an_event"]
     )
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
     assert lenient["counted"]["popqa"]["counts_an_event"]["folded"]["examples"] == 2
     assert strict["counts"]["popqa"]["failed"] == 2 and not strict["complete"]
     assert "counted" not in strict  # the events of examples that failed were folded into no score shown
-
-
-class InterruptedAfterThree(Engine):
-    """Answers like echo three times, then the user presses Ctrl-C (raised as the run's handler raises it:
-    an engine's own `raise KeyboardInterrupt` is its fault, counted, ragbench._plugin_calls)."""
-
-    kind = "interrupted"
-    answered = 0
-
-    def generate(self, requests):
-        if InterruptedAfterThree.answered >= 3:
-            raise_stop(signal.SIGINT)
-        InterruptedAfterThree.answered += len(requests)
-        return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]], prompt_tokens=10, completion_tokens=2) for r in requests]
-
-
-def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
-    data = popqa(tmp_path, n=6)
-    InterruptedAfterThree.answered = 0
-    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: InterruptedAfterThree(model))
-    with pytest.raises(RunInterrupted):
-        popqa_run(tmp_path, data, "closed_book", "scripted:interrupted", max_inflight=1)
-    interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
-    assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
-    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: FlakyOnce(model))
-    FlakyOnce.failed = True  # answers every call
-    results = popqa_run(tmp_path, data, "closed_book", "scripted:interrupted", max_inflight=1, resume=True)
-    assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1
-    assert results["cost"]["this_attempt"]["llm_calls"] == 3 and results["cost"]["llm_calls"] == 6
-    assert results["cost"]["prompt_tokens"] >= 30  # the interrupted attempt's tokens are kept
-
-
-def test_finalizing_keeps_the_latest_attempt_of_each_record_in_data_order_line_for_line(tmp_path):
-    run_dir = RunDir(tmp_path)
-    path = run_dir.sample_path("t")
-    path.parent.mkdir(parents=True)
-    lines = [
-        {"id": "b", "index": 1, "error": "x"},
-        {"id": "c", "index": 2},
-        {"id": "a", "index": 0, "text": "é"},
-        {"id": "b", "index": 1, "scores": {"m": 1}},
-    ]
-    path.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines)
-        + '{"id": "d", "ind\n'
-        + json.dumps({"id": None, "index": 3, "bad_record": True}),
-        encoding="utf-8",
-    )  # no final newline
-    run_dir.finalize_samples("t", saved_lines)
-    assert [r.get("id") for r in iter_samples(path)] == ["a", "b", "c", None]
-    assert list(iter_samples(path))[1] == {"id": "b", "index": 1, "scores": {"m": 1}}
-    assert path.read_text(encoding="utf-8").splitlines()[0] == json.dumps(lines[2], ensure_ascii=False)
-    assert path.read_text(encoding="utf-8").endswith("}\n")

@@ -1,17 +1,16 @@
-"""A run's services (ragbench._run.services): planning a run (`Evaluator.__init__`) loads no retriever and
-no component model; they load when the run starts, and every one is closed however the run ends."""
+"""A run's services (ragbench._run.services): planning a run (its pre-flight) loads no retriever and no component
+model; they load when the run starts, and every one is closed however the run ends."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.example import StoppedAtFailure
 from ragbench.api import ConfigError, Document, hookimpl
 from ragbench.api.retrieval import Reranker, Retriever
-from ragbench.testing import Registry
+from ragbench.testing import Registry, cli, preflight, run_eval
 
 
 def noted(log: str, event: str) -> None:
@@ -68,39 +67,41 @@ class NotedPlugin:
         }
 
 
-def evaluator(tmp_path: Path, log: Path, model: str = "scripted:echo", **config) -> Evaluator:
-    registry = Registry.discover(plugins=[("noted_plugin", "ragbench-noted-test", NotedPlugin())])
+def registry() -> Registry:
+    return Registry.discover(plugins=[("noted_plugin", "ragbench-noted-test", NotedPlugin())])
+
+
+def options(tmp_path: Path, log: Path, model: str = "scripted:echo", **config) -> dict:
+    """run_eval's (and preflight's) arguments of a run of the demo with the noted retriever and reranker."""
     config.setdefault("retriever_args", {"log": str(log)})
-    return Evaluator(
-        RunConfig.of(
-            tasks=["demo"],
-            system="vanilla",
-            model=model,
-            retriever="noted",
-            reranker="noted",
-            reranker_args={"log": str(log)},
-            limit=2,
-            progress=False,
-            bootstrap_iters=0,
-            output=str(tmp_path / "run"),
-            **config,
-        ),
-        registry,
+    return dict(
+        task="demo",
+        system="vanilla",
+        model=model,
+        retriever="noted",
+        reranker="noted",
+        reranker_args={"log": str(log)},
+        limit=2,
+        bootstrap_iters=0,
+        output=tmp_path / "run",
+        registry=registry(),
+        **config,
     )
 
 
 def test_planning_a_run_opens_no_index_and_loads_no_model_until_it_runs(tmp_path):
     log = tmp_path / "events.txt"
-    planned = evaluator(tmp_path, log)
+    preflight(**options(tmp_path, log))
     assert events(log) == []
-    assert planned.run().complete
+    assert run_eval(**options(tmp_path, log)).complete
     assert events(log) == ["retriever opened", "reranker loaded", "reranker closed", "retriever closed"]
 
 
 def test_a_retriever_that_fails_to_open_fails_the_run_not_its_planning_and_nothing_is_written(tmp_path):
-    planned = evaluator(tmp_path, tmp_path / "events.txt", retriever_args={"log": "-", "fail": True})
+    config = options(tmp_path, tmp_path / "events.txt", retriever_args={"log": "-", "fail": True})
+    preflight(**config)
     with pytest.raises(Exception, match="the index is damaged"):
-        planned.run()
+        run_eval(**config)
     assert not (tmp_path / "run" / "run.json").exists()
 
 
@@ -110,26 +111,33 @@ def failing_answer(request) -> str:
 
 def test_every_service_is_closed_when_the_run_stops_at_a_failure(tmp_path):
     log = tmp_path / "events.txt"
-    planned = evaluator(tmp_path, log, model=f"scripted:{__name__}:failing_answer", fail_fast=True)
-    with pytest.raises(StoppedAtFailure):
-        planned.run()
+    with pytest.raises(Exception) as stopped:
+        run_eval(**options(tmp_path, log, model=f"scripted:{__name__}:failing_answer", fail_fast=True))
+    assert type(stopped.value).__name__ == "StoppedAtFailure"  # --fail-fast's stop
     assert events(log) == ["retriever opened", "reranker loaded", "reranker closed", "retriever closed"]
 
 
 def test_every_service_opened_is_closed_when_the_model_fails_to_load(tmp_path):
     log = tmp_path / "events.txt"
-    planned = evaluator(tmp_path, log, model="scripted:no_such_module_xyz:answer")
     with pytest.raises(ConfigError, match="cannot load 'no_such_module_xyz:answer'"):
-        planned.run()
+        run_eval(**options(tmp_path, log, model="scripted:no_such_module_xyz:answer"))
     assert events(log) == ["retriever opened", "reranker loaded", "reranker closed", "retriever closed"]
     assert not (tmp_path / "run" / "run.json").exists()
 
 
+def check(tmp_path: Path, log: str, *extra: str):
+    """`ragbench check` of a run of the demo with the noted retriever and reranker."""
+    args = ["check", "--tasks", "demo", "--system", "vanilla", "--model", "scripted:echo", "--limit", "2"]
+    args += ["--retriever", "noted", "--retriever-arg", f"log={log}", *extra]
+    args += ["--reranker", "noted", "--reranker-arg", f"log={log}", "--output", str(tmp_path / "run")]
+    return CliRunner().invoke(cli, args, obj=registry())
+
+
 def test_ragbench_check_opens_the_retriever_and_closes_what_it_opened(tmp_path):
     log = tmp_path / "events.txt"
-    evaluator(tmp_path, log).check_services(models=False)
+    checked = check(tmp_path, str(log))
+    assert checked.exit_code == 0, checked.output
     assert events(log) == ["retriever opened", "reranker loaded", "reranker closed", "retriever closed"]
-    broken = evaluator(tmp_path, tmp_path / "other.txt", retriever_args={"log": "-", "fail": True})
-    with pytest.raises(Exception, match="the index is damaged"):
-        broken.check_services(models=False)
+    broken = check(tmp_path, "-", "--retriever-arg", "fail=true")
+    assert broken.exit_code != 0 and "the index is damaged" in str(broken.exception)  # the retriever's own error
     assert not (tmp_path / "run").exists()

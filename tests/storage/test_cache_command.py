@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL_HOME, SESSION_HOME
-from ragbench._engines.local.embedded import EMBEDDED_GGUF
 from ragbench.api.data import cache_root
 from support.helpers import cli, cli_here
 
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # the shipped model's file, a copy's SOURCE names
 CACHE_VARS = ("RAGBENCH_CACHE_DIR", "RAGBENCH_DATA_DIR", "RAGBENCH_PAGE_CACHE", "RAGBENCH_INDEX_CACHE")
 
 

@@ -1,6 +1,8 @@
 """Caches that cannot lie and cannot stop a run: a stored answer whose bytes changed, a row that is not
 JSON or not a response, a cache file that is not a database, cut short, unwritable or of an older
-ragbench; the page cache the same; engines that answer from a file are keyed by its content."""
+ragbench; the page cache the same; engines that answer from a file are keyed by its content. The response cache's
+store opened on a user's file where no pre-flight ran stands aside (what a run does with a --cache naming one:
+tests/storage/test_user_files.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_user_files import CACHE_FAULTS, store_stands_aside
 
 from conftest import write_jsonl
 from ragbench._engines.replay import ReplayEngine
@@ -428,3 +431,8 @@ def test_failed_reads_and_writes_are_each_counted_and_warned_of_once(tmp_path, c
     assert warnings[0].startswith(f"ragbench: warning: response cache {path}: a read failed (no such table: responses)")
     assert warnings[1].startswith(f"ragbench: warning: response cache {path}: a write of 1 entries failed (Operational")
     assert all("\n" not in warning and "reported when the run ends" in warning for warning in warnings)
+
+
+@pytest.mark.parametrize("kind", CACHE_FAULTS)
+def test_a_response_cache_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_path, kind):
+    store_stands_aside(tmp_path, kind, ResponseCache, "response")

@@ -7,8 +7,8 @@ from collections import namedtuple
 
 from click.testing import CliRunner
 
-from ragbench._run.plan import run_folder
 from ragbench.testing import cli
+from support import paths
 from support.helpers import cli_run_args, tmpfs
 
 Usage = namedtuple("Usage", "total used free")
@@ -57,7 +57,9 @@ def test_enough_free_space_is_reported_with_the_figure(tmp_path, monkeypatch):
 
 def test_the_estimate_grows_with_the_records_the_run_reads(tmp_path, monkeypatch):
     real = shutil.disk_usage
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(real(path).total, 0, 2**30))
-    monkeypatch.setattr(run_folder, "SPACE_PER_RECORD", 2**27)  # 128 MiB a record: 24 are 3 GiB
-    result = check(tmp_path / "run")
-    assert "less than the run may write (3,072 MiB: 24 record(s) x 131072 KiB" in result.output
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(real(path).total, 0, 110 * 2**20))
+    assert "ready to run" in check(tmp_path / "run").output  # 24 records: 100 MiB at least, and 110 MiB are free
+    demo = (paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "many.jsonl").write_text("".join((demo * (2048 // len(demo) + 1))[:2048]))
+    result = check(tmp_path / "run", "--data", f"demo={tmp_path / 'many.jsonl'}")
+    assert "less than the run may write (128 MiB: 2048 record(s) x 64 KiB, at least 100 MiB)" in result.output

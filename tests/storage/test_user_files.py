@@ -15,10 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from ragbench._storage.cache import ResponseCache
 from ragbench.api.run import PageCache
-from ragbench.testing import PreflightError, installed_registry
-from support.helpers import cli_here, popqa_args, run
+from ragbench.testing import PreflightError, installed_registry, run_eval
+from support.helpers import cli_here, popqa_args
 
 QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 
@@ -122,10 +121,9 @@ def test_a_users_sqlite_file_says_whose_it_is_and_keeps_its_rows_and_journal_mod
     db.close()
 
 
-@pytest.mark.parametrize("kind", CACHE_FAULTS)
-@pytest.mark.parametrize("store", [ResponseCache, PageCache])
-def test_a_store_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_path, kind, store):
-    """Where no pre-flight ran (the API, a page cache a task opens mid-run): the store stands aside."""
+def store_stands_aside(tmp_path: Path, kind: str, store: type, what: str) -> None:
+    """`store` (a cache's class) opened on a user's file of `kind`, written to and closed: it said it was not used
+    (its stats' notice, which the run shows) and left the user's file as it was."""
     home = tmp_path / "home"
     home.mkdir()
     path = user_path(home, kind)
@@ -134,9 +132,16 @@ def test_a_store_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_p
     opened.put_many([("k", "value")] if store is PageCache else [])
     stats = opened.stats()
     opened.close()
-    assert stats["notice"].startswith(f"{'page' if store is PageCache else 'response'} cache {path}: ")
+    assert stats["notice"].startswith(f"{what} cache {path}: ")
     assert "the run goes on without it and leaves the file as it is" in stats["notice"]
     assert snapshot(home) == before
+
+
+@pytest.mark.parametrize("kind", CACHE_FAULTS)
+def test_a_page_cache_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_path, kind):
+    """Where no pre-flight ran (a page cache a task opens mid-run): the store stands aside. The response cache's
+    store: tests/storage/test_cache_faults.py."""
+    store_stands_aside(tmp_path, kind, PageCache, "page")
 
 
 def test_a_page_cache_option_naming_a_users_sqlite_file_is_refused_before_the_run(tmp_path):
@@ -147,12 +152,13 @@ def test_a_page_cache_option_naming_a_users_sqlite_file_is_refused_before_the_ru
     pages = user_sqlite(tmp_path / "pages.db", table="entries")
     before = snapshot(tmp_path)
     with pytest.raises(PreflightError) as refused:
-        run(
-            tmp_path,
-            tasks=["crag_t3"],
-            system="vanilla",
-            model="scripted:echo",
-            data={"crag_t3": str(archive)},
+        run_eval(
+            "crag_t3",
+            "vanilla",
+            "scripted:echo",
+            data=archive,
+            output=tmp_path / "run",
+            bootstrap_iters=200,
             page_cache=str(pages),
             task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none"},
         )
@@ -166,13 +172,13 @@ def test_a_page_cache_option_naming_a_users_sqlite_file_is_refused_before_the_ru
 
 def test_a_ragbench_cache_whose_response_column_was_renamed_is_moved_aside_and_counted(tmp_path):
     path = tmp_path / "c.sqlite"
-    ResponseCache(path).close()
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    assert cli_here(*run_args(data, tmp_path / "first", "--cache", str(path))).returncode == 0  # a cache ragbench made
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE responses RENAME COLUMN response TO reply")
     db.commit()
     db.close()
     renamed = path.read_bytes()
-    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
     ran = cli_here(*run_args(data, tmp_path / "run", "--cache", str(path)))
     assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
     [warning] = [line for line in ran.stderr.splitlines() if line.startswith("ragbench: warning:")]
@@ -182,7 +188,9 @@ def test_a_ragbench_cache_whose_response_column_was_renamed_is_moved_aside_and_c
     )
     [aside] = tmp_path.glob("c.sqlite.damaged-*")
     assert aside.read_bytes() == renamed
-    assert len(ResponseCache(path)) == 1  # the fresh cache serves
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == 1  # the fresh cache serves: it kept the answer
+    db.close()
 
 
 # --- the run lock ---------------------------------------------------------------------------------
@@ -441,7 +449,7 @@ def template_run(tmp_path_factory) -> tuple[Path, Path]:
     """A finished run of one example (copied into each example's folder) and its data."""
     folder = tmp_path_factory.mktemp("template")
     data = write_jsonl(folder / "popqa.jsonl", [QUESTION])
-    run(folder, "run", tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    run_eval("popqa", "vanilla", "scripted:echo", data=data, output=folder / "run", bootstrap_iters=200)
     return folder / "run", data
 
 
@@ -488,7 +496,6 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(
 ):
     import shutil
 
-    from ragbench._run.evaluator import Evaluator, RunConfig
     from ragbench.api import ConfigError
 
     template, data = template_run
@@ -498,20 +505,20 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(
     shutil.copytree(template, home / "run", symlinks=True)
     make_entries(home, outside, entries)
     before = users(home, outside)
-    config = RunConfig.of(
-        tasks=["popqa"],
-        system="vanilla",
-        model="scripted:echo",
-        data={"popqa": str(data)},
-        output=str(home / output),
-        cache=str(home / cache) if cache else None,
-        progress=False,
-        bootstrap_iters=20,
-        overwrite=mode == "overwrite",
-        resume=mode == "resume",
-    )
     try:
-        Evaluator(config, registry=shared_registry).run()
+        run_eval(
+            "popqa",
+            "vanilla",
+            "scripted:echo",
+            data=data,
+            output=home / output,
+            cache=str(home / cache) if cache else None,
+            page_cache=None,
+            bootstrap_iters=20,
+            overwrite=mode == "overwrite",
+            resume=mode == "resume",
+            registry=shared_registry,
+        )
     except ConfigError as refused:
         assert str(refused).strip(), "a refusal says why"
     after = users(home, outside)

@@ -5,6 +5,7 @@ into a store compare (`store_listing`, `shard_files`) and how they cut a build s
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,8 @@ def s3_server(folder: Path) -> Iterator[Any]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    # moto's servers in one process share its in-memory backends: an earlier module's buckets would still be there
+    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST")).close()
     try:
         with pytest.MonkeyPatch.context() as env:
             for variable, value in {

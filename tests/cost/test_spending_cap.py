@@ -1,10 +1,10 @@
-"""`--max-cost DOLLARS` (ragbench._cost.spending_cap): the run stops before its calls would cost more than the cap,
+"""`--max-cost DOLLARS`: the run stops before its calls would cost more than the cap,
 each batch checked first at its worst (prompt characters, max_tokens), says in one line what it spent and how to
 continue, and leaves a run `--resume` completes without paying a call twice."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 from pathlib import Path
 
@@ -12,14 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._cost.prices import usd_of
-from ragbench._cost.spending_cap import SpendingCap, worst_tokens
-from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import Request, Response, Sampling
+from conftest import write_jsonl
+from ragbench.api import Prediction, System
+from ragbench.api.engines import Engine, Request, Response
+from ragbench.testing import Registry, run_eval
 from support.helpers import cli_here
 
 MODEL = "scripted:support.estimate_fake:within_limit"  # no reply longer than its max_tokens, as a model's
 PRICE = {"prompt": 2.5, "completion": 10.0}
+
+
+def usd_of(price: dict[str, float], prompt: int, completion: int) -> float:
+    """One call's dollars at `price` (per million tokens), as results.json prices them: to the micro-dollar."""
+    return round((prompt * price["prompt"] + completion * price["completion"]) / 1e6, 6)
 
 
 def options(tmp_path: Path, *more: str) -> list[str]:
@@ -150,19 +155,43 @@ def test_a_cap_over_a_model_without_a_price_is_refused_before_the_run(tmp_path: 
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 
 
-class Concurrent:
-    """An engine that answers each request as it comes (an HTTP server's kind), `completion` tokens each."""
+class Concurrent(Engine):
+    """An engine that answers each request as it comes (an HTTP server's kind), half its max_tokens each; `sent`:
+    the prompt and output tokens of every call it answered, of every instance."""
 
     concurrent = True
-    engine_id = "concurrent-fake"
     max_batch_size = max_concurrency = 4
-
-    def __init__(self, completion: int) -> None:
-        self.completion, self.sent = completion, 0
+    sent: list[tuple[int, int]] = []
 
     async def agenerate_one(self, request: Request) -> Response:
-        self.sent += 1
-        return Response(["x"], prompt_tokens=len(request.prompt or ""), completion_tokens=self.completion)
+        tokens = (len(request.prompt or ""), request.sampling.max_tokens // 2)
+        Concurrent.sent.append(tokens)
+        return Response(["x"], prompt_tokens=tokens[0], completion_tokens=tokens[1])
+
+
+class AskOnce(System):
+    """Sends the example's question as it is, with `max_tokens`."""
+
+    name = "ask_once"
+
+    def __init__(self, max_tokens: int = 16) -> None:
+        self.max_tokens = max_tokens
+
+    async def run(self, example, ctx):
+        reply = await ctx.llm.generate(example.question, max_tokens=self.max_tokens)
+        return Prediction(example_id=example.id, answer=reply.text)
+
+
+def concurrent_registry() -> Registry:
+    registry = Registry.discover()
+    registry.add_catalog(
+        {
+            "engines": {"concurrent_fake": {"target": f"{__name__}:Concurrent"}},
+            "systems": {"ask_once": {"target": f"{__name__}:AskOnce"}},
+        },
+        "tests",
+    )
+    return registry
 
 
 @settings(max_examples=30, deadline=None)
@@ -174,24 +203,40 @@ class Concurrent:
 def test_an_engine_that_takes_requests_as_they_come_never_spends_past_the_cap(
     prompts: list[str], max_tokens: int, cap: float
 ) -> None:
-    """Each request is checked at its worst before it is sent: what was answered never costs more than the cap,
-    and a cap above every request's worst sends them all."""
-    engine = Concurrent(completion=max_tokens // 2)
-    gate = SpendingCap(cap, {id(engine): PRICE}, stop=lambda: None)
-    requests = [Request(prompt=p, sampling=Sampling(max_tokens=max_tokens)) for p in prompts]
+    """Each request is checked at its worst (its prompt's characters, max_tokens) before it is sent: what was
+    answered never costs more than the cap, and a cap above every request's worst sends them all."""
+    import tempfile
 
-    async def run() -> None:
-        scheduler = Scheduler(gate=gate)
-        calls = [asyncio.ensure_future(scheduler.submit(engine, r)) for r in requests]  # type: ignore[arg-type]
-        gate.stop = lambda: [call.cancel() for call in calls]  # the run's stop: its examples cancelled
-        await asyncio.gather(*calls, return_exceptions=True)
-        await scheduler.close()
-
-    asyncio.run(run())
-    assert gate.spent <= cap * (1 + 1e-9)
-    assert engine.sent == len(prompts) or gate.reached
-    if sum(usd_of(PRICE, *worst_tokens(r)) for r in requests) <= cap:
-        assert engine.sent == len(prompts) and not gate.reached
+    Concurrent.sent.clear()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "prices.yaml").write_text("concurrent_fake:x: {prompt: 2.5, completion: 10}\n")
+        rows = [
+            {"question": p, "answers": ["x"], "id": i, "prop": "occupation", "ctxs": []} for i, p in enumerate(prompts)
+        ]
+        data = write_jsonl(folder / "popqa.jsonl", rows)
+        run = functools.partial(
+            run_eval,
+            "popqa",
+            "ask_once",
+            "concurrent_fake:x",
+            data=data,
+            system_args={"max_tokens": max_tokens},
+            price_table=str(folder / "prices.yaml"),
+            max_inflight=len(prompts),
+            bootstrap_iters=0,
+            output=folder / "run",
+            registry=concurrent_registry(),
+        )
+        try:
+            finished = run(max_cost=cap).complete
+        except Exception as stopped:  # the command line's one line (exit 1): stopped by the cap
+            assert str(stopped).startswith("stopped before the run's calls would cost more than --max-cost"), stopped
+            finished = False
+    assert sum(usd_of(PRICE, *tokens) for tokens in Concurrent.sent) <= cap * (1 + 1e-9)
+    assert len(Concurrent.sent) == len(prompts) or not finished
+    if sum(usd_of(PRICE, len(p), max_tokens) for p in prompts) <= cap:
+        assert len(Concurrent.sent) == len(prompts) and finished
 
 
 def test_the_judges_calls_count_against_the_cap(tmp_path: Path) -> None:

@@ -115,9 +115,7 @@ def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_i
     assert comparable(rescored)["results"] == comparable(json.loads((finished / "results.json").read_text()))["results"]
 
 
-def test_an_unfinished_reproduction_continues_with_resume_and_a_finished_one_keeps_one_record(
-    registry_with_demo_row, tmp_path
-):
+def test_an_unfinished_reproduction_continues_with_resume_and_a_finished_one_keeps_one_record(reproduce, tmp_path):
     out = tmp_path / "run"
     first = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--limit", "4")
     assert first.exit_code == 0, first.output

@@ -15,9 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench._retrieval.corpus.readers import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
 from ragbench.api import ConfigError, Document, RecordError
-from ragbench.api.retrieval import trec_eval_all
+from ragbench.api.retrieval import CorpusLookup, corpus_format, read_corpus, trec_eval_all
 from ragbench.tasks.trec_rag.ag_output import recorded_output, response_length, sentences, submission
 from ragbench.tasks.trec_rag.data import read_qrels
 from ragbench.tasks.trec_rag.task import TrecRag25Task, TrecRagTask
@@ -25,6 +24,7 @@ from ragbench.testing import installed_registry
 from support.helpers import cli_here, run, samples
 
 DATA = TEST_DATA / "trec_rag"
+SEGMENTED = "msmarco_v2.1_segmented"  # the format an index manifest names such a corpus by
 TOPICS24, QRELS24 = DATA / "topics.rag24.test.txt", DATA / "qrels.rag24.test-umbrela-all.txt"
 TOPICS25, QRELS25 = DATA / "trec_rag_2025_queries.jsonl", DATA / "qrels.rag25.txt"
 
@@ -87,8 +87,7 @@ def corpus(tmp_path_factory) -> Path:
 def test_the_shards_are_read_in_order_each_segment_a_document_found_again_where_it_was(corpus):
     assert corpus_format(corpus) == SEGMENTED
     (corpus / "README.txt").write_text("not a shard")  # other files of the folder are not read
-    rows = list(corpus_rows(corpus))
-    docs = [doc for _, doc in rows]
+    docs = list(read_corpus(corpus))
     assert [doc.id for doc in docs] == [record["docid"] for record in SHARD_00 + SHARD_01]
     first = docs[1]
     assert isinstance(first, Document)
@@ -98,8 +97,8 @@ def test_the_shards_are_read_in_order_each_segment_a_document_found_again_where_
         "start_char": 1445,
         "end_char": SHARD_00[1]["end_char"],
     }
-    reader = passage_reader(corpus)
-    assert [reader(position) for position, _ in rows] == docs
+    lookup = CorpusLookup(corpus)
+    assert len(lookup) == len(docs) and [lookup.get(doc.id) for doc in docs] == docs
 
 
 def test_a_bad_segment_line_is_a_record_error_and_the_shard_goes_on(tmp_path):
@@ -523,10 +522,9 @@ def test_the_segments_unpacked_or_in_one_jsonl_file_are_read_as_the_gzip_shards_
     one_file = tmp_path / "segments.jsonl"
     one_file.write_text("".join(json.dumps(record) + "\n" for record in SHARD_00 + SHARD_01), encoding="utf-8")
     for path in (unpacked, one_file):
-        rows = list(corpus_rows(path))
-        assert [doc for _, doc in rows] == packed
-        reader = passage_reader(path)
-        assert [reader(position) for position, _ in rows] == packed
+        assert list(read_corpus(path)) == packed
+        lookup = CorpusLookup(path)
+        assert len(lookup) == len(packed) and [lookup.get(doc.id) for doc in packed] == packed
     write_shard(unpacked / "msmarco_v2.1_doc_segmented_00.json.gz", SHARD_00)
     with pytest.raises(ConfigError, match="msmarco_v2.1_doc_segmented_00 is there twice"):
         corpus_format(unpacked)

@@ -4,16 +4,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import hypothesis.extra.numpy as hnp
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._storage.page_cache import decode_value, encode_value
+from ragbench.api.run import PageCache
 
 # Imported by nothing a `demo` run does before its first call (its task has the `selfrag` prompt style, its
 # passages are the examples' own, its data file is shipped, its model the scripted engine).
@@ -85,7 +88,15 @@ def test_a_demo_run_imports_no_statistics_report_or_templates_before_its_first_l
     )
 )
 def test_the_page_cache_gives_back_arrays_and_json_values_as_stored(value):
-    back = decode_value(encode_value(value))
+    """Stored, the cache closed and opened again: the value read back is the value stored (numpy arrays included,
+    which the page cache keeps without importing numpy at start-up)."""
+    with tempfile.TemporaryDirectory() as folder:
+        written = PageCache(Path(folder) / "pages.sqlite")
+        written.put_many([("page:k", value)])
+        written.close()
+        reopened = PageCache(Path(folder) / "pages.sqlite")
+        [back] = asyncio.run(reopened.get_many(["page:k"]))
+        reopened.close()
     if isinstance(value, np.ndarray):
         assert back.dtype == value.dtype and np.array_equal(back, value, equal_nan=value.dtype.kind == "f")
     else:

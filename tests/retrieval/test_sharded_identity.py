@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import needs
+from conftest import needs, plugins_read_once
 from ragbench._retrieval.index.damage import IndexDamage
 from ragbench._retrieval.sharded.kinds import sharded_kind
 from ragbench._retrieval.sharded.layout import read_layout, shard_layout
@@ -24,6 +24,7 @@ from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
+REGISTRY = plugins_read_once()  # read once: the property loads the index of each example
 
 WORDS = ["river", "king", "queen", "castle", "song", "moses", "winter"]
 HALF = [" ".join(WORDS[i % 5 : i % 5 + 2 + i % 3]) for i in range(6)]
@@ -152,13 +153,11 @@ def test_any_byte_of_any_shard_file_changed_is_refused_by_the_run_and_the_actor(
         path.write_bytes(bytes(held))
         named = str(path.relative_to(index / "shards-2"))
         with pytest.raises(ConfigError) as caught:
-            sharded_kind(installed_registry(), "lucene_bm25").front(str(index)).layout(
-                2
-            )  # the run's side, before any shard starts
+            sharded_kind(REGISTRY, "lucene_bm25").front(str(index)).layout(2)  # the run's side, before any shard starts
         assert_refused_naming(caught, f"{named}: is not the file split into shard")
         shard = layout.shards[int(named[:3])]
         with pytest.raises(IndexDamage, match=f"{named}: is not the file split into shard {shard.number}"):
-            sharded_kind(installed_registry(), "lucene_bm25").search(shard, {})
+            sharded_kind(REGISTRY, "lucene_bm25").search(shard, {})
 
 
 @pytest.mark.parametrize(

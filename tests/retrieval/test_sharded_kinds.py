@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA, needs
+from conftest import TEST_DATA, needs, plugins_read_once
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
 from ragbench._retrieval.sharded.kinds import sharded_kind
@@ -29,6 +29,7 @@ from ragbench.testing import build_index, installed_registry
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 
 
+REGISTRY = plugins_read_once()  # read once: the properties search each shard of each example
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x", "running", "sang"]
 FLASHRAG = TEST_DATA / "flashrag_bm25"
 FAISS = TEST_DATA / "flashrag_faiss"
@@ -42,7 +43,7 @@ def sharded_search(front, shards: int, queries: list[str], k: int):
     layout = front.layout(shards)
     payload = front.payload(queries)
     answers = [
-        sharded_kind(installed_registry(), layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
+        sharded_kind(REGISTRY, layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
         for shard in layout.shards
     ]
     return front.answers(queries, answers, k)
@@ -64,14 +65,14 @@ def test_a_split_lucene_bm25_index_answers_exactly_as_the_whole_one(corpus, data
     ids = data.draw(st.lists(st.text("ab1", min_size=1, max_size=4), min_size=len(corpus), max_size=len(corpus),
                              unique=True))  # fmt: skip
     shards = data.draw(st.integers(1, len(corpus)))
-    registry = installed_registry()
+    registry = REGISTRY
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.jsonl"
         path.write_text("".join(json.dumps({"id": i, "title": "", "text": t}) + "\n" for i, t in zip(ids, corpus)))
         build_index(path, Path(tmp) / "index", "lucene_bm25", {}, progress=False, registry=registry)
         whole = registry.load("retrievers", "lucene_bm25")(str(Path(tmp) / "index"))
-        split_index(Path(tmp) / "index", shards, registry=installed_registry())
-        front = sharded_kind(installed_registry(), "lucene_bm25").front(str(Path(tmp) / "index"))
+        split_index(Path(tmp) / "index", shards, registry=REGISTRY)
+        front = sharded_kind(REGISTRY, "lucene_bm25").front(str(Path(tmp) / "index"))
         try:
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
         finally:
@@ -86,7 +87,7 @@ def test_a_split_flashrag_bm25_index_answers_exactly_as_the_whole_one(corpus, da
     built (no manifest.json) or ragbench did."""
     corpus = [*corpus, "river king"]
     shards = data.draw(st.integers(1, len(corpus)))
-    registry = installed_registry()
+    registry = REGISTRY
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.jsonl"
         path.write_text("".join(json.dumps({"id": str(i), "contents": t}) + "\n" for i, t in enumerate(corpus)))
@@ -95,8 +96,8 @@ def test_a_split_flashrag_bm25_index_answers_exactly_as_the_whole_one(corpus, da
         if flashrag_built:
             (index / "manifest.json").unlink()
         whole = FlashRagBM25Retriever(index=str(index), corpus=str(path))
-        split_index(index, shards, registry=installed_registry())
-        front = sharded_kind(installed_registry(), "flashrag_bm25").front(index=str(index), corpus=str(path))
+        split_index(index, shards, registry=REGISTRY)
+        front = sharded_kind(REGISTRY, "flashrag_bm25").front(index=str(index), corpus=str(path))
         try:
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
         finally:
@@ -166,13 +167,10 @@ def test_faiss_shards_merged_give_the_whole_flat_indexs_scores_and_passages_abov
     whole.add(matrix.astype(np.float32))
     with tempfile.TemporaryDirectory() as tmp:
         faiss.write_index(whole, str(Path(tmp) / "e5_Flat.index"))
-        folder = split_index(Path(tmp) / "e5_Flat.index", shards, registry=installed_registry())
+        folder = split_index(Path(tmp) / "e5_Flat.index", shards, registry=REGISTRY)
         assert folder.name == f"e5_Flat.index.shards-{shards}"
         layout = read_layout(folder, Path(tmp) / "e5_Flat.index")
-        parts = [
-            sharded_kind(installed_registry(), "faiss_index").search(shard, {}).top_k(vectors, k)
-            for shard in layout.shards
-        ]
+        parts = [sharded_kind(REGISTRY, "faiss_index").search(shard, {}).top_k(vectors, k) for shard in layout.shards]
     scores, labels = whole.search(vectors, k) if k else (np.zeros((asked, 0)), np.zeros((asked, 0), np.int64))
     for query in range(asked):
         merged_scores, merged_ids = merge_top_k([part[query] for part in parts], k)

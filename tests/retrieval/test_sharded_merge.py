@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import needs
+from conftest import needs, plugins_read_once
 from ragbench._retrieval.bm25.retriever import BM25Retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
@@ -27,6 +27,7 @@ from ragbench.testing import build_index, installed_registry, load_retriever
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 
+REGISTRY = plugins_read_once()  # read once: the properties search each shard of each example
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x"]
 TIED = st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0])  # few values: many ties
 
@@ -64,9 +65,7 @@ def test_shard_ranges_cover_the_corpus_in_order_sizes_within_one(doc_count, data
 
 
 def merged_search(kind, layout, payload, k, options):
-    answers = [
-        sharded_kind(installed_registry(), kind).search(shard, options).top_k(payload, k) for shard in layout.shards
-    ]
+    answers = [sharded_kind(REGISTRY, kind).search(shard, options).top_k(payload, k) for shard in layout.shards]
     return [merge_top_k([answer[query] for answer in answers], k) for query in range(len(payload))]
 
 
@@ -90,12 +89,12 @@ def test_a_split_bm25_index_answers_exactly_as_the_whole_one(corpus_texts, data,
     queries = data.draw(st.lists(st.lists(st.sampled_from(WORDS), max_size=4).map(" ".join), min_size=1, max_size=4))
     with tempfile.TemporaryDirectory() as tmp:
         index = Path(tmp) / "index"
-        registry = installed_registry()
+        registry = REGISTRY
         build_index(write_corpus(Path(tmp), corpus_texts), index, "bm25", {"method": method}, progress=False,
                     registry=registry)  # fmt: skip
         whole = BM25Retriever(str(index))
         expected = whole.search(queries, k)
-        layout = read_layout(split_index(index, shards, registry=installed_registry()), index)
+        layout = read_layout(split_index(index, shards, registry=REGISTRY), index)
         tokens = __import__("ragbench._retrieval.bm25.retriever", fromlist=["x"]).query_tokens(
             queries, whole.stopwords, whole.stemmer, whole.jieba
         )

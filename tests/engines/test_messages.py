@@ -4,6 +4,8 @@ with their ids, `--version` gives what a bug report needs."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import ragbench.tasks.selfrag
@@ -57,19 +59,31 @@ def test_version_names_what_a_bug_report_needs():
     assert python.startswith("Python 3.") and "numpy " in packages
 
 
-def test_the_git_commit_is_read_once_per_process(monkeypatch):
+GIT_COUNTED = """
+import json, subprocess, sys
+started = []
+real = subprocess.run
+def counted(command, *args, **kwargs):
+    if isinstance(command, (list, tuple)) and command[:1] == ["git"]:
+        started.append(command)
+    return real(command, *args, **kwargs)
+subprocess.run = counted
+from ragbench.testing import run_eval
+hashes = [run_eval("demo", "closed_book", limit=1).results["versions"]["git_hash"] for _ in range(2)]
+print(json.dumps({"hashes": hashes, "git_started": len(started)}))
+"""
+
+
+def test_the_git_commit_is_read_once_per_process(tmp_path):
     """Every run's results.json names the commit: read once, as the package versions are, not a `git` process
-    started for every run."""
-    import subprocess
-
-    from ragbench._reports.results import provenance
-
-    started = []
-    real = subprocess.run
-    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: started.append(args) or real(*args, **kwargs))
-    provenance.git_hash.cache_clear()
-    first = provenance.provenance()["git_hash"]
-    assert provenance.provenance()["git_hash"] == first and len(started) == 1
+    started for every run (two runs in one fresh process start `git` once)."""
+    done = subprocess.run(
+        [sys.executable, "-c", GIT_COUNTED], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    counted = json.loads(done.stdout.strip().splitlines()[-1])
+    first, second = counted["hashes"]
+    assert first == second and counted["git_started"] == 1
 
 
 def test_scoring_a_runs_samples_fails_its_failed_examples_again_never_scores_them_as_empty(tmp_path):

@@ -38,16 +38,16 @@ TASK = (
 
 CHILD = r"""
 import json, resource, sys, time
-from ragbench._registry import installed_registry
 from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.plan.planning import plan
+from ragbench._run.plan.run_registry import run_registry
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
 
 folder, task, iterations = sys.argv[1], sys.argv[2], int(sys.argv[3])
 config = RunConfig.of(tasks=[task], system="closed_book", model="scripted:echo", output=folder, progress=False,
                    bootstrap_iters=iterations)
-planned = plan(config.what, config.judging, installed_registry())
+planned = plan(config.what, config.judging, run_registry(config.what))  # the task file registered first
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
 results = run_results(planned, RunDir(folder), ResultsSettings.of(config), checkpoints={}, cost=dict, full_config={},
@@ -63,6 +63,7 @@ def template_run(folder: Path) -> tuple[Path, list[dict]]:
     """The YAML task's file and the sample records of a real run of it, each with STEPS LLM steps."""
     from ragbench._registry import installed_registry
     from ragbench._run.evaluator import Evaluator, RunConfig
+    from ragbench._run.plan.run_registry import run_registry
 
     records = [
         {
@@ -84,7 +85,7 @@ def template_run(folder: Path) -> tuple[Path, list[dict]]:
         progress=False,
         bootstrap_iters=10,
     )
-    Evaluator(config, installed_registry()).run()
+    Evaluator(config, run_registry(config.what, installed_registry())).run()
     lines = (folder / "template" / "samples" / "levels.jsonl").read_text(encoding="utf-8").splitlines()
     samples = [json.loads(line) for line in lines]
     for sample in samples:

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)  # noqa: F401 (a fixture)
+from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 
 import ragbench.tasks.selfrag
 from ragbench.api import ConfigError
@@ -123,7 +123,7 @@ def test_a_written_results_json_follows_the_schema(finished, tmp_path):
         jsonschema.validate(json.loads((run / "results.json").read_text()), documented_schema())
 
 
-def test_reproduce_writes_the_version_and_refuses_a_later_one_in_one_line(registry_with_demo_row, tmp_path):
+def test_reproduce_writes_the_version_and_refuses_a_later_one_in_one_line(reproduce, tmp_path):
     done = reproduce("demo.closed-book", "--output", str(tmp_path / "run"), "--no-progress")
     assert done.exit_code == 0, done.output
     path = tmp_path / "run" / "results.json"

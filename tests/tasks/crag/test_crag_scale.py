@@ -11,16 +11,15 @@ import contextlib
 import inspect
 import random
 import time
+from typing import ClassVar
 
 import pytest
 
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
-from ragbench.testing import installed_registry
+from ragbench.tasks.crag.task import CragTask3
+from ragbench.testing import installed_registry, prompts, run_eval
 from support.crag_helpers import tokenizer_dir
-from support.helpers import run
 
 EMBEDDER = "support.crag_helpers:KeywordEmbedder"
 LOOP_CPU_SECONDS = 0.05
@@ -47,18 +46,37 @@ def distinct_pages(archive) -> int:
     )
 
 
-def config(tmp_path, archive, name, system="vanilla", **task_args) -> RunConfig:
-    return RunConfig.of(
-        tasks=["crag_t3"],
-        system=system,
-        model="scripted:echo",
-        data={"crag_t3": str(archive)},
-        output=str(tmp_path / name),
-        progress=False,
+class CountedCrag3(CragTask3):
+    """crag_t3, each object a run makes of it kept: its page work's counters (pages parsed here, texts through the
+    embedder) read once the run is over. Its runs are given the system options the catalogue gives crag_t3 (top 50
+    pages, the baselines' sampling), which a class given to run_eval does not carry."""
+
+    made: ClassVar[list[CragTask3]] = []
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.made.append(self)
+
+
+def crag_run(tmp_path, archive, name, system="vanilla", options=None, system_args=None, **task_args):
+    """A run of crag_t3 on `archive` into tmp_path/name (the page cache: the test's), and the task object it ran."""
+    if system_args is None:
+        system_args = installed_registry().entry("tasks", "crag_t3").defaults["system_args"]
+    CountedCrag3.made.clear()
+    done = run_eval(
+        CountedCrag3,
+        system,
+        data=archive,
+        output=tmp_path / name,
         bootstrap_iters=50,
         max_inflight=4,
+        page_cache=None,  # the test's ($RAGBENCH_PAGE_CACHE), as a run's by default
+        system_args=system_args,
         task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args},
+        **(options or {}),
     )
+    [task] = CountedCrag3.made
+    return done, task
 
 
 @contextlib.contextmanager
@@ -104,65 +122,39 @@ def test_a_task3_run_never_blocks_the_event_loop(tmp_path, request, monkeypatch,
     if embedder is None:  # import time holds the GIL in C for long stretches; loading the model does not
         pytest.importorskip("sentence_transformers")
     with loop_cpu_time_per_callback(LOOP_CPU_SECONDS) as slow:
-        outcome = Evaluator(config(tmp_path, archive, "run", **args), registry=installed_registry()).run()
-    assert outcome.results["counts"]["crag_t3"]["records"] == 4
-    assert outcome.results["counts"]["crag_t3"]["failed"] == 0
+        done, _ = crag_run(tmp_path, archive, "run", **args)
+    assert done.results["counts"]["crag_t3"]["records"] == 4
+    assert done.results["counts"]["crag_t3"]["failed"] == 0
     assert not slow, "callbacks blocked the event loop:\n" + "\n".join(slow)
 
 
-def _page_work(outcome_task) -> tuple[int, int]:
-    return outcome_task.page_work.pages.parsed, outcome_task.page_work.embedder.texts_encoded
+def _page_work(task) -> tuple[int, int]:
+    return task.page_work.pages.parsed, task.page_work.embedder.texts_encoded
 
 
 def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, archive):
-    first = Evaluator(config(tmp_path, archive, "first", embedder=EMBEDDER), registry=installed_registry())
-    first_results = first.run().results
-    parsed, embedded = _page_work(first.planned[0].task)
+    first, task = crag_run(tmp_path, archive, "first", embedder=EMBEDDER)
+    parsed, embedded = _page_work(task)
     assert parsed == distinct_pages(archive) > 4 * 8 * 0.8 and embedded > 0
-    stats = first_results["cost"]["page_cache"]  # its only hits: a page met again (the empty ones)
+    stats = first.results["cost"]["page_cache"]  # its only hits: a page met again (the empty ones)
     assert stats["hits"] == 4 * 8 - parsed and stats["lookups"] > 0 and stats["bytes"] > 0
 
     # another system on the same file: the same RAG baseline around another model, then a passage reader
-    other_model = config(tmp_path, archive, "second", embedder=EMBEDDER).changed(model_args={"batch_size": 3})
-    second = Evaluator(other_model, registry=installed_registry())
-    second_results = second.run().results
-    assert _page_work(second.planned[0].task) == (0, 0)
-    assert second_results["cost"]["page_cache"]["hit_rate"] == 1.0
-    assert [trace_prompts(s["trace"]) for s in _samples(tmp_path / "second")] == [
-        trace_prompts(s["trace"]) for s in _samples(tmp_path / "first")
-    ]
+    second, task = crag_run(tmp_path, archive, "second", options={"model_args": {"batch_size": 3}}, embedder=EMBEDDER)
+    assert _page_work(task) == (0, 0)
+    assert second.results["cost"]["page_cache"]["hit_rate"] == 1.0
+    assert [prompts(s) for s in second.samples["crag_t3"]] == [prompts(s) for s in first.samples["crag_t3"]]
 
-    third = Evaluator(
-        config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER), registry=installed_registry()
-    )
-    third.run()
-    assert _page_work(third.planned[0].task)[0] == 0
+    # selfrag takes none of the baselines' options (a run leaves them out for it): it reads the pages as passages
+    _, task = crag_run(tmp_path, archive, "third", system="selfrag", system_args={}, embedder=EMBEDDER)
+    assert _page_work(task)[0] == 0
 
 
 def test_page_cache_off_parses_again_and_reports_nothing(tmp_path, archive):
-    run(tmp_path, "warm", **_kwargs(archive, embedder=EMBEDDER))
-    evaluator = Evaluator(
-        config(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off"), registry=installed_registry()
-    )
-    results = evaluator.run().results
-    assert _page_work(evaluator.planned[0].task)[0] == distinct_pages(archive)
-    assert "page_cache" not in results["cost"]
-
-
-def _kwargs(archive, **task_args) -> dict:
-    return {
-        "tasks": ["crag_t3"],
-        "system": "vanilla",
-        "model": "scripted:echo",
-        "data": {"crag_t3": str(archive)},
-        "task_args": {"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args},
-    }
-
-
-def _samples(run_dir):
-    import json
-
-    return [json.loads(line) for line in (run_dir / "samples" / "crag_t3.jsonl").read_text().splitlines()]
+    crag_run(tmp_path, archive, "warm", embedder=EMBEDDER)
+    off, task = crag_run(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off")
+    assert _page_work(task)[0] == distinct_pages(archive)
+    assert "page_cache" not in off.results["cost"]
 
 
 def test_the_device_decides_precision_and_batch_size(monkeypatch):

@@ -204,6 +204,7 @@ def run_eval(
     system_args: Mapping[str, object] | None = None,
     metric_args: Mapping[str, object] | None = None,
     judges: Sequence[Any] = (),
+    nli: Any = None,
     role_models: Mapping[str, object] | None = None,
     output: str | Path | None = None,
     plugins: Iterable[ModuleType] = (),
@@ -213,8 +214,9 @@ def run_eval(
     """A whole run in this process, as `ragbench --tasks ... --system ... --model ...` makes it.
 
     `task` (or a list of them), `system` and each of `metrics`: a registered name, or a class (its `name`
-    is registered for this run). `model`, each of `judges` and the values of `role_models`: an
-    `engine:model` string (`scripted:rules.json`, `replay:calls.jsonl` ...) or a `ScriptedLLM`.
+    is registered for this run). `model`, each of `judges`, `nli` (the entailment judge of the metrics that need
+    "nli", `--nli`) and the values of `role_models`: an `engine:model` string (`scripted:rules.json`,
+    `replay:calls.jsonl` ...) or a `ScriptedLLM`.
     `metrics` None: the tasks' own; else as `--metrics` (names replace them, "+name" adds). `data`: the
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
     plugin's tests need not install it). `registry`: the registry the run finds its components in (a test's own,
@@ -234,6 +236,7 @@ def run_eval(
         system_args=system_args,
         metric_args=metric_args,
         judges=judges,
+        nli=nli,
         role_models=role_models,
         plugins=plugins,
         registry=registry,
@@ -264,6 +267,7 @@ def _run_options(
     system_args: Mapping[str, object] | None = None,
     metric_args: Mapping[str, object] | None = None,
     judges: Sequence[Any] = (),
+    nli: Any = None,
     role_models: Mapping[str, object] | None = None,
     plugins: Iterable[ModuleType] = (),
     registry: Registry | None = None,
@@ -283,6 +287,7 @@ def _run_options(
         model=components.model(model),
         metrics=[components.name("metrics", m) for m in metrics or ()],
         judges=[components.model(judge) for judge in judges],
+        nli=components.model(nli),
         role_models={role: components.model(m) for role, m in (role_models or {}).items()},
         data={name: str(path) for name, path in (data or {}).items()},
         limit=limit,

@@ -29,6 +29,7 @@ from ragbench._retrieval.lucene.retriever import (
 from ragbench._retrieval.lucene.tokenizer import standard_tokens, utf16_units
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry
+from support import paths
 from support.helpers import cli_here
 
 pytest.importorskip("regex")
@@ -131,6 +132,21 @@ def test_a_damaged_index_file_is_named_with_the_command_that_builds_it_again(tmp
     damage(tmp_path / "index" / "lucene_bm25")
     with pytest.raises(ConfigError, match=f"lucene_bm25/{re.escape(message)}.*ragbench index build --corpus"):
         LuceneBM25Retriever(str(tmp_path / "index"))
+
+
+def test_the_shards_front_refuses_an_index_of_segments_built_as_title_and_segment(tmp_path):
+    """An index of MS MARCO V2.1 segments built before a segment was indexed as Anserini's (its manifest without
+    `segment_text`): the query side of a search through shards refuses it as a run on one machine does
+    (tests/tasks/trec_rag/test_trec_rag24_reproduction.py), naming the command that builds it again."""
+    from ragbench._retrieval.shard_kinds.lucene_bm25.front import LuceneQueries
+
+    index = tmp_path / "old_lucene"
+    build_index(paths.DATA / "trec_rag24_sample" / "msmarco_v2.1_doc_segmented", index, "lucene_bm25", progress=False)
+    manifest = json.loads((index / "manifest.json").read_text())
+    del manifest["options"]["segment_text"]
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match="not as Anserini does.*ragbench index build --corpus"):
+        LuceneQueries(str(index))
 
 
 def test_k1_and_b_are_lucenes_set_bm25(tmp_path):

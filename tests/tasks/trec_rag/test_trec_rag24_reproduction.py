@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._reports.reproduce.rows import get_reproduction, reproduction_config
-from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
 from support import paths
 from support.helpers import cli_here
@@ -54,24 +52,17 @@ def top_100(run_file: Path) -> dict[str, list[tuple[str, str]]]:
 
 
 def test_the_row_is_anserini_s_bm25_with_its_numbers_as_published():
-    item = get_reproduction(installed_registry(), ROW)
-    assert item.status == "runnable" and item.paper == "Anserini"
-    assert [(cell.metric, cell.scale, cell.paper) for cell in item.cells] == [
+    """The row's manifest as the catalogue holds it (`Registry.reproductions`)."""
+    item = installed_registry().reproductions[ROW]
+    assert item.get("status", "runnable") == "runnable" and item["paper"] == "Anserini"
+    assert [(cell["metric"], cell["scale"], cell["paper"]) for cell in item["cells"]] == [
         ("ndcg_cut_20", 100, 31.98),
         ("ndcg_cut_100", 100, 25.63),
         ("recall_100", 100, 13.95),
     ]
-    assert item.run["retriever"] == "lucene_bm25"
-    assert {item.run["retriever_args"][k] for k in ("k1", "b")} == {0.9, 0.4}  # Anserini's -bm25
-    assert item.run["system_args"] == {"top_n": 100}  # R@100 and nDCG@100 read 100 ranks
-
-
-def test_the_qrels_path_is_the_user_s_and_another_task_option_is_a_substitution():
-    item = get_reproduction(installed_registry(), ROW)
-    _, substituted = reproduction_config(item, {"task_args": {"trec_rag24.qrels": "/data/qrels.txt"}})
-    assert substituted == []
-    _, substituted = reproduction_config(item, {"task_args": {"trec_rag24.missing_topics": "failed"}})
-    assert substituted == ["task_args"]
+    assert item["run"]["retriever"] == "lucene_bm25"
+    assert {item["run"]["retriever_args"][k] for k in ("k1", "b")} == {0.9, 0.4}  # Anserini's -bm25
+    assert item["run"]["system_args"] == {"top_n": 100}  # R@100 and nDCG@100 read 100 ranks
 
 
 def test_the_listing_names_what_the_row_lacks_here():
@@ -82,7 +73,13 @@ def test_the_listing_names_what_the_row_lacks_here():
     )  # the echo reader is no file; the task is checked with its scoped options and --data
 
 
+def reproduction(run_dir: Path) -> dict:
+    return json.loads((run_dir / "results.json").read_text())["reproduction"]
+
+
 def test_the_row_runs_end_to_end_on_the_sample_as_anserini_scores_it(tmp_path):
+    """The qrels path is the user's, no substitution; another task option is one (a run of one topic is enough to
+    say so)."""
     index, run_dir = tmp_path / "rag24_lucene", tmp_path / "run"
     built = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "lucene_bm25", "--out", str(index))
     assert built.returncode == 0, built.stderr
@@ -92,10 +89,19 @@ def test_the_row_runs_end_to_end_on_the_sample_as_anserini_scores_it(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "**full reproduction run**" in result.stdout  # the user's paths are no substitution
+    assert reproduction(run_dir)["substituted"] == []
+    other = cli_here(
+        "reproduce", ROW, "--data", f"trec_rag24={TOPICS}", "--task-arg", f"trec_rag24.qrels={QRELS}",
+        "--task-arg", "trec_rag24.missing_topics=failed", "--limit", "1",
+        "--retriever-arg", f"index={index}", "--output", str(tmp_path / "other"), "--no-progress",
+    )  # fmt: skip
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert "NOT a reproduction: task_args differ" in other.stdout
+    assert reproduction(tmp_path / "other")["substituted"] == ["task_args"]
     exported = cli_here("export", "trec", str(run_dir), "--output", str(tmp_path / "run.trec"))
     assert exported.returncode == 0, exported.stderr
     ours = trec_eval_c(tmp_path / "run.trec")
-    cells = json.loads((run_dir / "results.json").read_text())["reproduction"]["cells"]
+    cells = reproduction(run_dir)["cells"]
     assert {cell["metric"]: cell["ours"] for cell in cells} == {key: value * 100 for key, value in ours.items()}
     assert ours == pytest.approx(ANSERINI_ON_SAMPLE, abs=1e-12)
     assert pytest.approx(trec_eval_c(ANSERINI_RUN), abs=1e-12) == ANSERINI_ON_SAMPLE
@@ -106,10 +112,8 @@ def test_the_row_runs_end_to_end_on_the_sample_as_anserini_scores_it(tmp_path):
 
 def test_an_index_of_the_shards_built_as_title_and_segment_is_refused_in_one_line(tmp_path):
     """An index ragbench built before a segment was indexed as Anserini's (its manifest without `segment_text`)
-    would rank otherwise than Anserini's: a run over it, on one machine or through shards, ends in one line saying
-    how to build it again, before any search."""
-    from ragbench._retrieval.shard_kinds.lucene_bm25.front import LuceneQueries
-
+    would rank otherwise than Anserini's: a run over it ends in one line saying how to build it again, before any
+    search (through shards too: tests/retrieval/test_lucene_bm25.py)."""
     index = tmp_path / "old_lucene"
     assert (
         cli_here(
@@ -128,5 +132,3 @@ def test_an_index_of_the_shards_built_as_title_and_segment_is_refused_in_one_lin
     assert "indexes each segment of MS MARCO V2.1 as its title and segment, not as Anserini does" in result.stderr
     assert f"ragbench index build --corpus {CORPUS.resolve()} --retriever lucene_bm25 --out {index}" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "run" / "results.json").exists()
-    with pytest.raises(ConfigError, match="not as Anserini does"):
-        LuceneQueries(str(index))

@@ -4,6 +4,7 @@ each fact; a fact set by its own name beside it, which nothing would read, is re
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 
@@ -11,21 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._metric import reported_keys
-from ragbench._system import like_for_like, trace_outline
 from ragbench.api import (
     Metric,
     MetricDeclaration,
-    SampleRecord,
+    Prediction,
     ScoringContext,
-    Step,
     System,
     SystemDeclaration,
     Task,
     TaskScoring,
 )
 from ragbench.api.trace import outline
-from ragbench.testing import installed_registry
+from ragbench.testing import ScriptedLLM, installed_registry, run_eval
+from support.viewer_pages import viewer_page
 
 RUN_OPTIONS = {"topk": 5, "rounds": 3}
 
@@ -91,18 +90,33 @@ def test_a_fact_set_by_its_own_name_is_refused_where_it_is_written(fact, other):
     assert getattr(plugin, attribute) == getattr(base, attribute)
 
 
+class Switch(System):
+    name = "switch"
+    declares = SystemDeclaration(retrieves=True, budget_options={"passages": "topk"})
+
+    def __init__(self, retrieve: bool = True, topk: int = 5) -> None:
+        self.topk = topk
+        if not retrieve:  # an option turns retrieval off
+            self.declares = dataclasses.replace(self.declares, retrieves=False)
+
+    async def run(self, example, ctx):
+        return Prediction(example.id, answer="x")
+
+
+class Keyed(Metric):
+    name = "keyed"
+    declares = MetricDeclaration(keys=("a", "b"), value_range=(0, 1))
+
+    def score(self, example, prediction, ctx=None):
+        return {"a": 1, "b": 0}
+
+
 def test_an_instance_s_own_declaration_is_what_the_core_reads():
-    class Switch(System):
-        name = "switch"
-        declares = SystemDeclaration(retrieves=True, budget_options={"passages": "topk"})
-
-        def __init__(self, retrieve: bool = True, topk: int = 5) -> None:
-            self.topk = topk
-            if not retrieve:  # an option turns retrieval off
-                self.declares = dataclasses.replace(self.declares, retrieves=False)
-
+    """And what a run records of it: the budget it runs with (run.json's and results.json's `like_for_like`), its
+    prompt style the task's family (the demo task's prompts are Self-RAG's)."""
     assert Switch().declares.retrieves and not Switch(retrieve=False).declares.retrieves and Switch.declares.retrieves
-    assert like_for_like(Switch(topk=3)) == {"passages": 3, "prompt_style": "task"}
+    run = run_eval("demo", Switch, metrics=[Keyed], system_args={"topk": 3}, limit=1, bootstrap_iters=0)
+    assert run.results["config"]["like_for_like"] == {"demo": {"passages": 3, "prompt_style": "selfrag"}}
     assert Switch(retrieve=False).config() == {"topk": 5}
 
 
@@ -120,9 +134,8 @@ def test_the_members_that_left_the_bases_are_gone():
     ]:
         with pytest.raises(AttributeError, match=f"has no attribute '{name}'"):
             getattr(plugin, name)
-    assert trace_outline(system, SampleRecord("q", trace=[])) == []
-    metric.key_prefix = "x_"
-    assert reported_keys(metric) == {"x_a": "a", "x_b": "b"}
+    run = run_eval("demo", Switch, metrics=[Keyed], metric_args={"keyed.key_prefix": "x_"}, limit=1, bootstrap_iters=0)
+    assert run.scores["demo"] == {"x_a": 1.0, "x_b": 0.0}  # the core reports a metric's keys with its prefix
 
 
 def test_every_built_in_plugin_declares_the_one_way():
@@ -142,7 +155,28 @@ def test_every_built_in_plugin_declares_the_one_way():
     assert len(classes) > 100 and len(plain) > 90  # the registry was read whole
 
 
-def test_a_system_without_a_trace_outline_of_its_own_gets_the_outline_of_its_groups():
-    """The viewer's timeline of a system with no `trace_outline` hook: the tree of its steps' groups."""
-    trace = [Step("llm", "s", {}, group=labels) for labels in (["it 1"], ["it 1", "verify"], ["it 2"], [], ["it 2"])]
-    assert trace_outline(System, SampleRecord("q", trace=trace)) == outline(trace)
+GROUPS = [["it 1"], ["it 1", "verify"], ["it 2"], [], ["it 2"]]
+
+
+class Grouped(System):
+    """Steps in groups on the first example (as a loop of iterations with a check marks them), none on the next."""
+
+    name = "grouped"
+
+    async def run(self, example, ctx):
+        for labels in GROUPS if example.index == 0 else []:
+            with contextlib.ExitStack() as groups:
+                for label in labels:
+                    groups.enter_context(ctx.group(label))
+                await ctx.llm.generate("q")
+        return Prediction(example.id, answer="x")
+
+
+def test_a_system_without_a_trace_outline_of_its_own_gets_the_outline_of_its_groups(tmp_path):
+    """The viewer's timeline of a system with no `trace_outline` hook: the tree of its steps' groups; none for an
+    example without steps."""
+    registry = installed_registry()  # the run's, with Grouped in it: the viewer finds the system's class there
+    run = run_eval("demo", Grouped, ScriptedLLM("x"), limit=2, output=tmp_path / "run", registry=registry)
+    grouped, plain = (viewer_page([run.run_dir], f"example/{{rid}}/demo/{i}", registry) for i in (0, 1))
+    assert [step.group for step in run.samples["demo"][0].trace] == GROUPS
+    assert grouped["outline"] == outline(run.samples["demo"][0].trace) and plain["outline"] == []

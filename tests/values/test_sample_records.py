@@ -1,40 +1,55 @@
-"""A sample record as an object (ragbench._records): read back from the line a run writes, a bad record's
+"""A sample record as an object (`ragbench.api.SampleRecord`): read back from the line a run writes, a bad record's
 line included; without its texts it says so instead of answering with empty prompts. A reporting hook
 written for dict records fails without costing the run its results."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ragbench._records import SampleRecord, sample_line, step_from_dict
-from ragbench._run.example import sample_record
-from ragbench.api import Document, Example, Prediction, Step
+from conftest import write_jsonl
+from ragbench.api import Document, Prediction, SampleRecord, Step, System
 from ragbench.plugins.vanilla.system import Vanilla
-from ragbench.testing import run_eval
+from ragbench.testing import ScriptedLLM, run_eval
 
 
-def written() -> dict:
-    example = Example(id="e1", question="Q?", gold={"answers": ["A"]}, meta={"domain": "x"}, index=3)
-    prediction = Prediction(
-        "e1",
-        answer="A",
-        raw_output="A.\n",
-        citations=[[1]],
-        docs=[Document("d", "T", "text")],
-        extras={"mine": 1},
-        trace=[Step("llm", "answer", {"prompt": "Q?"}, {"texts": ["A.\n"]}, prompt_tokens=2, group=["g"])],
-    )
-    return sample_line(sample_record(example, prediction).read_only(scores={"em": 1.0}, seconds=0.5))
+class Cites(System):
+    """One call in a group of its own, and a prediction with every field a record keeps."""
+
+    name = "cites"
+
+    async def run(self, example, ctx):
+        with ctx.group("g"):
+            raw = (await ctx.llm.generate(example.question, step="answer")).text
+        return Prediction(
+            example.id,
+            answer="A",
+            raw_output=raw,
+            citations=[[1]],
+            docs=[Document("d", "T", "text")],
+            extras={"mine": 1},
+        )
 
 
-def test_a_written_record_reads_back_field_by_field():
-    record = SampleRecord.from_dict(written())
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> dict:
+    """The line a run writes for its fourth example (index 3)."""
+    folder = tmp_path_factory.mktemp("records")
+    rows = [{"id": f"e{i}", "question": "Q?", "answers": ["A"], "prop": "x", "pop": 7, "ctxs": []} for i in range(4)]
+    data = write_jsonl(folder / "questions.jsonl", rows)
+    run_eval("demo", Cites, ScriptedLLM("A.\n"), metrics=["em"], data=data, output=folder / "run", bootstrap_iters=0)
+    return json.loads((folder / "run" / "samples" / "demo.jsonl").read_text().splitlines()[3])
+
+
+def test_a_written_record_reads_back_field_by_field(written):
+    record = SampleRecord.from_dict(written)
     assert (record.id, record.index, record.question, record.gold, record.meta) == (
-        "e1",
+        "e3",
         3,
         "Q?",
         {"answers": ["A"]},
-        {"domain": "x"},
+        {"prop": "x", "pop": 7},
     )
     assert (record.answer, record.output, record.citations, record.docs) == (
         "A",
@@ -42,8 +57,17 @@ def test_a_written_record_reads_back_field_by_field():
         [[1]],
         [Document("d", "T", "text")],
     )
-    assert (record.extras, record.scores, record.error, record.seconds) == ({"mine": 1}, {"em": 1.0}, None, 0.5)
-    assert record.trace == [Step("llm", "answer", {"prompt": "Q?"}, {"texts": ["A.\n"]}, prompt_tokens=2, group=["g"])]
+    assert (record.extras, record.scores, record.error) == ({"mine": 1}, {"em": 1.0}, None)
+    assert record.seconds == written["seconds"] > 0
+    [step] = record.trace
+    assert (step.kind, step.name, step.request["prompt"], step.response["texts"], step.group) == (
+        "llm",
+        "answer",
+        "Q?",
+        ["A.\n"],
+        ["g"],
+    )
+    assert step.to_dict() == written["trace"][0]
     assert record.prompts == ["Q?"]
 
 
@@ -58,14 +82,16 @@ def test_a_bad_records_line_and_a_damaged_step_still_read():
         [],
         "",
     )
-    assert step_from_dict({"name": "odd", "response": None, "extra": 1}) == Step("", "odd", {}, group=[])
+    damaged = SampleRecord.from_dict({"index": 0, "trace": [{"name": "odd", "response": None, "extra": 1}]})
+    assert damaged.trace == [Step("", "odd", {}, group=[])] and "extra" not in vars(damaged.trace[0])
 
 
-def test_the_reporting_view_says_its_texts_were_left_out():
-    record = SampleRecord.from_dict(written(), has_text=False)
+def test_the_reporting_view_says_its_texts_were_left_out(written):
+    record = SampleRecord.from_dict(written, has_text=False)
     assert (record.answer, record.extras, record.docs, record.output) == ("A", {"mine": 1}, [], None)
-    assert record.trace[0].prompt_tokens == 2 and "prompt" not in record.trace[0].request
-    with pytest.raises(ValueError, match="sample e1: this record was read without its texts"):
+    assert record.trace[0].prompt_tokens == written["trace"][0]["prompt_tokens"] > 0
+    assert "prompt" not in record.trace[0].request
+    with pytest.raises(ValueError, match="sample e3: this record was read without its texts"):
         record.prompts  # noqa: B018
 
 

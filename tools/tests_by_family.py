@@ -197,6 +197,8 @@ EXACT: dict[str, str] = {
     "test_fictional_multihop.py": "tasks/fictional_multihop",
     "test_selfrag_parity.py": "systems/selfrag",
     "test_task_files_in_preflight.py": "yaml_tasks",
+    "test_task_files_of_finished_runs.py": "yaml_tasks",
+    "test_large_option_values.py": "run",
 }
 
 # (prefix, family), first match wins; a prefix ends where a word of the name ends ("test_view_" not "test_view")

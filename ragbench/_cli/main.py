@@ -46,10 +46,17 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
     """The run's RunConfig: these options', or (`replay`) that of a recorded run re-executed offline."""
     if replay:
         from .._replay.rerun import replay_config
+        from .._run.plan.task_files import with_task_files
 
         output = OutputOptions.of(options)
+        folders = options.get("include_path", ())  # where the run's task files are now, when they moved
         return replay_config(
-            replay, output=output.output, progress=output.progress, resume=output.resume, overwrite=output.overwrite
+            replay,
+            output=output.output,
+            progress=output.progress,
+            resume=output.resume,
+            overwrite=output.overwrite,
+            found=lambda recorded: with_task_files(recorded, folders, f"--replay {replay}"),
         )
     if not split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())
@@ -130,7 +137,8 @@ def escape_unprintable() -> None:
     default=None,
     metavar="RUN_DIR",
     help="re-execute a recorded run offline from its calls/ "
-    "folder (no model, index or server); writes to --output or RUN_DIR__replay",
+    "folder (no model, index or server); writes to --output or RUN_DIR__replay (--include-path DIR: where its YAML "
+    "task files are now, if they moved)",
 )
 @click.option(
     "--estimate",

@@ -34,6 +34,16 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 # what `rescore` offers of a run's options, each worded for a rescoring: what is not given is the run's
 RESCORE_OFFERS = (
     Offer(
+        WhatToRun,
+        ("--include-path",),
+        {
+            "--include-path": {
+                "help": "a folder holding the run's YAML task files, if they moved (default: where the run read them; "
+                "a file changed since is refused)"
+            }
+        },
+    ),
+    Offer(
         JudgingOptions,
         (
             "--metrics",
@@ -97,6 +107,7 @@ RESCORE_OFFERS = (
 @with_offers(*RESCORE_OFFERS)
 def rescore_command(
     run_dir: str,
+    include_path: tuple[str, ...],
     metrics: str | None,
     metric_arg: tuple[str, ...],
     judge: tuple[str, ...],
@@ -146,7 +157,7 @@ def rescore_command(
         }
         read_judging_files(human_labels, price_table)
         with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
-            outcome = rescore_run(run_dir, changes, command_registry())
+            outcome = rescore_run(run_dir, changes, command_registry(), include_path)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:  # the rescored folder holds an unfinished run: --overwrite replaces it

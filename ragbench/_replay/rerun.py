@@ -11,6 +11,7 @@ system's own steps (`ctx.record_step`): they are not external calls, the replaye
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,15 @@ from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 
 def replay_config(
-    run_dir: str | Path, output: str | None = None, progress: bool = True, resume: bool = False, overwrite: bool = False
+    run_dir: str | Path,
+    output: str | None = None,
+    progress: bool = True,
+    resume: bool = False,
+    overwrite: bool = False,
+    found: Callable[[dict[str, Any]], dict[str, Any]] = dict,
 ) -> RunConfig:
+    """The RunConfig of the run recorded in `run_dir`, every external call replayed; `found`: the recorded config
+    with the run's task files found again (the command's: ragbench._run.plan.task_files, a layer above)."""
     run_dir = Path(run_dir)
     meta_path = run_dir / "run.json"
     if not meta_path.is_file():
@@ -37,7 +45,7 @@ def replay_config(
     recorded = meta.get("config") if isinstance(meta, dict) else None
     if not isinstance(recorded, dict):
         raise ConfigError(f"--replay {run_dir}: {meta_path} holds no run configuration ('config')")
-    config = {k: v for k, v in recorded.items() if k in RUN_OPTIONS}
+    config = {k: v for k, v in found(recorded).items() if k in RUN_OPTIONS}
     llm_file = str(calls / LLM_FILE)
     roles = list(config.get("role_models", {}))
     judges = range(len(config.get("judges", [])))

@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._builtin import section
+from .._errors import ConfigError
 from .._hookspecs import NamedTarget, hookimpl
+from .._plugin_calls import exception_line, is_plugin_fault
 from .base import IndexBuilder, Retriever
 
 if TYPE_CHECKING:
@@ -45,10 +47,28 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
         from .sharded.retriever import sharded_retriever
 
         return sharded_retriever(name, dict(args or {}), registry=registry)
-    retriever: Retriever = construct(
-        registry.load("retrievers", name), dict(args or {}), f"retriever {name}", injected={"registry": registry}
-    )  # an instance of the registered Retriever subclass
+    entry = registry.entry("retrievers", name)
+    try:
+        retriever: Retriever = construct(
+            entry.load(), dict(args or {}), f"retriever {name}", injected={"registry": registry}
+        )  # an instance of the registered Retriever subclass
+    except Exception as exc:
+        if not opening_fault(exc):
+            raise
+        raise ConfigError(
+            f"--retriever {name} (from {entry.source}) failed to open: {exception_line(exc)}; fix what it names (its "
+            "index, its server, its --retriever-arg options) or tell its provider"
+        ) from exc
     return retriever
+
+
+def opening_fault(exc: Exception) -> bool:
+    """Whether `exc`, raised as a retriever opened, is said as the retriever's in one line (`load_retriever`): not
+    a ConfigError (said as it is), the run's own stop, a memory or file error of the machine (said as such), but any
+    other fault of the retriever's code (a RuntimeError, a server's refused connection)."""
+    if isinstance(exc, (ConfigError, MemoryError)) or (isinstance(exc, OSError) and exc.filename is not None):
+        return False
+    return is_plugin_fault(exc)
 
 
 __all__ = ["IndexBuilder", "Retriever", "load_retriever"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import Field, asdict, dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -155,9 +156,9 @@ class RunConfig:
         return cls(**{group: kind(**grouped[group]) for group, kind in _GROUPS.items()})
 
     def flat(self) -> dict[str, Any]:
-        """Every option by its flat name, in run.json's order (values copied, as `dataclasses.asdict` copies)."""
-        by_name = {name: value for group in _GROUPS for name, value in asdict(getattr(self, group)).items()}
-        return {name: by_name[name] for name in RUN_OPTIONS}
+        """Every option by its flat name, in run.json's order: a new dict of the config's own values, not copied (a
+        --metric-arg of megabytes is not walked again each time: nothing changes a config's values)."""
+        return {name: getattr(getattr(self, _GROUP_OF[name]), name) for name in RUN_OPTIONS}
 
     def problems(self) -> list[str]:
         """What each group finds wrong with its own options (its `problems()`), group after group."""
@@ -171,7 +172,12 @@ class RunConfig:
         """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the
         credentials of a URL among the options redacted (a changed key is the same run). The index cache's
         index of a task's own corpus is named by its key (its kind and the corpus's sha256), not where the
-        cache is: a cache moved ($RAGBENCH_INDEX_CACHE) or another machine's is the same run."""
+        cache is: a cache moved ($RAGBENCH_INDEX_CACHE) or another machine's is the same run. Made once per
+        config (its values walked once), and not to be changed."""
+        return self._identity
+
+    @cached_property
+    def _identity(self) -> dict[str, Any]:
         identity = {
             k: v for k, v in self.flat().items() if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)
         }
@@ -179,8 +185,12 @@ class RunConfig:
         recorded: dict[str, Any] = redacted(identity)  # a dict stays one
         return recorded
 
-    def config_hash(self) -> str:
+    @cached_property
+    def _hash(self) -> str:
         return identity_hash(self.identity())
+
+    def config_hash(self) -> str:
+        return self._hash
 
     def run_dir(self) -> Path:
         if self.output.output:

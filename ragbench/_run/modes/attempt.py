@@ -119,7 +119,8 @@ class Attempt:
         changed = self.changed_data(fingerprints)
         cost = AttemptMeter(self.attempt_id, run.run_dir.record_attempt)
         # the attempt counts from its start, whatever stops it
-        services.start_folder(run.full_config(self.retrieved, contents), fingerprints, cost.so_far_interrupted())
+        full_config = run.full_config(self.retrieved, contents)  # made once: a config of megabytes is walked once
+        services.start_folder(full_config, fingerprints, cost.so_far_interrupted())
         versions = provenance()
         opened = Opened(resources, engines, services.open_cache(), self.retrieved.opened)
         try:
@@ -134,9 +135,7 @@ class Attempt:
         reports = opened.store_reports(calls)
         services.close()
         attempt = cost.final(calls.calls)
-        assembled = Assembled(
-            self.todo.checkpoints, run.full_config(self.retrieved, contents), self.attempt_id, attempt, versions
-        )
+        assembled = Assembled(self.todo.checkpoints, full_config, self.attempt_id, attempt, versions)
         results = run.results(assembled, reports)
         run.finish(results, attempt)
         return RunOutcome(results, run.run_dir.path)

@@ -33,6 +33,7 @@ from ..finished_keys import finished_keys
 from ..models.run_engines import Engines
 from ..plan.planning import PlannedTask
 from ..plan.task_corpus import build_task_index
+from ..plan.task_files import recorded_task_files
 from ..plugin_values import task_records
 from ..services import OpenRetrieval, RunServices
 
@@ -121,6 +122,9 @@ class PlannedRun:
         uses_llm = any(system_of(p).declares.uses_llm for p in self.planned)
         out["model"] = (self.config.models.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
+        task_files = recorded_task_files(self.config.what, self.planned, self.registry)
+        if task_files:  # where a later rescore or --replay finds the task files (none: as older runs recorded)
+            out["task_files"] = task_files
         out["system_config"] = {p.name: system_of(p).config() for p in self.planned}
         out["like_for_like"] = {p.name: like_for_like(system_of(p), task_prompts(p.task)) for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}

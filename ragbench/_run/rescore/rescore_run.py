@@ -21,6 +21,7 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -51,6 +52,7 @@ from ..lifetime.lifecycle import run_interruptible
 from ..outcome import RunOutcome
 from ..plan.planning import PlannedTask, needs, plan_scoring
 from ..plan.preflight import check_engines, check_run_options
+from ..plan.task_files import recorded_task_files, with_task_files
 from ..progress import Progress
 from ..services import Calls, Opened, RunServices, held_services
 from .saved_predictions import bounded, rescore_record, scorable
@@ -62,11 +64,14 @@ KEPT_SECTIONS = ("format_adherence", "checkpoint_repairs", "seed_policy", "syste
 log = logging.getLogger(__name__)
 
 
-def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry) -> RunOutcome:
+def rescore_run(
+    source: str | Path, changes: dict[str, Any], registry: Registry, folders: Sequence[str] = ()
+) -> RunOutcome:
     """Score RUN's saved predictions again with `changes` to its RunConfig (metrics, metric_args,
     judges, judge_args, nli, nli_args, nli_format, output, overwrite, max_inflight, cache,
-    bootstrap_iters: see the module's docstring); every problem is found before anything is written."""
-    rescoring = RescoreRun(Path(source), changes, registry)
+    bootstrap_iters: see the module's docstring); every problem is found before anything is written. The run's
+    task files are found where it read them, or in `folders` (--include-path: ragbench._run.plan.task_files)."""
+    rescoring = RescoreRun(Path(source), changes, registry, folders)
     # the new folder's lock is taken by `start`
     with held_services(rescoring.config, registry, rescoring.target, lock_now=False) as services:
         return rescoring.run_in(services)
@@ -75,11 +80,11 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
 class RescoreRun:
     """`ragbench rescore`'s mode over a run's services: what scoring needs (no retriever, no system model)."""
 
-    def __init__(self, source: Path, changes: dict[str, Any], registry: Registry) -> None:
+    def __init__(self, source: Path, changes: dict[str, Any], registry: Registry, folders: Sequence[str] = ()) -> None:
         """The rescoring planned and pre-flighted: every problem at once (`PreflightError`), nothing written."""
         recorded, self.original = finished_run(source)
         self.source, self.recorded = source, recorded.config
-        self.config = config = rescoring_config(self.recorded, changes, source)
+        self.config = config = rescoring_config(with_task_files(self.recorded, folders, "rescore"), changes, source)
         check = Preflight()
         check_run_options(config, check)  # as a run's: its numbers, a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
@@ -109,6 +114,9 @@ class RescoreRun:
         check.raise_if_failed()
         self.target = RunDir(config.run_dir())
         self.full_config = rescored_config(self.recorded, config, planned, source)
+        task_files = recorded_task_files(config.what, planned, registry)
+        if task_files:  # where they were found this time
+            self.full_config["task_files"] = task_files
         self.swaps_judges = bool(changes.get("judges"))  # other judges: how far they agree with the run's own
 
     def run_in(self, services: RunServices) -> RunOutcome:

@@ -93,6 +93,8 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
                 f"{where}: entry {reprlib.repr(model)} is not {PRICE} (US dollars per million tokens, finite "
                 f"numbers >= 0; batch_prompt and batch_completion may be added, and {', '.join(CACHE_KEYS)}): {reprlib.repr(entry)}"
             )
+        if str(model) in out:  # 1 and "1": one name
+            raise ConfigError(f"{where}: {reprlib.repr(str(model))} is priced twice")
         out[str(model)] = price
     return out
 

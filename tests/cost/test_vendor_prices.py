@@ -7,6 +7,7 @@ list not of its shape is refused naming the file."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -160,3 +161,36 @@ def test_a_price_list_not_of_its_shape_is_refused_naming_the_file(tmp_path, list
         read_price_lists(tmp_path)
     (tmp_path / "anthropic.yaml").write_text(yaml.safe_dump(GOOD))
     assert read_price_lists(tmp_path) == {"anthropic": {"m": {"prompt": 1.0, "completion": 2.0}}}
+
+
+LISTED = """engine: anthropic
+vendor: Anthropic
+lists:
+  - source: https://example.com/pricing
+    read: 2026-11-28
+    models:
+      m: {prompt: 1, completion: 2}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (LISTED.replace("      m:", "      m: {prompt: 0.01, completion: 0.01}\n      m:"), "line 8: key 'm' is given twice"),
+        (LISTED[:-12], r"line 8: not valid YAML \("),  # cut short
+        ("engine: anthropic\nvendor: [\n", r"line 3: not valid YAML \("),
+        (b"engine: anthropic\nvendor: Anthrop\xefc\n", r"not UTF-8 \(byte at offset 33\)"),
+    ],
+)
+def test_a_price_list_that_does_not_read_is_refused_in_one_line_naming_the_file_and_the_fix(tmp_path, text, problem):
+    listed = tmp_path / "anthropic.yaml"
+    listed.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(RuntimeError) as refused:
+        read_price_lists(tmp_path)
+    message = str(refused.value)
+    assert re.fullmatch(
+        rf"price list anthropic\.yaml \(a file of the installed ragbench\): {problem}.*; reinstall ragbench "
+        r"\(pip install --force-reinstall ragbench\)",
+        message,
+    ), message
+    assert len(message.splitlines()) == 1

@@ -176,7 +176,10 @@ lists:
 @pytest.mark.parametrize(
     "text, problem",
     [
-        (LISTED.replace("      m:", "      m: {prompt: 0.01, completion: 0.01}\n      m:"), "line 8: key 'm' is given twice"),
+        (
+            LISTED.replace("      m:", "      m: {prompt: 0.01, completion: 0.01}\n      m:"),
+            "line 8: key 'm' is given twice",
+        ),
         (LISTED[:-12], r"line 8: not valid YAML \("),  # cut short
         ("engine: anthropic\nvendor: [\n", r"line 3: not valid YAML \("),
         (b"engine: anthropic\nvendor: Anthrop\xefc\n", r"not UTF-8 \(byte at offset 33\)"),

@@ -165,7 +165,10 @@ def test_a_yaml_task_file_reads_the_same_way_in_one_line(text, problem):
 @pytest.mark.parametrize(
     "text, problem",
     [
-        ("gpt-4o: {prompt: 2.5, completion: 10}\ngpt-4o: {prompt: 0.01, completion: 0.01}\n", ":2: key 'gpt-4o' is given twice"),
+        (
+            "gpt-4o: {prompt: 2.5, completion: 10}\ngpt-4o: {prompt: 0.01, completion: 0.01}\n",
+            ":2: key 'gpt-4o' is given twice",
+        ),
         ("m: {prompt: 1, completion: 2, prompt: 0}\n", ":1: key 'prompt' is given twice"),
         ("1: {prompt: 1, completion: 2}\n'1': {prompt: 0, completion: 0}\n", ": '1' is priced twice"),
     ],

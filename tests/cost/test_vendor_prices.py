@@ -21,7 +21,7 @@ import yaml
 from conftest import needs
 from ragbench._cost.prices import model_price
 from ragbench._cost.vendor_prices import PRICE_LISTS, read_price_lists, vendor_prices
-from support.helpers import run
+from support.helpers import cli_here, run
 
 PROMPT, COMPLETION = 1000, 10  # each answer's usage, as the fake Messages API reports it
 
@@ -197,3 +197,25 @@ def test_a_price_list_that_does_not_read_is_refused_in_one_line_naming_the_file_
         message,
     ), message
     assert len(message.splitlines()) == 1
+
+
+def test_a_run_with_a_damaged_price_list_gets_its_results_its_cost_unpriced_naming_the_list(tmp_path, monkeypatch):
+    """A price list that does not read ended every run (a scripted model's too) in a traceback after its examples
+    ran, with no results.json: the run finishes, its money figure null with the list's line and the fix."""
+    from ragbench._cost import vendor_prices as lists
+
+    shipped = tmp_path / "price_lists"
+    shipped.mkdir()
+    (shipped / "openai.yaml").write_text("engine: openai\nvendor: [\n")  # cut short
+    monkeypatch.setattr(lists, "PRICE_LISTS", shipped)
+    vendor_prices.cache_clear()
+    try:
+        done = cli_here("--tasks", "demo", "--model", "scripted:echo", "--no-progress", "--output", str(tmp_path / "r"))
+    finally:
+        vendor_prices.cache_clear()
+    assert done.returncode == 0, done.stderr
+    cost = json.loads((tmp_path / "r" / "results.json").read_text())["model_cost"]["demo"]
+    assert cost["usd"] is None and cost["usd_note"] == (
+        "price list openai.yaml (a file of the installed ragbench): line 3: not valid YAML (while parsing a flow node "
+        "did not find expected node content, column 1); reinstall ragbench (pip install --force-reinstall ragbench)"
+    )

@@ -44,7 +44,7 @@ from .._types import Step
 from .._values.run_groups import RunJudging, RunModels
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .cost_schema import ModelTokens, PromptCache, TokenCost
-from .vendor_prices import CACHE_KEYS, Price, price_entry, vendor_prices
+from .vendor_prices import CACHE_KEYS, DamagedPriceList, Price, price_entry, vendor_prices
 
 PER = 1_000_000  # prices are per million tokens
 LOCAL_ENGINES = ("hf", "vllm")  # models run on this machine: no list price
@@ -93,6 +93,8 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
                 f"{where}: entry {reprlib.repr(model)} is not {PRICE} (US dollars per million tokens, finite "
                 f"numbers >= 0; batch_prompt and batch_completion may be added, and {', '.join(CACHE_KEYS)}): {reprlib.repr(entry)}"
             )
+        if str(model) in out:  # 1 and "1": one name
+            raise ConfigError(f"{where}: {reprlib.repr(str(model))} is priced twice")
         out[str(model)] = price
     return out
 
@@ -135,7 +137,12 @@ class Priced:
 
 
 def priced(label: str, spec: str, options: Mapping[str, Any], table: Mapping[str, Price]) -> Priced:
-    price = model_price(spec, options, table)
+    """One model's price, or why it has none: a shipped price list that does not read (`DamagedPriceList`) leaves
+    the model unpriced, saying so and the fix, and the run its results."""
+    try:
+        price = model_price(spec, options, table)
+    except DamagedPriceList as exc:
+        return Priced(label, spec, None, str(exc))
     if price is not None:
         entry = _entry(spec, options, table) or {}
         derived = tuple(key for key in ANTHROPIC_CACHE if key in price and key not in entry)

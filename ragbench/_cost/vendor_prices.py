@@ -15,8 +15,10 @@ lists:                     # one per page read
 
 An entry holds only prices its page gives: a model whose price one entry cannot say exactly (a second price past
 a prompt length, as Claude Sonnet 4's over 200K input tokens) is left out, and so unpriced, rather than priced
-wrong. The lists are checked when first read: one not of this shape is a fault of the installed package, a
-RuntimeError naming the file and what is wrong.
+wrong. The lists are checked when first read: one that does not read (not UTF-8, not YAML, a model given twice in
+a list) or is not of this shape is a fault of the installed package, a RuntimeError of one line naming the file,
+what is wrong and the fix (reinstall ragbench): `DamagedPriceList`, which a run takes as the reason its models
+are not priced (`prices.priced`), not as the end of the run.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import yaml
+from .._errors import ConfigError
+from .._yaml_tasks.located import PlainLoader, read_yaml_text
 
 if TYPE_CHECKING:  # importlib.abc's in 3.10, importlib.resources.abc's from 3.11
     from importlib.abc import Traversable
@@ -37,7 +40,15 @@ PRICE_LISTS = resources.files("ragbench._cost") / "price_lists"  # <vendor>.yaml
 BATCH_KEYS = ("batch_prompt", "batch_completion")  # an entry's batch API prices, optional (both or neither)
 CACHE_KEYS = ("cached_prompt", "cache_write", "cache_write_1h")  # an entry's prompt cache prices, each optional
 LIST_KEYS = {"engine", "vendor", "lists"}
+DAMAGED = (  # a price list that does not read or is not of its shape: one line, its file, what, the fix
+    "price list {name} (a file of the installed ragbench): {what}; reinstall ragbench "
+    "(pip install --force-reinstall ragbench)"
+)
 SOURCE_KEYS = {"source", "read", "models"}
+
+
+class DamagedPriceList(RuntimeError):
+    """A price list shipped with ragbench that does not read or is not of its shape (`DAMAGED`)."""
 
 
 def price_entry(entry: object) -> Price | None:
@@ -69,19 +80,33 @@ def vendor_prices() -> dict[str, dict[str, Price]]:
 
 
 def read_price_lists(folder: Traversable) -> dict[str, dict[str, Price]]:
-    """The price lists in `folder` (each `*.yaml`), by engine; RuntimeError naming the first that is not one."""
+    """The price lists in `folder` (each `*.yaml`), by engine; DamagedPriceList naming the first that is not one."""
     out: dict[str, dict[str, Price]] = {}
     for path in sorted((p for p in folder.iterdir() if p.name.endswith(".yaml")), key=lambda p: p.name):
-        engine, models = _price_list(path.name, yaml.safe_load(path.read_text(encoding="utf-8")))
+        engine, models = _price_list(path.name, _listed(path))
         if engine in out:
-            raise RuntimeError(f"price list {path.name}: a second list for engine {engine!r}")
+            raise DamagedPriceList(DAMAGED.format(name=path.name, what=f"a second list for engine {engine!r}"))
         out[engine] = models
     return out
 
 
+def _listed(path: Traversable) -> Any:
+    """A price list's data; DamagedPriceList where it does not read: not UTF-8, not YAML, a key given twice
+    (YAML would keep the last price silently)."""
+    try:
+        return read_yaml_text(path.read_text(encoding="utf-8"), path.name, PlainLoader, "a price list is data")
+    except UnicodeDecodeError as exc:
+        raise DamagedPriceList(DAMAGED.format(name=path.name, what=f"not UTF-8 (byte at offset {exc.start})")) from None
+    except OSError as exc:
+        raise DamagedPriceList(DAMAGED.format(name=path.name, what=f"cannot read it ({exc.strerror or exc})")) from None
+    except ConfigError as exc:  # `file:line: problem`
+        where = str(exc).removeprefix(f"{path.name}:")
+        raise DamagedPriceList(DAMAGED.format(name=path.name, what=f"line {where}")) from None
+
+
 def _price_list(name: str, data: Any) -> tuple[str, dict[str, Price]]:
-    def wrong(what: str) -> RuntimeError:
-        return RuntimeError(f"price list {name} (a file of the installed ragbench): {what}")
+    def wrong(what: str) -> DamagedPriceList:
+        return DamagedPriceList(DAMAGED.format(name=name, what=what))
 
     if not isinstance(data, dict) or set(data) != LIST_KEYS or not isinstance(data["lists"], list):
         raise wrong(f"expected the keys {sorted(LIST_KEYS)}, `lists` a list")
@@ -101,7 +126,7 @@ def _price_list(name: str, data: Any) -> tuple[str, dict[str, Price]]:
             price = price_entry(entry)
             if price is None:
                 raise wrong(f"{model!r} is no price entry (prompt and completion, finite numbers >= 0): {entry!r}")
-            if model in models:
+            if str(model) in models:
                 raise wrong(f"{model!r} is priced twice")
             models[str(model)] = price
     return data["engine"], models

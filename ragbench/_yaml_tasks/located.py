@@ -101,7 +101,25 @@ def read_yaml(path: Path, source: str) -> Any:
 
 
 TASK_DATA = "a YAML task is data; logic belongs in a prompt style written in Python (docs/yaml-tasks.md)"
-PlainLoader = _SafeLoader  # PyYAML's safe loader (libyaml's where it has it): plain data, aliases too
+
+
+class PlainLoader(_SafeLoader):
+    """PyYAML's safe loader (libyaml's where it has it): plain data, aliases and merge keys too, but a key given
+    twice in one mapping is refused (PyYAML would silently keep the last: a price table's model priced twice)."""
+
+
+def _plain_mapping(loader: PlainLoader, node: yaml.MappingNode) -> Any:
+    given: list[Any] = []  # the mapping's own keys (a merged `<<: *name`'s may be given again: they yield)
+    for key_node, _ in node.value:
+        if key_node.tag != "tag:yaml.org,2002:merge":
+            key = loader.construct_object(key_node, deep=True)
+            if key in given:
+                raise yaml.constructor.ConstructorError(None, None, f"key '{key}' is given twice", key_node.start_mark)
+            given.append(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+PlainLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _plain_mapping)
 
 
 def read_yaml_text(text: str, source: str, loader: type[_SafeLoader] = _Loader, data_is: str = TASK_DATA) -> Any:

@@ -12,8 +12,8 @@ submission (`submission_options`: --output, --run-id, --team-id, --overwrite, de
 folder as a command reads one (`finished_run`: its results.json and sample records, `FinishedRun`) and its
 retrieval as TREC rankings
 (`run_rankings`, `RunRankings`); `check_output` for a file the user names a command to write (refused where one is
-there without --overwrite) and `write_atomically` to write it (whole or as it was; a link at the path is replaced,
-never followed). docs/internals.md, "Who owns what".
+there without --overwrite, where it is no file, and inside a run folder) and `write_atomically` to write it (whole or
+as it was; a link at the path is replaced, never followed). docs/internals.md, "Who owns what".
 """
 
 from __future__ import annotations

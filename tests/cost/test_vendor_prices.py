@@ -7,6 +7,7 @@ list not of its shape is refused naming the file."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ import yaml
 from conftest import needs
 from ragbench._cost.prices import model_price
 from ragbench._cost.vendor_prices import PRICE_LISTS, read_price_lists, vendor_prices
-from support.helpers import run
+from support.helpers import cli_here, run
 
 PROMPT, COMPLETION = 1000, 10  # each answer's usage, as the fake Messages API reports it
 
@@ -160,3 +161,61 @@ def test_a_price_list_not_of_its_shape_is_refused_naming_the_file(tmp_path, list
         read_price_lists(tmp_path)
     (tmp_path / "anthropic.yaml").write_text(yaml.safe_dump(GOOD))
     assert read_price_lists(tmp_path) == {"anthropic": {"m": {"prompt": 1.0, "completion": 2.0}}}
+
+
+LISTED = """engine: anthropic
+vendor: Anthropic
+lists:
+  - source: https://example.com/pricing
+    read: 2026-11-28
+    models:
+      m: {prompt: 1, completion: 2}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (
+            LISTED.replace("      m:", "      m: {prompt: 0.01, completion: 0.01}\n      m:"),
+            "line 8: key 'm' is given twice",
+        ),
+        (LISTED[:-12], r"line 8: not valid YAML \("),  # cut short
+        ("engine: anthropic\nvendor: [\n", r"line 3: not valid YAML \("),
+        (b"engine: anthropic\nvendor: Anthrop\xefc\n", r"not UTF-8 \(byte at offset 33\)"),
+    ],
+)
+def test_a_price_list_that_does_not_read_is_refused_in_one_line_naming_the_file_and_the_fix(tmp_path, text, problem):
+    listed = tmp_path / "anthropic.yaml"
+    listed.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(RuntimeError) as refused:
+        read_price_lists(tmp_path)
+    message = str(refused.value)
+    assert re.fullmatch(
+        rf"price list anthropic\.yaml \(a file of the installed ragbench\): {problem}.*; reinstall ragbench "
+        r"\(pip install --force-reinstall ragbench\)",
+        message,
+    ), message
+    assert len(message.splitlines()) == 1
+
+
+def test_a_run_with_a_damaged_price_list_gets_its_results_its_cost_unpriced_naming_the_list(tmp_path, monkeypatch):
+    """A price list that does not read ended every run (a scripted model's too) in a traceback after its examples
+    ran, with no results.json: the run finishes, its money figure null with the list's line and the fix."""
+    from ragbench._cost import vendor_prices as lists
+
+    shipped = tmp_path / "price_lists"
+    shipped.mkdir()
+    (shipped / "openai.yaml").write_text("engine: openai\nvendor: [\n")  # cut short
+    monkeypatch.setattr(lists, "PRICE_LISTS", shipped)
+    vendor_prices.cache_clear()
+    try:
+        done = cli_here("--tasks", "demo", "--model", "scripted:echo", "--no-progress", "--output", str(tmp_path / "r"))
+    finally:
+        vendor_prices.cache_clear()
+    assert done.returncode == 0, done.stderr
+    cost = json.loads((tmp_path / "r" / "results.json").read_text())["model_cost"]["demo"]
+    assert cost["usd"] is None and cost["usd_note"] == (
+        "price list openai.yaml (a file of the installed ragbench): line 3: not valid YAML (while parsing a flow node "
+        "did not find expected node content, column 1); reinstall ragbench (pip install --force-reinstall ragbench)"
+    )

@@ -162,10 +162,32 @@ def test_a_yaml_task_file_reads_the_same_way_in_one_line(text, problem):
     assert str(refused.value).startswith(problem) and len(str(refused.value).splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (
+            "gpt-4o: {prompt: 2.5, completion: 10}\ngpt-4o: {prompt: 0.01, completion: 0.01}\n",
+            ":2: key 'gpt-4o' is given twice",
+        ),
+        ("m: {prompt: 1, completion: 2, prompt: 0}\n", ":1: key 'prompt' is given twice"),
+        ("1: {prompt: 1, completion: 2}\n'1': {prompt: 0, completion: 0}\n", ": '1' is priced twice"),
+    ],
+)
+def test_a_model_priced_twice_in_a_price_table_is_refused_not_priced_at_the_last(tmp_path, text, problem):
+    """YAML keeps a key's last value silently: a hand-edited table pricing a model twice would price it at
+    whichever came last."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(text)
+    line = one_line(cli_here(*commands(tmp_path)["rescore"], "--price-table", str(prices)))
+    assert f"--price-table {prices}{problem}" in line
+
+
 def test_a_price_table_may_share_an_entry_through_a_yaml_alias(tmp_path):
     prices = tmp_path / "prices.yaml"
     prices.write_text("gpt-4o: &same {prompt: 2.5, completion: 10}\ngpt-4o-2024-08-06: *same\n")
     assert read_price_table(prices) == {m: {"prompt": 2.5, "completion": 10.0} for m in ("gpt-4o", "gpt-4o-2024-08-06")}
+    prices.write_text("gpt-4o: &same {prompt: 2.5, completion: 10}\nmini: {<<: *same, prompt: 0.15}\n")  # a key merged
+    assert read_price_table(prices)["mini"] == {"prompt": 0.15, "completion": 10.0}  # and given again: no twice
 
 
 # --- any bytes, any damage --------------------------------------------------------------------------------

@@ -36,3 +36,29 @@ def test_data_keys_naming_task_files_that_do_not_register_are_said_in_their_orde
         f"--tasks {gone}: no such file",
         "unknown system 'nosuch' (`ragbench list systems` shows them all)",
     ]
+
+
+def test_a_data_key_naming_another_file_of_a_task_files_task_is_refused_as_two_task_files_are(tmp_path):
+    """`--tasks a.yaml --data b.yaml=other.jsonl`, both files declaring task `t`: b.yaml's data was run with a.yaml's
+    task (its metrics, its fields) and nothing said; `--tasks a.yaml,b.yaml` is refused, and so is this."""
+    (tmp_path / "d.jsonl").write_text('{"id": "a", "question": "Q?", "answer": "x"}\n')
+    (tmp_path / "other.jsonl").write_text('{"id": "c", "question": "Other?", "answer": "z"}\n')
+    first, second = tmp_path / "a b é.yaml", tmp_path / "b.yaml"
+    first.write_text("task: t\ndata: {path: d.jsonl}\nfields: {gold: {answers: answer}}\nmetrics: [em]\n")
+    second.write_text("task: t\ndata: {path: other.jsonl}\nfields: {gold: {answers: answer}}\nmetrics: [f1]\n")
+    said = problems(
+        tmp_path,
+        str(first),
+        data={str(second): str(tmp_path / "other.jsonl")},
+        model="scripted:echo",
+        system="closed_book",
+    )
+    assert said == [f"--data {second}=...: declares task 't', as {first} does; give one of them another `task:` name"]
+    link = tmp_path / "link.yaml"
+    link.symlink_to(first)  # the same file by another name: its own data, as before
+    done = run_eval(str(first), data={str(link): str(tmp_path / "other.jsonl")}, model="scripted:echo",
+                    system="closed_book", output=tmp_path / "linked")  # fmt: skip
+    assert done.results["counts"]["t"]["records"] == 1
+    done = run_eval(str(first), data={"t": str(tmp_path / "other.jsonl")}, model="scripted:echo",
+                    system="closed_book", output=tmp_path / "named")  # fmt: skip
+    assert done.results["counts"]["t"]["records"] == 1  # keyed by the task's name: its data

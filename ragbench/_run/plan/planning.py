@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._catalog import Entry
+from ..._catalog import TASK_FILE, Entry
 from ..._checks import Preflight
 from ..._errors import ConfigError
 from ..._metric import Metric, fits, reported_keys
@@ -22,6 +22,7 @@ from ..._task import Task
 from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
 from ..._values.options import accepted_options, construct, task_args_for
 from ..._values.run_groups import RunJudging, RunWhat
+from ..._yaml_tasks.discovery import is_task_file
 from ..judges.raters import compares
 from .run_registry import run_registry
 from .system_options import system_options
@@ -49,14 +50,22 @@ def data_by_task(
     data: Mapping[str, str], registry: Registry, check: Preflight, names: Sequence[str] | None = None
 ) -> dict[str, str]:
     """`--data KEY=PATH` by the task each KEY names (a task, an alias or a task file the registry holds), the first
-    KEY of a task winning; a KEY that names no task, or none of `names` (the run's tasks), is a problem, and every
+    KEY of a task winning; a KEY that names no task, or none of `names` (the run's tasks), or a task file declaring the
+    task another file given declares (which would run that file's task on this KEY's data), is a problem, and every
     other KEY is still read."""
     paths: dict[str, str] = {}
     for key, path in data.items():
         try:
-            name = registry.entry("tasks", key).name
+            entry = registry.entry("tasks", key)
         except ConfigError as exc:
             check.problem(str(exc))
+            continue
+        name = entry.name
+        if is_task_file(key) and entry.plugin == TASK_FILE and Path(entry.provider).resolve() != Path(key).resolve():
+            check.problem(
+                f"--data {key}=...: declares task '{name}', as {entry.provider} does; give one of them another "
+                "`task:` name"
+            )
             continue
         if names is not None and name not in names:
             check.problem(f"--data {key}=...: task '{key}' is not among --tasks")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import shutil
+import stat
 from math import log2
 from pathlib import Path
 
@@ -545,6 +547,36 @@ def test_export_with_overwrite_replaces_a_symbolic_link_never_the_file_it_leads_
     assert not link.is_symlink() and len(link.read_text(encoding="utf-8").splitlines()) == 2
     with pytest.raises(ConfigError, match="is a folder"):
         export(str(tmp_path / "run"), None, str(tmp_path), None, "team", True)
+
+
+def test_export_never_writes_into_a_run_folder_nor_over_a_named_pipe_even_with_overwrite(tmp_path, index):
+    """--overwrite over the run's own results.json (or a new file in the run folder) was taken: the run's results
+    replaced by the submission; a named pipe at --output was replaced by a file, the pipe gone."""
+    scripted_run(tmp_path, index, "Three times a day [1].")
+    run_folder = tmp_path / "run"
+    results = (run_folder / "results.json").read_bytes()
+    (tmp_path / "link").symlink_to(run_folder)
+    for output in (run_folder / "results.json", run_folder / "samples" / "new.jsonl", tmp_path / "link" / "a.jsonl"):
+        done = cli_here("export", "trec-rag", str(run_folder), "--output", str(output), "--overwrite")
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"ragbench: error: export trec-rag: {output} is inside the ragbench run folder {run_folder.resolve()}, "
+            "which holds only what ragbench writes there (its results and samples could be replaced); give an "
+            "--output outside it"
+        ]
+    assert (run_folder / "results.json").read_bytes() == results
+    assert not (run_folder / "samples" / "new.jsonl").exists() and not (run_folder / "a.jsonl").exists()
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    done = cli_here("export", "trec-rag", str(run_folder), "--output", str(pipe), "--overwrite")
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"ragbench: error: export trec-rag: {pipe} is a named pipe, not a file, and is left as it is; give a file "
+        "name as --output"
+    ]
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "run.json").write_text("{}")  # a run.json ragbench did not write: no run folder
+    done = cli_here("export", "trec-rag", str(run_folder), "--output", str(tmp_path / "mine" / "a.jsonl"))
+    assert done.returncode == 0, done.stderr
 
 
 @given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 2) | st.floats(0, 1), min_size=1))

@@ -209,12 +209,14 @@ def main() -> None:
         help="re-drawn pilots' sizes, each a share (5%%) or a count (default --pilot)",
     )
     parser.add_argument("--systems", nargs="+", default=list(SETUPS), choices=list(SETUPS))
-    parser.add_argument("--quick", action="store_true", help="vanilla on 300 examples, its misses not an error")
+    parser.add_argument(
+        "--quick", action="store_true", help="vanilla on 300 examples, 20 pilots re-drawn, its misses not an error"
+    )
     parser.add_argument("--draws", type=int, default=200, help="pilots re-drawn from each finished run (0: none)")
     parser.add_argument("--precision", default=None, help="ragbench estimate --precision (e.g. 10%%): grown pilots")
     args = parser.parse_args()
     if args.quick:
-        args.copies, args.systems = 1, ["vanilla"]
+        args.copies, args.systems, args.draws = 1, ["vanilla"], min(args.draws, 20)
     if args.examples is not None:
         args.copies = max(1, math.ceil(args.examples / 300))  # fictional_multihop's 300 questions
     good = True

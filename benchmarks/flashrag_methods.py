@@ -47,7 +47,7 @@ from pathlib import Path
 
 from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._registry import installed_registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval.index.built import build_index
 from ragbench._run.evaluator import Evaluator
 from ragbench._values.llm_calls import Request
@@ -186,7 +186,9 @@ def traced_calls(run_dir: Path) -> tuple[int, dict[str, int]]:
     return calls, dict(chains)
 
 
-def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argparse.Namespace) -> dict:
+def ragbench_side(
+    method: str, data: Path, index: Path, work: Path, args: argparse.Namespace, registry: Registry
+) -> dict:
     system, options = METHODS[method]
     if method in ("skr", "adaptive_rag"):
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
@@ -210,8 +212,6 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
         bootstrap_iters=0,
         max_inflight=args.max_inflight,
     )
-    registry = installed_registry()
-    registry.add_catalog({"engines": {"timed_scripted": {"target": "flashrag_methods:TimedEngine"}}}, "benchmark")
     evaluator = Evaluator(config, registry)
     FIRST_CALL.clear()
     MODEL_SECONDS.clear()
@@ -291,7 +291,8 @@ def main() -> None:
         args.flashrag_python = DEFAULT_FLASHRAG
     args.max_inflight = args.max_inflight or 2 * args.batch_size
     sys.modules.setdefault("flashrag_methods", sys.modules[__name__])  # the scripted engine's fake_model: this one
-    registry = installed_registry()
+    registry = installed_registry()  # one for every method's run (a run does not change its registry)
+    registry.add_catalog({"engines": {"timed_scripted": {"target": "flashrag_methods:TimedEngine"}}}, "benchmark")
     systems = set(registry.names("systems"))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -312,7 +313,7 @@ def main() -> None:
             if system not in systems:
                 print(f"{method:<21} (no ragbench system {system!r})")
                 continue
-            ours = ragbench_side(method, data, index, work, args)
+            ours = ragbench_side(method, data, index, work, args, registry)
             theirs = flashrag_side(method, data, args)
             if theirs is None or "error" in theirs:
                 flash = f"{'-':>10} {'-':>9} {'-':>6}"

@@ -143,19 +143,6 @@ def remote_object(url: str) -> RemoteFile:
     return RemoteFile(int(info["size"]), object_version(info))
 
 
-def object_size(url: str) -> int | None:
-    """The size of the object `url`, asked of the store now; None where there is none."""
-    fs, path = _filesystem(url)
-    fs.invalidate_cache(path)
-    try:
-        info = fs.info(path)
-    except FileNotFoundError:
-        return None
-    except Exception as exc:
-        raise remote_problem(url, exc) from None
-    return int(info["size"]) if info.get("type") == "file" else None
-
-
 def read_object(url: str) -> bytes | None:
     """The whole of the object `url` (one GET, never a cached copy); None where there is none."""
     fs, path = _filesystem(url)
@@ -166,6 +153,22 @@ def read_object(url: str) -> bytes | None:
         return None
     except Exception as exc:
         raise remote_problem(url, exc) from None
+
+
+def create_object(url: str, data: bytes) -> bool:
+    """`data` written to the object `url` where there is none: one conditional PUT (If-None-Match: *, which the
+    store refuses where the object exists, so of two writers at once one alone makes it); False where there is one.
+    A store that ignores the condition (S3 honours it since 2024) writes it over the one there."""
+    fs, path = _filesystem(url)
+    try:
+        fs.pipe_file(path, data, mode="create")
+    except FileExistsError:
+        return False
+    except Exception as exc:
+        raise remote_problem(url, exc) from None
+    finally:
+        fs.invalidate_cache(path)
+    return True
 
 
 def put_folder(folder: Path, url: str) -> None:

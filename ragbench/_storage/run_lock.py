@@ -266,7 +266,11 @@ def describe(holder: JsonObject) -> str:
     if not holder:
         return "a process that has not yet said who it is"
     who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
-    if holder.get("host") == socket.gethostname() and isinstance(pid := holder.get("pid"), int) and not _alive(pid):
+    if (
+        holder.get("host") == socket.gethostname()
+        and isinstance(pid := holder.get("pid"), int)
+        and not process_alive(pid)
+    ):
         who += ", no longer running: a process it started still holds the lock; end that process"
     return who
 
@@ -279,7 +283,8 @@ def _recorded(text: str) -> JsonObject:
     return holder if isinstance(holder, dict) else {}
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process `pid` runs on this host (one of another user's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -26,6 +26,7 @@ from ragbench._retrieval.sharded.kinds import built_shards_front, sharded_kind
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
+from support.held_build import held_build
 from support.helpers import cli
 
 pytestmark = needs("regex", "bm25s")
@@ -205,6 +206,27 @@ build_shards(Path({str(corpus)!r}), Path({str(out)!r}), "lucene_bm25", {{}}, 3, 
     build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
     assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
     assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+
+
+def test_one_driver_at_a_time_builds_into_a_local_out(tmp_path):
+    """A second driver is refused at once while a first, in its own process, holds the --out (its building folder's
+    lock); the first then completes. One killed outright lets go of it (the kernel's lock): the next builds."""
+    docs = [{"id": f"d{i:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(30)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    with held_build(corpus, out, 2) as first:
+        with pytest.raises(ConfigError) as refused:
+            build_shards(corpus, out, "lucene_bm25", {}, 2, registry=installed_registry())
+        assert str(refused.value) == (
+            f"--out {out}: another ragbench shard build is writing it ({out}/shards-2.building is locked); wait for it "
+            "to end, or choose another --out"
+        )
+        _, err = first.communicate("\n")  # let go on
+        assert first.returncode == 0, err
+    assert sorted(path.name for path in out.iterdir()) == ["shards-2"]
+    with held_build(corpus, tmp_path / "killed", 2) as first:
+        first.kill()
+    assert build_shards(corpus, tmp_path / "killed", "lucene_bm25", {}, 2, registry=installed_registry()).kept == 0
 
 
 class StoppedBeforeStepTwo(InProcess):

@@ -7,6 +7,7 @@ the store is refused in one line naming it and the fix, and the build completes 
 from __future__ import annotations
 
 import shutil
+import socket
 
 import pytest
 
@@ -14,8 +15,16 @@ from conftest import needs
 from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench.testing import installed_registry
+from support.held_build import held_build
 from support.helpers import cli
-from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
+from support.object_store import (
+    LostAfterOneShard,
+    LostOnceFinished,
+    s3_server,
+    served_requests,
+    shard_files,
+    store_listing,
+)
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
@@ -95,3 +104,60 @@ def test_a_damaged_state_object_is_refused_in_one_line_naming_it_and_the_fix(sto
     fs.get(f"{key}/shards-3", str(tmp_path / "got"), recursive=True)
     assert shard_files(tmp_path / "got") == shard_files(uncut)
     assert set(fs.find(key)) == {f"{key}/{name}" for name in store_listing(uncut)}
+
+
+def test_a_resume_checks_the_recorded_files_against_one_listing_not_a_request_a_file(store):
+    """A build lost once its shards were all in the store, resumed: the files its records name are checked against
+    a listing of the state's prefix and one of the shards', as many listings for 4 shards as for 2, never a HEAD of
+    a file it does not read (counted in moto's request log)."""
+    fs, corpus, _ = store
+    served = {}
+    for shards in (2, 4):
+        url = f"s3://bench/listed-{shards}"
+        with pytest.raises(ConfigError, match="the driver's node was lost"):
+            build_shards(corpus, url, KIND, {}, shards, registry=installed_registry(), runner=LostOnceFinished)
+        with served_requests() as served[shards]:
+            assert build_shards(corpus, url, KIND, {}, shards, registry=installed_registry()).kept == shards
+    listings = {shards: sum("list-type=" in query for _, query in held) for shards, held in served.items()}
+    assert listings[2] == listings[4] <= 6
+    for held in served.values():  # a HEAD only where the object is then read (s3fs sizes it first): a record, the lock
+        assert {query for method, query in held if method == "HEAD"} <= {
+            query for method, query in held if method == "GET"
+        }
+
+
+def test_one_driver_at_a_time_builds_into_an_out_in_a_store(store, tmp_path):
+    """A second driver is refused while a first, in its own process, holds the --out (its lock object), in one line
+    naming the lock, its holder and the fix; the first then completes and removes its lock. A first killed outright
+    leaves its lock: the next driver names it stale, and builds once it is removed (the fix)."""
+    fs, corpus, uncut = store
+    url = "s3://bench/two-drivers"
+    lock, key = f"{url}/shards-3.lock", url.removeprefix("s3://")
+    with held_build(corpus, url, 3) as first:
+        with pytest.raises(ConfigError) as refused:
+            build_shards(corpus, url, KIND, {}, 3, registry=installed_registry())
+        held_by = f"pid {first.pid} on {socket.gethostname()}, started "
+        assert str(refused.value).startswith(
+            f"--out {url}: another ragbench shard build is writing it ({lock} is held by {held_by}"
+        )
+        assert str(refused.value).endswith(
+            f"wait for it to end, or, once that process is gone, remove {lock} and run the command again"
+        )
+        _, err = first.communicate("\n")  # let go on
+        assert first.returncode == 0, err
+    fs.get(f"{key}/shards-3", str(tmp_path / "got"), recursive=True)
+    assert shard_files(tmp_path / "got") == shard_files(uncut)
+    assert set(fs.find(key)) == {f"{key}/{name}" for name in store_listing(uncut)}  # no lock, no state left
+    with held_build(corpus, f"{url}-killed", 3) as first:
+        first.kill()
+    with pytest.raises(ConfigError) as refused:
+        build_shards(corpus, f"{url}-killed", KIND, {}, 3, registry=installed_registry())
+    stale = (
+        f"--out {url}-killed: {url}-killed/shards-3.lock is a stale lock: the shard build that took it "
+        f"(pid {first.pid} on this host, {socket.gethostname()}, started "
+    )
+    assert str(refused.value).startswith(stale) and str(refused.value).endswith(
+        f"is gone; remove {url}-killed/shards-3.lock, then run the command again"
+    )
+    fs.rm_file(f"{key}-killed/shards-3.lock")
+    assert build_shards(corpus, f"{url}-killed", KIND, {}, 3, registry=installed_registry()).kept == 0

@@ -5,6 +5,8 @@ into a store compare (`store_listing`, `shard_files`) and how they cut a build s
 from __future__ import annotations
 
 import json
+import logging
+import re
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +54,30 @@ def s3_server(folder: Path) -> Iterator[Any]:
         server.stop()
 
 
+@contextmanager
+def served_requests() -> Iterator[list[tuple[str, str]]]:
+    """The requests moto's server served while the block ran: (method, path and query), from its request log
+    (werkzeug's, one line a request, written before the response is sent: every request the block made is there
+    once it returns)."""
+    served: list[tuple[str, str]] = []
+
+    class Logged(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            line = re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage())  # the colours of a reply other than 200
+            if found := re.search(r'"([A-Z]+) (\S+) HTTP', line):
+                served.append((found[1], found[2]))
+
+    log, handler = logging.getLogger("werkzeug"), Logged()
+    level = log.level
+    log.setLevel(logging.INFO)
+    log.addHandler(handler)
+    try:
+        yield served
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+
+
 def store_listing(folder):
     """The names a store lists under an index whose local shards are `folder` (INDEX/shards-S): theirs alone."""
     return {f"{folder.name}/{path.relative_to(folder).as_posix()}" for path in folder.rglob("*") if path.is_file()}
@@ -63,6 +89,16 @@ def shard_files(folder):
     manifest = json.loads((folder / "manifest.json").read_text())
     del manifest["corpus"]["path"], manifest["build_seconds"], manifest["built_at"]
     return [shard["files"] for shard in layout["shards"]], [[s["start"], s["stop"]] for s in layout["shards"]], manifest
+
+
+class LostOnceFinished(InProcess):
+    """Runs every step of every shard here, then the build is lost before the driver publishes the shards."""
+
+    def map(self, function, calls, **options):
+        done = super().map(function, calls, **options)
+        if function.__name__ == "finish_part":
+            raise ConfigError("the driver's node was lost")
+        return done
 
 
 class LostAfterOneShard(InProcess):

@@ -36,25 +36,7 @@ def held_staging(out: Path) -> Iterator[Path]:
             f"{not_ours} (it is a {'symbolic link' if staging.is_symlink() else 'file'}); remove it, "
             "or choose another --out"
         )
-    for _ in range(ATTEMPTS):
-        staging.mkdir(parents=True, exist_ok=True)
-        handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(handle)
-            raise ConfigError(
-                f"--out {out}: another ragbench index build is writing it ({staging} is locked); "
-                "wait for it to end, or choose another --out"
-            ) from None
-        if _same_folder(staging, handle):
-            break
-        os.close(handle)
-    else:
-        raise ConfigError(
-            f"--out {out}: {staging} keeps being replaced by another process; "
-            "wait for it to end, or choose another --out"
-        )
+    handle = locked_folder(staging, out, "index build")
     try:
         left = list(staging.iterdir())
         if left and not (staging / BUILD_MARK).is_file():
@@ -76,6 +58,30 @@ def held_staging(out: Path) -> Iterator[Path]:
             raise
     finally:
         os.close(handle)
+
+
+def locked_folder(folder: Path, out: str | Path, build: str) -> int:
+    """`folder` (made where missing), the one a `build` ("index build") of `out` writes, open and held with an
+    exclusive `flock` until its descriptor (returned) is closed or the process ends; a ConfigError naming it and
+    the fix where another process holds it. One renamed or removed between opening and locking it (its build just
+    ended) is opened again."""
+    for _ in range(ATTEMPTS):
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            raise ConfigError(
+                f"--out {out}: another ragbench {build} is writing it ({folder} is locked); "
+                "wait for it to end, or choose another --out"
+            ) from None
+        if _same_folder(folder, handle):
+            return handle
+        os.close(handle)
+    raise ConfigError(
+        f"--out {out}: {folder} keeps being replaced by another process; wait for it to end, or choose another --out"
+    )
 
 
 def _same_folder(path: Path, handle: int) -> bool:

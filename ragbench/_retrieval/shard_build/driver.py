@@ -9,10 +9,11 @@ reach the driver: step 1 writes them beside its shard, a middle step of one task
 term (`terms`), and step 2 reads the merged buckets; the driver gets each bucket's counts. It writes the manifest
 (INDEX/shards-S/manifest.json: the one index's fields, the corpus's parts' sha256 for its sha256) and shards.json
 (each file's size and content digest, from the workers) and renames the building folder into place (`state`; for
---out s3://..., the state lives in the store and the shards are put there, `store`). Passage numbers are the
-one-process build's: shard i holds a contiguous run of them, from the passages of the shards before it. A build
-killed mid-way is resumed by the same command: a shard's step whose files still match its record is kept, the
-others done again.
+--out s3://..., the state lives in the store and the shards are put there, `store`). One driver at a time builds
+into an --out: a local build holds its building folder's OS lock (`state`), one into a store a lock object there
+(`store_lock`). Passage numbers are the one-process build's: shard i holds a contiguous run of them, from the
+passages of the shards before it. A build killed mid-way is resumed by the same command: a shard's step whose files
+still match its record is kept, the others done again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -50,6 +52,7 @@ from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder, ShardBuildState
 from .state_files import bucket_name, shard_name
 from .store import StoreState, StoreTarget
+from .store_lock import LOCK_SUFFIX, held_lock
 from .terms import merge_bucket
 from .worker import analyse_part, finish_part, id_hash
 
@@ -112,15 +115,18 @@ def build_shards(
     }
     builder = kind_class(options, registry, text)
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
-    if store is not None:
-        store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
-    state: BuildFolder | StoreState = StoreState(store, key) if store is not None else BuildFolder(target, key)
-    started_runner = runner()
-    try:
-        return built(corpus, local, builder, parts, state, text, started_runner, before, started, overwrite, store)
-    finally:
-        started_runner.close()
-        state.files.cleared()  # the driver's scratch folder of a build into a store
+    with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext():
+        if store is not None:
+            store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
+        state: BuildFolder | StoreState = StoreState(store, key) if store else BuildFolder(target, key, out)
+        try:
+            on = runner()
+            try:
+                return built(corpus, local, builder, parts, state, text, on, before, started, overwrite, store)
+            finally:
+                on.close()
+        finally:
+            state.close()  # a local build's folder lock; the driver's scratch folder of a build into a store
 
 
 def built(

@@ -5,14 +5,16 @@ records and the files they name still match. A local build's state is `BuildFold
 `BuildFolder` is the folder a local build writes into, `INDEX/shards-S.building`, renamed `INDEX/shards-S` once
 every shard is finished and its shards.json written (so a build cut short leaves no shards.json: nothing is served).
 It is ragbench's when it holds BUILD_FILE, the build's key (the corpus's path, sizes and modification times, the
-kind, its options, the shards, the text settings): a build with the same key resumes from it, one with another
-key empties it first; a folder of the user's there (without the file), a link or a file is refused, never
-emptied. Beside each shard's folder NNN the workers record each step done (`worker`): NNN.analysed.json (the
-part's statistics, the files step 1 wrote and its id hashes NNN.ids.npy, its terms file NNN.terms.jsonl too) and
-NNN.finished.json (the shard's files). A step is kept only when each file its record names is there at its size and
-content digest; else the shard is built again from step 1. The middle step's buckets, terms/BBB.json, are each
-recorded in terms/BBB.merged.json with the parts' terms files it merged: kept while those and its own file are the
-same.
+kind, its options, the shards, the text settings): a build with the same key resumes from it, one with another key
+empties it first; a folder of the user's there (files, without BUILD_FILE), a link or a file is refused, never
+emptied. The driver holds an OS lock on the folder (`staging.locked_folder`, as a one-index build holds its
+`<out>.partial`) from before it reads it to the build's end: a second driver building into the same --out is refused
+at once, and the lock goes with the driver's process however it ends. Beside each shard's folder NNN the workers
+record each step done (`worker`): NNN.analysed.json (the part's statistics, the files step 1 wrote and its id hashes
+NNN.ids.npy, its terms file NNN.terms.jsonl too) and NNN.finished.json (the shard's files). A step is kept only when
+each file its record names is there at its size and content digest; else the shard is built again from step 1. The
+middle step's buckets, terms/BBB.json, are each recorded in terms/BBB.merged.json with the parts' terms files it
+merged: kept while those and its own file are the same.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from numpy.typing import NDArray
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
 from ..._storage.own_trees import remove_all_but_links
-from ..index.staging import MANIFEST_FILE
+from ..index.staging import MANIFEST_FILE, locked_folder
 from ..sharded.layout import LAYOUT_FILE, foreign_entry
 from .kind import Stats
 from .state_files import (
@@ -62,6 +64,10 @@ class ShardBuildState(ABC):
     @abstractmethod
     def problem(self, where: str, entry: Any) -> str | None:
         """How the file at `where` differs from its record `entry` (None where it does not)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """What the driver holds of the state let go, at the end of the build, whether it completed or failed."""
 
     def finished_file(self, number: int, name: str) -> str:
         """Where shard `number`'s finished file `name` is (here: in its building folder)."""
@@ -145,24 +151,28 @@ class ShardBuildState(ABC):
 class BuildFolder(ShardBuildState):
     """The building folder of `target` (INDEX/shards-S) for a build of `key` (module docstring)."""
 
-    def __init__(self, target: Path, key: Stats) -> None:
+    def __init__(self, target: Path, key: Stats, out: str | Path) -> None:
         self.target = target
         self.folder = target.with_name(target.name + ".building")
         self.files = StateFiles(folder=self.folder)
         record = self.folder / BUILD_FILE
         if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
             raise ConfigError(f"{self.folder} is not a folder a shard build made; move it away, then build again")
-        if self.folder.is_dir() and not (record.is_file() and not record.is_symlink()):
-            raise ConfigError(
-                f"{self.folder} holds no {BUILD_FILE}: not the state of a ragbench shard build; move it away, then "
-                "build again"
-            )
-        if self.folder.is_dir() and self.recorded_key() != key:  # another build's shards: start afresh
-            for child in self.folder.iterdir():
-                if child.name != BUILD_FILE and not child.is_symlink():
-                    remove_all_but_links(child) if child.is_dir() else child.unlink()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(key, indent=1, ensure_ascii=False), encoding="utf-8")
+        self.lock = locked_folder(self.folder, out, "shard build")  # before anything in it is read or emptied
+        try:
+            if any(self.folder.iterdir()) and not (record.is_file() and not record.is_symlink()):
+                raise ConfigError(
+                    f"{self.folder} holds no {BUILD_FILE}: not the state of a ragbench shard build; move it away, "
+                    "then build again"
+                )
+            if self.recorded_key() != key:  # another build's shards: start afresh
+                for child in self.folder.iterdir():
+                    if child.name != BUILD_FILE and not child.is_symlink():
+                        remove_all_but_links(child) if child.is_dir() else child.unlink()
+            record.write_text(json.dumps(key, indent=1, ensure_ascii=False), encoding="utf-8")
+        except BaseException:
+            self.close()
+            raise
 
     def recorded_key(self) -> Any:
         try:
@@ -180,6 +190,10 @@ class BuildFolder(ShardBuildState):
     def discard(self) -> None:
         """The build's state removed: no build of its key can complete."""
         remove_all_but_links(self.folder)
+
+    def close(self) -> None:
+        """The folder's lock let go (held since the build began; over the shards once they are renamed into place)."""
+        os.close(self.lock)
 
     def complete(self, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path:
         """The step records removed, the manifest and then shards.json (`layout()`, which digests the manifest)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._storage.locations import joined, object_size, put_file, remote_files, remove_object, remove_objects
+from ..._storage.locations import RemoteFile, joined, put_file, remote_files, remove_object, remove_objects
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import LAYOUT_FILE
 from ..sharded.remote import remote_layout
@@ -65,6 +65,7 @@ class StoreState(ShardBuildState):
         self.target = target
         self.url = target.folder + ".building"
         self.files = StateFiles(url=self.url, scratch=f"driver-{secrets.token_hex(8)}")
+        self.listings: dict[str, dict[str, RemoteFile]] = {}  # a folder's listing, by its URL (`problem`)
         listed = remote_files(self.url)
         if listed and BUILD_FILE not in listed:
             raise ConfigError(
@@ -79,6 +80,8 @@ class StoreState(ShardBuildState):
                 raise ConfigError(damaged_state(where, "not a whole record", fix)) from None
             if recorded != key:  # another build's state: start afresh
                 remove_objects(self.url)
+            else:
+                self.listings[self.url] = listed
         self.files.write_record(BUILD_FILE, key)
 
     @property
@@ -91,10 +94,17 @@ class StoreState(ShardBuildState):
         raise ConfigError(damaged_state(where, problem, fix))
 
     def problem(self, where: str, entry: Any) -> str | None:
-        found = object_size(where)
+        """Checked against a listing of its folder (the state's prefix, or the shards'), taken once and taken
+        again only where it does not show the file as recorded (written since: by a task the driver ran)."""
+        folder = self.url if where.startswith(self.url + "/") else self.target.folder
+        name = where[len(folder) + 1 :]
+        found = self.listings.get(folder, {}).get(name)
+        if found is None or found.size != entry["bytes"]:  # not listed yet, or perhaps written since: listed again
+            self.listings[folder] = remote_files(folder)
+            found = self.listings[folder].get(name)
         if found is None:
             return "missing"
-        return None if found == entry["bytes"] else f"holds {found} bytes, recorded {entry['bytes']}"
+        return None if found.size == entry["bytes"] else f"holds {found.size} bytes, recorded {entry['bytes']}"
 
     def finished_file(self, number: int, name: str) -> str:
         return joined(self.target.shard(number), name)
@@ -102,6 +112,10 @@ class StoreState(ShardBuildState):
     def discard(self) -> None:
         """The build's state removed from the store and from this node: no build of its key can complete."""
         remove_objects(self.url)
+        self.files.cleared()
+
+    def close(self) -> None:
+        """The driver's scratch folder removed from this node."""
         self.files.cleared()
 
     def publish(self, kind: str, manifest_text: str, layout: Callable[[], str]) -> str:

@@ -3,7 +3,8 @@ written at all (for the pre-flight).
 
 A file rewritten in place (run.json, results.json, report.md, the finalized samples, calls/tools.json)
 goes through `replacing`: written to a temporary file beside it, flushed to disk, renamed over it, and the
-rename flushed too (its folder synced: once for several files replaced together, `write_all_atomically`); a
+rename flushed too (its folder synced: once for several files replaced together, `write_all_atomically`); with
+`$RAGBENCH_FSYNC=off` (`flush_to_disk`) nothing is flushed, the rest is the same; a
 failure (a full disk) removes the temporary file and leaves the old one whole. Append-only files
 (samples, calls, judge and NLI logs) stay appends (ragbench._storage.jsonl.open_append), whose errors
 `naming` gives the file's name: a write's ENOSPC carries none of its own.
@@ -58,7 +59,7 @@ def replacing(path: str | Path, sync_folder: bool = True) -> Iterator[IO[bytes]]
             with open(temporary, "xb") as handle:  # created with the umask's permissions, as `path` was
                 yield handle
                 handle.flush()
-                os.fsync(handle.fileno())
+                flush_to_disk(handle.fileno())
             try:
                 os.replace(temporary, path)
             except OSError as exc:  # it names the temporary file: name the file being replaced
@@ -178,12 +179,20 @@ def write_all_atomically(texts: dict[Path, str]) -> None:
             _sync_folder(folder)
 
 
+def flush_to_disk(descriptor: int) -> None:
+    """`os.fsync`, unless `$RAGBENCH_FSYNC` is `off`: a run on scratch storage, or a test suite, that can lose its
+    last writes to a power cut (a killed process loses nothing either way: what it wrote is in the OS's cache), as
+    PostgreSQL's `fsync = off` and git's `core.fsync` allow. Files are still replaced whole, by rename."""
+    if os.environ.get("RAGBENCH_FSYNC", "").strip().lower() != "off":
+        os.fsync(descriptor)
+
+
 def _sync_folder(folder: Path) -> None:
     """The rename itself on disk (a crash after it keeps the new file)."""
     with suppress(OSError):
         descriptor = os.open(folder, os.O_RDONLY)
         try:
-            os.fsync(descriptor)
+            flush_to_disk(descriptor)
         finally:
             os.close(descriptor)
 

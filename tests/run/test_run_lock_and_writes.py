@@ -54,6 +54,7 @@ def test_files_replaced_together_are_each_whole_or_as_they_were_and_their_folder
     """results.json and report.md are replaced together: each file flushed before its rename, the folder once
     after the renames made (one wait for the disk, not two), even when a later file fails (a real fault: a
     folder where the file goes), which is left as it was."""
+    monkeypatch.delenv("RAGBENCH_FSYNC")  # the suite's setting: flushed, as a user's run is
     events = []
     fsync, rename = os.fsync, os.replace
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
-from ..._storage.files import write_all_atomically
+from ..._storage.files import flush_to_disk, write_all_atomically
 from ..._values.llm_calls import EngineError
 from .results import ResultLines, read_result_lines, text_lines
 
@@ -222,7 +222,7 @@ class BatchStore:
                 with open(temporary, "x", encoding="utf-8") as handle:
                     handle.write(secrets.token_hex(8) + "\n")
                     handle.flush()
-                    os.fsync(handle.fileno())
+                    flush_to_disk(handle.fileno())
                 os.link(temporary, path)
             except FileExistsError:
                 pass  # another engine of the same id made it first

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import ConfigError
+from ..._storage.files import flush_to_disk
 from ..._storage.own_trees import remove_all_but_links
 
 STATE_FILE = "ray-build.json"
@@ -83,7 +84,7 @@ class BuildState:
         with open(partial, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            flush_to_disk(handle.fileno())
         partial.replace(self.path(number))
 
     def read(self, number: int, digest: str, fields: tuple[str, ...]) -> dict[str, np.ndarray] | None:

@@ -175,6 +175,7 @@ def test_chunks_written_on_a_full_disk_end_in_one_line_and_leave_nothing(tmp_pat
     def enospc(descriptor):
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    monkeypatch.delenv("RAGBENCH_FSYNC")  # the suite's setting: flushed, as a user's build is
     monkeypatch.setattr(os, "fsync", enospc)  # the os module ragbench's file writing calls, as it calls it
     with pytest.raises(OSError, match="No space left on device") as full_disk:
         build_corpus(corpus, tmp_path / "chunks.jsonl")

@@ -59,7 +59,7 @@ def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
     assert lengths.tolist() == expected_lengths
     found = list(zip(docs.tolist(), [words[t] for t in terms.tolist()], freqs.tolist()))
     assert set(found) == postings and len(found) == len(postings)
-    assert found == sorted(found, key=lambda posting: (posting[0], words.index(posting[1])))  # by passage, term
+    assert found == sorted(found, key=lambda posting: (words.index(posting[1]), posting[0]))  # by term, passage
 
 
 @settings(max_examples=500, deadline=None)

@@ -1,26 +1,37 @@
-"""A chunk of texts' postings, the build's hot path: each text cut into tokens, each token numbered by its term
-(`TermNumbers`: a token is analysed once), the (passage, term) pairs counted in numpy, not a Counter a passage."""
+"""A chunk of texts' postings, the build's hot path: the chunk cut into one stream of tokens (`token_stream`), each
+token numbered by its term (`TermNumbers`: a token is analysed once), the (passage, term) pairs counted in numpy,
+not a Counter a passage."""
 
 from __future__ import annotations
 
-from itertools import chain
+import re
 
 import numpy as np
 
 from .analyzer import term
-from .tokenizer import MAX_TOKEN_UNITS, standard_tokens, unchecked_tokens
+from .tokenizer import ASCII_SEPARATORS, ASCII_TOKEN, JOINER, MAX_TOKEN_UNITS, standard_tokens, unchecked_tokens
 
 STOP_WORD = -1  # the number of a token whose term is a stop word: no term
 TOO_LONG = -2  # the number of a token of `unchecked_tokens` longer than the scanner's buffer: its text is rescanned
+TEXT_END = -3  # the number of `END`, the token after each text's in a chunk's stream
+
+# A chunk's ASCII texts are cut as one string, each followed by " \x01 ": a character in no token (WB=Other), which
+# both ASCII cuts keep here as a token of its own (the split: not made a space; the search: an alternative of the
+# pattern) and no text's own token can be (a text holding one is cut alone)
+END = "\x01"
+JOINED = f" {END} "
+JOINED_SEPARATORS = {point: space for point, space in ASCII_SEPARATORS.items() if chr(point) != END}
+JOINED_TOKEN = re.compile(f"{ASCII_TOKEN.pattern}|{END}")
 
 
 class TermNumbers(dict[str, int]):
     """Token -> the number of its term (`analyzer.term`) among `words`, the terms in order of first sight, or
-    `STOP_WORD`, or `TOO_LONG`. Exact: a token's term depends on the token alone, so each distinct token is
-    analysed once, at its first sight (`__missing__`); its length is checked there too, once, not once a token."""
+    `STOP_WORD`, or `TOO_LONG` (or `TEXT_END`, for `END`). Exact: a token's term depends on the token alone, so
+    each distinct token is analysed once, at its first sight (`__missing__`); its length is checked there too,
+    once, not once a token."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__({END: TEXT_END})
         self.words: list[str] = []
         self.numbers: dict[str, int] = {}
 
@@ -35,30 +46,59 @@ class TermNumbers(dict[str, int]):
         return number
 
 
+def token_stream(texts: list[str]) -> tuple[list[int], list[str]]:
+    """The texts' `unchecked_tokens`, each text's followed by `END`, and the order of the texts in that stream.
+    The ASCII texts are cut together, in one string (`JOINED` between them: a str method or a search a chunk, not
+    a text): split where nothing joins runs of letters and digits, searched where something does (`ascii_tokens`),
+    and the other texts one by one after them."""
+    plain, others = [], []
+    for number, text in enumerate(texts):
+        (plain if text.isascii() and END not in text else others).append(number)
+    joined = JOINED.join([texts[number] for number in plain])
+    if JOINER.search(joined) is None:
+        split, searched = plain, []
+    else:
+        split, searched = [], []
+        for number in plain:
+            (split if JOINER.search(texts[number]) is None else searched).append(number)
+        joined = JOINED.join([texts[number] for number in split])
+    stream: list[str] = (joined + JOINED).translate(JOINED_SEPARATORS).split() if split else []
+    if searched:
+        stream += JOINED_TOKEN.findall(JOINED.join([texts[number] for number in searched]) + JOINED)
+    for number in others:
+        stream += unchecked_tokens(texts[number])
+        stream.append(END)
+    return split + searched + others, stream
+
+
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]
 
 
 def analysed_postings(texts: list[str]) -> Postings:
-    """The texts' postings: (passage from 0, term, frequency), by passage then term number, the passages'
-    lengths (terms, stop words not counted), and the words the terms number (each once). Each text is cut by
-    `unchecked_tokens`; a text with a token longer than the scanner's buffer (`TOO_LONG`) is cut again by
+    """The texts' postings: (passage from 0, term, frequency), by term number then passage, the passages'
+    lengths (terms, stop words not counted), and the words the terms number (each once). The texts are cut by
+    `token_stream`; a text with a token longer than the scanner's buffer (`TOO_LONG`) is cut again by
     `standard_tokens`, its terms numbered after the others'."""
     numbers = TermNumbers()
-    tokens = [unchecked_tokens(text) for text in texts]
-    sizes = np.fromiter(map(len, tokens), dtype=np.int64, count=len(texts))
+    order, stream = token_stream(texts)
     # the chunk's tokens numbered in one pass (not a list a text: half the time)
-    terms = np.fromiter(map(numbers.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(sizes.sum()))
-    docs = np.repeat(np.arange(len(texts), dtype=np.int64), sizes)
+    terms = np.fromiter(map(numbers.__getitem__, stream), dtype=np.int64, count=len(stream))
+    ends = np.flatnonzero(terms == TEXT_END)
+    docs = np.repeat(np.array(order, dtype=np.int64), np.diff(ends, prepend=-1) - 1)
+    terms = terms[terms != TEXT_END]
     if (too_long := terms == TOO_LONG).any():
         docs, terms = rescanned(texts, docs, terms, np.unique(docs[too_long]), numbers)
     kept = terms != STOP_WORD
     docs, terms = docs[kept], terms[kept]
     lengths = np.bincount(docs, minlength=len(texts)).astype(np.int64)
-    width = max(len(numbers.words), 1)
-    pairs, freqs = np.unique(docs * width + terms, return_counts=True)
+    width, count = max(len(numbers.words), 1), max(len(texts), 1)
+    # by term, then passage (each term's passages one run, in order: `write_postings` places them without a sort);
+    # int32 keys where they fit: numpy sorts them in half the time of int64's
+    key_type = np.int32 if count * width < 2**31 else np.int64
+    pairs, freqs = np.unique(terms.astype(key_type) * key_type(count) + docs.astype(key_type), return_counts=True)
     return (
-        (pairs // width).astype(np.int32),
-        (pairs % width).astype(np.int32),
+        (pairs % count).astype(np.int32),
+        (pairs // count).astype(np.int32),
         freqs.astype(np.int32),
         lengths,
         numbers.words,

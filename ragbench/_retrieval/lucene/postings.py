@@ -41,9 +41,7 @@ class TermNumbers(dict[str, int]):
     def __missing__(self, token: str) -> int:
         if len(token) > MAX_TOKEN_UNITS:  # only `unchecked_tokens`' (the scanner's fit in its buffer)
             number = TOO_LONG
-        elif not token.strip("_"):  # a run of "_" alone, which `token_stream` leaves in
-            number = STOP_WORD
-        elif (word := term(token)) is None:
+        elif not token.strip("_") or (word := term(token)) is None:  # a run of "_" alone: `token_stream`'s
             number = STOP_WORD
         elif (number := self.numbers.setdefault(word, len(self.words))) == len(self.words):
             self.words.append(word)
@@ -55,7 +53,8 @@ def token_stream(texts: list[str]) -> tuple[list[int], list[str]]:
     """The texts' `unchecked_tokens` (and their runs of "_" alone), each text's followed by `END`, and the order of
     the texts in that stream. The ASCII texts are cut together, in one string (`JOINED` between them: a str method
     a chunk, not a text), as the ASCII pattern cuts each (`NOT_JOINING`); the other texts one by one after them."""
-    plain, others = [], []
+    plain: list[int] = []
+    others: list[int] = []
     for number, text in enumerate(texts):
         (plain if text.isascii() and END not in text else others).append(number)
     joined = JOINED.join([texts[number] for number in plain]) + JOINED if plain else ""

@@ -16,19 +16,20 @@ from collections import Counter
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ragbench._retrieval.corpus.readers import corpus_rows, jsonl_passage
 from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter, passage_line_bytes
 from ragbench._retrieval.lucene.analyzer import analyze
-from ragbench._retrieval.lucene.postings import analysed_postings
+from ragbench._retrieval.lucene.postings import END, analysed_postings, token_stream
 from ragbench._retrieval.lucene.tokenizer import (
     ASCII_TOKEN,
     ascii_stand_ins,
     scanned_tokens,
     standard_tokens,
     token_regex,
+    unchecked_tokens,
 )
 from ragbench._storage.jsonl import dumps, located_lines
 from ragbench.api import Document
@@ -52,6 +53,7 @@ def counted_one_by_one(texts: list[str]) -> tuple[set[tuple[int, str, int]], lis
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TEXT, max_size=8))
+@example(["__ a_ _ b .__. _1,2_ x:_", "_"])  # runs of "_" alone: no token
 def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
     docs, terms, freqs, lengths, words = analysed_postings(texts)
     postings, expected_lengths, first_sight = counted_one_by_one(texts)
@@ -59,13 +61,29 @@ def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
     assert lengths.tolist() == expected_lengths
     found = list(zip(docs.tolist(), [words[t] for t in terms.tolist()], freqs.tolist()))
     assert set(found) == postings and len(found) == len(postings)
-    assert found == sorted(found, key=lambda posting: (posting[0], words.index(posting[1])))  # by passage, term
+    assert found == sorted(found, key=lambda posting: (words.index(posting[1]), posting[0]))  # by term, passage
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(st.sampled_from("aZ09_:.',; -\"\t"), max_size=40))
 def test_the_ascii_pattern_matches_what_lucenes_rules_match(text: str) -> None:
     assert ASCII_TOKEN.findall(text) == [found[0] for found in token_regex().finditer(text)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(st.sampled_from("aZ09_:.',; -\"\t\x01é"), max_size=30), max_size=6))
+def test_a_chunk_cut_in_one_string_gets_each_texts_tokens(texts: list[str]) -> None:
+    order, stream = token_stream(texts)
+    tokens = [token for token in stream if token.strip("_")]  # runs of "_" alone number as no term
+    each: list[list[str]] = []
+    current: list[str] = []
+    for token in tokens:
+        if token == END:
+            each, current = [*each, current], []
+        else:
+            current.append(token)
+    assert sorted(order) == list(range(len(texts))) and not current
+    assert each == [list(unchecked_tokens(texts[number])) for number in order]
 
 
 CONTEXTS = [

@@ -56,7 +56,6 @@ SAVED_DATASET = "saved_dataset"  # a folder of `datasets`' save_to_disk
 SEGMENTED = "msmarco_v2.1_segmented"  # a folder of MS MARCO V2.1 segmented gzip JSONL shards
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
-ID_FIELDS = ("id", "_id", "docid")  # the first a line has names the passage
 METADATA = "metadata"  # a JSONL line's object of other values kept in Document.metadata
 
 
@@ -224,7 +223,7 @@ def jsonl_rows(lines: Iterable[bytes], where: str, start: int = 0) -> Iterator[t
     read = 0
     try:
         for line in lines:
-            if line.rstrip():  # jsonlines skips a line of white space (its skip_empty)
+            if line and not line.isspace():  # jsonlines skips a line of white space (its skip_empty)
                 yield start, line_passage(line, where, read, start)
             start += len(line)
             read += 1
@@ -233,7 +232,8 @@ def jsonl_rows(lines: Iterable[bytes], where: str, start: int = 0) -> Iterator[t
 
 
 # The values of a line's object that orjson reads as json does (orjson reads an integer beyond 64 bits as a float)
-ORJSON_EXACT = frozenset({str, int, type(None)})
+NULL = type(None)
+ORJSON_EXACT = frozenset({str, int, NULL})
 
 
 def line_passage(line: bytes, where: str, index: int, start: int) -> Document | RecordError:
@@ -246,10 +246,11 @@ def line_passage(line: bytes, where: str, index: int, start: int) -> Document | 
         record = orjson.loads(line)
     except orjson.JSONDecodeError:
         record = None
-    if type(record) is not dict or not ORJSON_EXACT.issuperset(map(type, record.values())):
+    kinds = set(map(type, record.values())) if type(record) is dict else None
+    if kinds is None or not kinds <= ORJSON_EXACT:
         return jsonl_passage(next(located_lines([line], where, line=index, start=start)), where)
-    try:
-        return jsonl_document(record, where, index + 1)
+    try:  # no null left out: no copy of the object (`without_nulls`)
+        return record_document(without_nulls(record) if NULL in kinds else record, where, index + 1)
     except RecordError as exc:
         return exc
 
@@ -261,14 +262,19 @@ def jsonl_passage(located: LocatedLine, path: str | Path) -> Document | RecordEr
 
 def jsonl_document(record: Mapping[str, object], path: str, line: int) -> Document:
     """The passage of a JSONL record (or a saved dataset's row), its nulls read as absent keys (`without_nulls`)."""
-    record = without_nulls(record)
+    return record_document(without_nulls(record), path, line)
+
+
+def record_document(record: Mapping[str, object], path: str, line: int) -> Document:
+    """`jsonl_document` of a record without nulls (its Documents made with positional fields: a third of the
+    time of keywords)."""
     if "segment" in record and "contents" not in record and "text" not in record:  # an MS MARCO V2.1 segment
         return segment_document(dict(record), path, line)
-    doc_id = next((record[key] for key in ID_FIELDS if key in record), None)
-    if doc_id is None or doc_id == "":
-        raise RecordError(path, line, "missing passage id", "id")
-    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):  # 1.0 would be "1.0", never qrels' "1"
-        raise RecordError(path, line, f"passage id {doc_id!r}: expected a string or a whole number", "id")
+    doc_id = record.get("id")  # the first of "id", "_id", "docid" the record has (it holds no null)
+    if doc_id is None:
+        doc_id = record.get("_id", record.get("docid"))
+    if type(doc_id) is not str or not doc_id:
+        doc_id = checked_id(doc_id, path, line)
     field = "contents" if "contents" in record else "text"
     text = record.get(field)
     if not isinstance(text, str):
@@ -281,19 +287,30 @@ def jsonl_document(record: Mapping[str, object], path: str, line: int) -> Docume
     url = record.get("url")
     url = url if isinstance(url, str) else None
     if field == "contents" and "title" not in record:
-        doc = flashrag_passage(str(doc_id), text, url)
+        doc = flashrag_passage(doc_id, text, url)
     else:
         title = record.get("title") or ""
         if not isinstance(title, str):
             raise RecordError(path, line, f"expected a string, got {type(title).__name__}", "title")
-        doc = Document(id=str(doc_id), title=title, text=text, url=url)
-    if record.get(PAGE_ID) is not None:
+        doc = Document(doc_id, title, text, url)
+    if PAGE_ID in record:
         doc.metadata[PAGE_ID] = str(record[PAGE_ID])
-    metadata = record.get(METADATA, {})
-    if not isinstance(metadata, dict):
-        raise RecordError(path, line, f"expected an object, got {type(metadata).__name__}", METADATA)
-    doc.metadata.update(metadata)
+    if METADATA in record:
+        metadata = record[METADATA]
+        if not isinstance(metadata, dict):
+            raise RecordError(path, line, f"expected an object, got {type(metadata).__name__}", METADATA)
+        doc.metadata.update(metadata)
     return doc
+
+
+def checked_id(doc_id: object, path: str, line: int) -> str:
+    """A passage id that is not a non-empty str, as a str: a whole number's digits; none, an empty one or another
+    value is a RecordError."""
+    if doc_id is None or doc_id == "":
+        raise RecordError(path, line, "missing passage id", "id")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):  # 1.0 would be "1.0", never qrels' "1"
+        raise RecordError(path, line, f"passage id {doc_id!r}: expected a string or a whole number", "id")
+    return str(doc_id)
 
 
 def without_nulls(value: Any) -> Any:
@@ -322,7 +339,7 @@ def flashrag_passage(doc_id: str, contents: str, url: str | None = None) -> Docu
     without a newline holds no title: it is the text (FlashRAG's prompt shows it as its title all the same)."""
     first, newline, rest = contents.partition("\n")
     if not newline:
-        return Document(id=doc_id, title="", text=contents, url=url)
+        return Document(doc_id, "", contents, url)
     title = first.strip('"')
     return Document(
         id=doc_id, title=title, text=rest, url=url, metadata={TITLE_LINE: first} if first != title or not title else {}

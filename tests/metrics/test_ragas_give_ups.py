@@ -23,8 +23,9 @@ from ragbench.metrics.ragas.metric import RagasContextPrecision
 from ragbench.metrics.ragas.replies import ATTEMPTS, REASK_CHARS
 from ragbench.testing import ScriptedLLM, make_context
 from support.helpers import cli_here
+from support.pydantic_errors import recording
 
-RECORDED = json.loads((TEST_DATA / "parity" / "ragas_give_ups.json").read_text(encoding="utf-8"))
+RECORDED = json.loads(recording(TEST_DATA / "parity" / "ragas_give_ups.json"))
 SAMPLE = RECORDED["sample"]
 GOOD = json.dumps({"reason": "r", "verdict": 1})
 SURROGATE = '{"reason": "\ud800", "verdict": 1}'  # a lone surrogate, as a JSON `\ud800` in the server's body reads

@@ -30,8 +30,9 @@ from ragbench.metrics.ragas.prompts import messages
 from ragbench.metrics.ragas.replies import read
 from ragbench.testing import ScriptedLLM, make_context
 from support.helpers import cli_here
+from support.pydantic_errors import recording
 
-PARITY = json.loads((TEST_DATA / "parity" / "ragas.json").read_text(encoding="utf-8"))
+PARITY = json.loads(recording(TEST_DATA / "parity" / "ragas.json"))
 SAMPLES = {sample["id"]: sample for sample in PARITY["samples"]}
 METRICS = {
     "faithfulness": RagasFaithfulness,

@@ -31,9 +31,10 @@ from ragbench.metrics.ragas.prompts import PROMPTS, sampling
 from ragbench.metrics.ragas.replies import output_model, read, reask
 from ragbench.testing import ScriptedLLM, load_engine, make_context
 from support.helpers import cli_here
+from support.pydantic_errors import recording
 
-PARITY = json.loads((TEST_DATA / "parity" / "ragas_replies.json").read_text(encoding="utf-8"))
-READING = json.loads((TEST_DATA / "parity" / "ragas_reading.json").read_text(encoding="utf-8"))
+PARITY = json.loads(recording(TEST_DATA / "parity" / "ragas_replies.json"))
+READING = json.loads(recording(TEST_DATA / "parity" / "ragas_reading.json"))
 SAMPLES = {sample["id"]: sample for sample in PARITY["samples"]}
 DEEP = {
     "deep_array": '{"statements": ' + "[" * 100_000 + "]" * 100_000 + "}",

@@ -169,13 +169,9 @@ class KeepingBuckets(Recording):
         return results
 
 
-def test_a_killed_build_resumes_keeping_finished_shards_and_rebuilding_a_damaged_one(tmp_path):
-    """The build is killed (SIGKILL) once shards 0 and 1 are finished, before shard 2's second step; shard 1's
-    postings are then cut short. The same build again keeps shard 0, builds shard 1 again from its part, finishes
-    shard 2, and answers as the one-process index; nothing of the building folder is left."""
-    docs = [{"id": f"d{i:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(60)]
-    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
-    out = tmp_path / "built"
+def killed_after_two_shards(corpus: Path, out: Path) -> Path:
+    """The build of `corpus` into `out` in 3 lucene_bm25 shards killed (SIGKILL) once shards 0 and 1 are finished,
+    before shard 2's second step: its building folder."""
     killed = f"""
 import os, signal
 from pathlib import Path
@@ -199,6 +195,17 @@ build_shards(Path({str(corpus)!r}), Path({str(out)!r}), "lucene_bm25", {{}}, 3, 
     assert done.returncode == -signal.SIGKILL, done.stderr
     building = out / "shards-3.building"
     assert not (out / "shards-3").exists() and (building / "001.finished.json").is_file()
+    return building
+
+
+def test_a_killed_build_resumes_keeping_finished_shards_and_rebuilding_a_damaged_one(tmp_path):
+    """The build is killed once shards 0 and 1 are finished; shard 1's postings are then cut short. The same build
+    again keeps shard 0, builds shard 1 again from its part, finishes shard 2, and answers as the one-process index;
+    nothing of the building folder is left."""
+    docs = [{"id": f"d{i:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(60)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    building = killed_after_two_shards(corpus, out)
     postings = building / "001" / "lucene_bm25" / "postings.npy"
     postings.write_bytes(postings.read_bytes()[:-4])
     resumed = build_shards(corpus, out, "lucene_bm25", {}, 3, registry=installed_registry())
@@ -206,6 +213,22 @@ build_shards(Path({str(corpus)!r}), Path({str(out)!r}), "lucene_bm25", {{}}, 3, 
     build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
     assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
     assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+
+
+def test_a_build_whose_state_an_older_ragbench_wrote_starts_afresh_and_answers_as_the_one_index(tmp_path):
+    """Step files of another format (an older ragbench's: its key without `steps_format`) are never read as this
+    one's: the build resumed after an upgrade keeps no shard and answers as the one-process index."""
+    docs = [{"id": f"d{i:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(60)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    record = killed_after_two_shards(corpus, out) / "shard-build.json"
+    older = json.loads(record.read_text(encoding="utf-8"))
+    older.pop("steps_format", None)
+    record.write_text(json.dumps(older), encoding="utf-8")
+    resumed = build_shards(corpus, out, "lucene_bm25", {}, 3, registry=installed_registry())
+    assert resumed.kept == 0
+    build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
 
 
 def test_one_driver_at_a_time_builds_into_a_local_out(tmp_path):

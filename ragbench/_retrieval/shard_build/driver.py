@@ -50,7 +50,7 @@ from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_f
 from .kind import ShardKind, Stats, TermOrder, TextSettings
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder, ShardBuildState
-from .state_files import bucket_name, shard_name
+from .state_files import STEPS_FORMAT, bucket_name, shard_name
 from .store import StoreState, StoreTarget
 from .store_lock import LOCK_SUFFIX, held_lock
 from .terms import merge_bucket
@@ -112,6 +112,7 @@ def build_shards(
         "corpus_files": [list(entry) for entry in before],
         "shards": shards,
         "text": [text.title, text.split, text.split_header, text.chunk_size],
+        "steps_format": STEPS_FORMAT,
     }
     builder = kind_class(options, registry, text)
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state

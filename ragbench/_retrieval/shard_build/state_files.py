@@ -26,6 +26,10 @@ from ..._storage.locations import cached_folder, fetch_into, joined, put_file, p
 from ..._storage.own_trees import remove_all_but_links
 
 BUILD_FILE = "shard-build.json"
+# The format of the step files, part of the build's key: a build whose state another format wrote (an older
+# ragbench's, resumed after an upgrade) starts afresh instead of reading files it would misread. Raise it with any
+# change to what a step writes (2: lucene_bm25's spilled postings ordered by term, then passage).
+STEPS_FORMAT = 2
 IDS_SUFFIX = ".ids.npy"
 TERMS_SUFFIX = ".terms.jsonl"
 BUCKETS_DIR = "terms"

@@ -50,7 +50,7 @@ config = RunConfig.of(tasks=[task], system="closed_book", model="scripted:echo",
 planned = plan(config.what, config.judging, run_registry(config.what))  # the task file registered first
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-results = run_results(planned, RunDir(folder), ResultsSettings.of(config), checkpoints={}, cost=dict, full_config={},
+results = run_results(planned, RunDir(folder), ResultsSettings.of(config, {}), checkpoints={}, cost=dict, full_config={},
                       versions={"ragbench": "benchmark"})
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

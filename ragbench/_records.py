@@ -36,20 +36,15 @@ _STEP_FIELDS = {f.name for f in fields(Step)}
 _UNREAD = "_unread_steps"  # a record's attribute: the lines of its steps not read yet (`SampleRecord.__getattr__`)
 
 
-def step_from_dict(data: dict[str, Any]) -> Step:
-    """A trace step from its sample-record form (`Step.to_dict`); unknown keys are dropped, missing
-    ones (a record damaged or written by other code) left empty."""
-    known = {k: v for k, v in data.items() if k in _STEP_FIELDS and v is not None}
-    return Step(**{"kind": "", "name": "", "request": {}, "group": [], **known})
-
-
 def _read_steps(lines: list[dict[str, Any]], has_text: bool) -> ReadOnlyList:
     """A record's steps from their lines, read-only (`has_text` False: without their texts)."""
     return ReadOnlyList([_read_step(line if has_text else _step_without_texts(line)) for line in lines])
 
 
 def _read_step(data: dict[str, Any]) -> Step:
-    """`step_from_dict` read-only, its values copied once (`ReadOnly.sealed`)."""
+    """A trace step from its sample-record form (`Step.to_dict`), read-only, its values copied once
+    (`ReadOnly.sealed`); unknown keys are dropped, missing ones (a record damaged or written by other code) left
+    empty."""
     known = {k: v for k, v in data.items() if k in _STEP_FIELDS and v is not None}
     return Step.sealed(**{"kind": "", "name": "", "request": {}, "group": [], **known})
 

@@ -200,6 +200,8 @@ EXACT: dict[str, str] = {
     "test_task_files_of_finished_runs.py": "yaml_tasks",
     "test_large_option_values.py": "run",
     "test_flushes_to_disk.py": "run",
+    "test_data_paths_of_finished_runs.py": "run",
+    "test_task_file_read_once.py": "yaml_tasks",
 }
 
 # (prefix, family), first match wins; a prefix ends where a word of the name ends ("test_view_" not "test_view")

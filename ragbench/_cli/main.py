@@ -46,6 +46,7 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
     """The run's RunConfig: these options', or (`replay`) that of a recorded run re-executed offline."""
     if replay:
         from .._replay.rerun import replay_config
+        from .._run.plan.data_paths import with_data_paths
         from .._run.plan.task_files import with_task_files
 
         output = OutputOptions.of(options)
@@ -56,7 +57,9 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
             progress=output.progress,
             resume=output.resume,
             overwrite=output.overwrite,
-            found=lambda recorded: with_task_files(recorded, folders, f"--replay {replay}"),
+            found=lambda recorded, fingerprints: with_task_files(
+                with_data_paths(recorded, fingerprints, f"--replay {replay}"), folders, f"--replay {replay}"
+            ),
         )
     if not split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())

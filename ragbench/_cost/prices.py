@@ -4,7 +4,11 @@ model that answered each one (results.json `model_cost` and `judge_cost`).
 Prices are US dollars per million tokens, prompt and completion. The built-in prices are each vendor's list
 prices, read from the price lists shipped with ragbench (ragbench/_cost/price_lists/<vendor>.yaml, each price with
 the vendor's page it was read from and when: ragbench._cost.vendor_prices): OpenAI's apply to `openai:` models,
-Anthropic's to `anthropic:` models, each sent to the vendor itself (no base_url of their own). `--price-table
+Anthropic's to `anthropic:` models, each sent to the vendor's own host (`VENDOR_HOSTS`). Where a model was sent is
+what the run recorded (run.json's config `model_urls`: ragbench._run.models.sent_to), never the environment of the
+command pricing it: a model sent elsewhere (a vLLM server, a gateway of other prices, whether by --base-url or by
+$OPENAI_BASE_URL / $ANTHROPIC_BASE_URL) has no list price, and its `usd_note` names where it went and the fix. A
+run.json of before that record is priced as then: the list price unless the model has a base_url option. `--price-table
 FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as `engine:model` or the model's name alone)
 adds prices or replaces these, for any engine. `gemini:` models have no built-in price yet (none was read from
 Google's own page). A model without a price has no money figure (null, with why): a local model (hf, vllm) says
@@ -31,10 +35,11 @@ from __future__ import annotations
 
 import json
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._engines import EMBEDDED_MODEL
 from .._errors import ConfigError
@@ -66,6 +71,11 @@ CACHE_TOKENS = {
     "cache_write_1h": "prompt tokens written to its 1-hour prompt cache",
 }
 ENTRY = f"MODEL: {PRICE}"  # a price table's entry
+VENDOR_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}  # where a list price applies
+ELSEWHERE = (
+    "{model} was sent to {urls}, not to {host}: not priced at the vendor's list price (give its price with "
+    "--price-table FILE)"
+)
 
 
 def read_price_table(path: str | Path) -> dict[str, Price]:
@@ -99,11 +109,28 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
     return out
 
 
-def model_price(spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]) -> Price | None:
-    """The price of one model (engine:model with its options): the table's entry for engine:model, or for the
-    model's name alone; the built-in price of a vendor's model that talks to the vendor. With `batch=true`, the batch
-    prices (see the module's docstring)."""
-    entry = _entry(spec, options, table)
+def recorded_urls(config: Mapping[str, Any]) -> dict[str, list[str]] | None:
+    """run.json config's `model_urls` (place -> base URLs); None where the run recorded none (an older ragbench's,
+    or not of that shape)."""
+    urls = config.get("model_urls")
+    if not isinstance(urls, dict) or not all(
+        isinstance(each, list) and all(isinstance(url, str) for url in each) for each in urls.values()
+    ):
+        return None
+    return {str(place): list(each) for place, each in urls.items()}
+
+
+def model_price(
+    spec: str,
+    options: Mapping[str, Any],
+    table: Mapping[str, Mapping[str, float]],
+    sent_to: Sequence[str] | None = None,
+) -> Price | None:
+    """The price of one model (engine:model with its options, the base URLs its requests were `sent_to` where the
+    run recorded them): the table's entry for engine:model, or for the model's name alone; the built-in price of a
+    vendor's model sent to the vendor's own host. With `batch=true`, the batch prices (see the module's
+    docstring)."""
+    entry = _entry(spec, options, table, sent_to)
     if entry is None:
         return None
     price = {kind: entry[kind] for kind in ("prompt", "completion", *CACHE_KEYS) if kind in entry}
@@ -116,13 +143,23 @@ def model_price(spec: str, options: Mapping[str, Any], table: Mapping[str, Mappi
 
 
 def _entry(
-    spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]
+    spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]], sent_to: Sequence[str] | None
 ) -> Mapping[str, float] | None:
     engine, _, model = spec.partition(":")
     entry = next((table[name] for name in (spec, model) if name in table), None)
-    if entry is None and not options.get("base_url"):  # the vendor's own list price, sent to the vendor itself
+    if entry is None and _elsewhere(engine, options, sent_to) is None:  # the vendor's list price, sent to the vendor
         entry = vendor_prices().get(engine, {}).get(model)
     return entry
+
+
+def _elsewhere(engine: str, options: Mapping[str, Any], sent_to: Sequence[str] | None) -> list[str] | None:
+    """Where a model was sent other than its vendor's own host: the URLs recorded (any not on the host), else (a
+    run.json of before the record) its base_url option; None where it went to the vendor."""
+    if sent_to:
+        host = VENDOR_HOSTS.get(engine)
+        return None if all(urlsplit(url).hostname == host for url in sent_to) else list(sent_to)
+    given = options.get("base_url")
+    return ([str(url) for url in given] if isinstance(given, (list, tuple)) else [str(given)]) if given else None
 
 
 @dataclass(frozen=True)
@@ -136,35 +173,53 @@ class Priced:
     derived: tuple[str, ...] = ()  # the cache prices taken from Anthropic's multipliers, not from its entry
 
 
-def priced(label: str, spec: str, options: Mapping[str, Any], table: Mapping[str, Price]) -> Priced:
+def priced(
+    label: str, spec: str, options: Mapping[str, Any], table: Mapping[str, Price], sent_to: Sequence[str] | None = None
+) -> Priced:
     """One model's price, or why it has none: a shipped price list that does not read (`DamagedPriceList`) leaves
-    the model unpriced, saying so and the fix, and the run its results."""
+    the model unpriced, saying so and the fix, and the run its results; a vendor's model sent elsewhere names
+    where (`ELSEWHERE`)."""
     try:
-        price = model_price(spec, options, table)
+        price = model_price(spec, options, table, sent_to)
     except DamagedPriceList as exc:
         return Priced(label, spec, None, str(exc))
     if price is not None:
-        entry = _entry(spec, options, table) or {}
+        entry = _entry(spec, options, table, sent_to) or {}
         derived = tuple(key for key in ANTHROPIC_CACHE if key in price and key not in entry)
         return Priced(label, spec, price, None, derived)
-    local = spec.partition(":")[0] in LOCAL_ENGINES
-    return Priced(label, spec, None, (LOCAL if local else NO_PRICE).format(model=spec))
+    engine = spec.partition(":")[0]
+    elsewhere = _elsewhere(engine, options, sent_to) if engine in VENDOR_HOSTS else None
+    if elsewhere:
+        urls = ", ".join(elsewhere)
+        return Priced(label, spec, None, ELSEWHERE.format(model=spec, urls=urls, host=VENDOR_HOSTS[engine]))
+    return Priced(label, spec, None, (LOCAL if engine in LOCAL_ENGINES else NO_PRICE).format(model=spec))
 
 
 class ModelPrices:
     """The price of each model of a run, by the role its calls are traced with (see the module's docstring).
-    `unreadable`: why the price table could not be read (every model then unpriced, saying so)."""
+    `unreadable`: why the price table could not be read (every model then unpriced, saying so). `sent_to`: where
+    each model's requests went by place (model, role NAME, judge N), as the run recorded it (`recorded_urls`);
+    None, or a place it lacks: the model's options say (a run.json of before the record)."""
 
     def __init__(
-        self, models: RunModels, judging: RunJudging, table: Mapping[str, Price], unreadable: str | None = None
+        self,
+        models: RunModels,
+        judging: RunJudging,
+        table: Mapping[str, Price],
+        unreadable: str | None = None,
+        sent_to: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.unreadable = unreadable
+        urls = sent_to or {}
         model = models.model or EMBEDDED_MODEL  # --model left at its default: the run loads the embedded model
-        self.models: dict[str | None, Priced] = {None: priced("model", model, models.model_args, table)}
+        self.models: dict[str | None, Priced] = {
+            None: priced("model", model, models.model_args, table, urls.get("model"))
+        }
         for role, spec in models.role_models.items():
-            self.models[role] = priced(role, spec, models.role_model_args.get(role, {}), table)
+            options = models.role_model_args.get(role, {})
+            self.models[role] = priced(role, spec, options, table, urls.get(f"role {role}"))
         judges = [
-            priced(f"judge {i + 1}", spec, judging.judge_args.get(str(i), {}), table)
+            priced(f"judge {i + 1}", spec, judging.judge_args.get(str(i), {}), table, urls.get(f"judge {i + 1}"))
             for i, spec in enumerate(judging.judges)
         ]
         self.models.update({f"judge:{i}": judge for i, judge in enumerate(judges)})

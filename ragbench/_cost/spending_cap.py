@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,12 +128,14 @@ def spending_cap(
     engines: Any,
     run: asyncio.Task[Any] | None,
     examples: ExamplesInFlight,
+    sent_to: Mapping[str, Sequence[str]] | None = None,
 ) -> SpendingCap | None:
     """The run's cap (`cap`, its --max-cost; None without one) over its `engines`, priced for its `models` and
-    `judging`, stopping the `run` task when reached."""
+    `judging` (each sent where `sent_to` says: ragbench._run.models.sent_to), stopping the `run` task when
+    reached."""
     if cap is None or run is None:
         return None
-    prices = run_prices(models, judging)
+    prices = run_prices(models, judging, sent_to)
     return SpendingCap(cap, engine_prices(engines, prices), StopOnceSettled(run, examples))
 
 
@@ -163,20 +165,26 @@ def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
     return {id(engine): prices.of(role).price for engine, role in roles if engine is not None}
 
 
-def run_prices(models: RunModels, judging: RunJudging) -> ModelPrices:
-    """The price of each model and judge of the run (--price-table, else the built-in list prices)."""
+def run_prices(
+    models: RunModels, judging: RunJudging, sent_to: Mapping[str, Sequence[str]] | None = None
+) -> ModelPrices:
+    """The price of each model and judge of the run (--price-table, else the built-in list prices of a model
+    `sent_to` its vendor)."""
     table = read_price_table(judging.price_table) if judging.price_table else {}
-    return ModelPrices(models, judging, table)
+    return ModelPrices(models, judging, table, sent_to=sent_to)
 
 
-def check_cap(cap: float | None, models: RunModels, judging: RunJudging) -> None:
+def check_cap(
+    cap: float | None, models: RunModels, judging: RunJudging, sent_to: Mapping[str, Sequence[str]] | None = None
+) -> None:
     """A --max-cost (`cap`) of a positive, finite number of dollars, and a price for each remote model and judge
-    of the run (else nothing counts its calls): a ConfigError of one line otherwise."""
+    of the run (else nothing counts its calls; each priced where `sent_to` says it goes): a ConfigError of one
+    line otherwise."""
     if cap is None:
         return
     if not (math.isfinite(cap) and cap > 0):
         raise ConfigError(f"--max-cost {cap:g}: give the dollars the run may spend, a number above 0")
-    for priced in run_prices(models, judging).models.values():
+    for priced in run_prices(models, judging, sent_to).models.values():
         local = priced.model.partition(":")[0] in LOCAL_ENGINES
         if priced.price is None and not local and not priced.model.startswith("?"):
             raise ConfigError(f"--max-cost {cap:g}: {priced.note} (the cap counts every model's dollars)")

@@ -4,7 +4,7 @@
 A price list is data, not code, so each price says which page it was read from and when:
 
 ```yaml
-engine: anthropic          # the engine these prices apply to, when it talks to the vendor itself (no base_url)
+engine: anthropic          # the engine these prices apply to, sent to the vendor (prices.VENDOR_HOSTS)
 vendor: Anthropic
 lists:                     # one per page read
   - source: https://...    # the vendor's page the prices were read from

@@ -116,6 +116,13 @@ class Engine:
         finished run compares it with the one recorded); None when it cannot be told before loading."""
         return None
 
+    @classmethod
+    def sends_to(cls, options: Mapping[str, object]) -> list[str]:
+        """The addresses (base URLs, their user info and query left out) an engine of `options` sends its requests
+        to, found without loading it: none for an engine that runs here. run.json records them, and a vendor's
+        list price applies only to a model sent to the vendor's own host (ragbench._cost.prices)."""
+        return []
+
     @property
     def chat_model(self) -> bool:
         """Whether the model is a chat model: `--model-arg chat=true|false`, else `detects_chat_model`."""

@@ -27,10 +27,11 @@ def replay_config(
     progress: bool = True,
     resume: bool = False,
     overwrite: bool = False,
-    found: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+    found: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] = lambda config, fingerprints: config,
 ) -> RunConfig:
     """The RunConfig of the run recorded in `run_dir`, every external call replayed; `found`: the recorded config
-    with the run's task files found again (the command's: ragbench._run.plan.task_files, a layer above)."""
+    (given with run.json's data fingerprints) with the run's task and data files found again (the command's:
+    ragbench._run.plan.task_files and data_paths, a layer above)."""
     run_dir = Path(run_dir)
     meta_path = run_dir / "run.json"
     if not meta_path.is_file():
@@ -45,7 +46,8 @@ def replay_config(
     recorded = meta.get("config") if isinstance(meta, dict) else None
     if not isinstance(recorded, dict):
         raise ConfigError(f"--replay {run_dir}: {meta_path} holds no run configuration ('config')")
-    config = {k: v for k, v in found(recorded).items() if k in RUN_OPTIONS}
+    fingerprints = meta.get("data") if isinstance(meta.get("data"), dict) else {}
+    config = {k: v for k, v in found(recorded, fingerprints).items() if k in RUN_OPTIONS}
     llm_file = str(calls / LLM_FILE)
     roles = list(config.get("role_models", {}))
     judges = range(len(config.get("judges", [])))

@@ -63,8 +63,9 @@ class ResultsSettings:
     complete_data: bool
 
     @classmethod
-    def of(cls, config: RunConfig) -> ResultsSettings:
-        judging = judging_of(config.models, config.judging)
+    def of(cls, config: RunConfig, recorded: JsonObject) -> ResultsSettings:
+        """The settings of `config`'s results; `recorded`: its run.json config (where its models were sent)."""
+        judging = judging_of(config.models, config.judging, recorded)
         return cls(
             config.judging.bootstrap_iters,
             config.what.seed,

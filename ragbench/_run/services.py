@@ -52,6 +52,7 @@ from .._values.run_config import RunConfig
 from .lifetime.resources import RunResources
 from .models.metric_models import CallRoute, MetricModels
 from .models.run_engines import Engines, load_engines
+from .models.sent_to import model_urls
 from .plan.planning import PlannedTask
 
 T = TypeVar("T")
@@ -207,7 +208,10 @@ class RunServices:
         `CapStopped` (with the cap: what was spent)."""
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
         limits, models, judging = self.config.limits, self.config.models, self.config.judging
-        spending = spending_cap(limits.max_cost, models, judging, opened.engines, asyncio.current_task(), examples)
+        urls = model_urls(models, judging, self.registry)  # where the engines send their calls, as they resolved it
+        spending = spending_cap(
+            limits.max_cost, models, judging, opened.engines, asyncio.current_task(), examples, urls
+        )
         try:
             return await self._run_calls(opened, work, system, spending, examples)
         except asyncio.CancelledError:

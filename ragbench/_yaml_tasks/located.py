@@ -89,14 +89,26 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequen
 
 def read_yaml(path: Path, source: str) -> Any:
     """The file's data with line numbers; any YAML error as one line naming `source` and the line."""
+    return read_yaml_bytes(read_file_bytes(path, source), source)
+
+
+def read_file_bytes(path: Path, source: str) -> bytes:
+    """The file's bytes, read once; a file that cannot be read is one line naming `source`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read it ({exc.strerror or exc})") from exc
+
+
+def read_yaml_bytes(raw: bytes, source: str) -> Any:
+    """`raw` (a file's bytes) read as YAML with line numbers; bytes that are not UTF-8 or any YAML error as one
+    line naming `source` and where."""
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(
             source, 1, None, f"not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         ) from exc
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read it ({exc.strerror or exc})") from exc
     return read_yaml_text(text, source)
 
 

@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 
 from .._values.names import name_problem
 from .data_spec import DataSpec, data_spec
-from .located import LocatedList, Section, read_yaml
+from .located import LocatedList, Section, read_file_bytes, read_yaml_bytes
 
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
 # the formats the core reads; another name is a format a benchmark registers (ragbench_record_formats)
@@ -130,9 +130,11 @@ class TaskSpec:
 
 
 def load_spec(path: Path, source: str | None = None) -> TaskSpec:
-    """The checked spec of the YAML task at `path` (`source`: how messages name the file)."""
+    """The checked spec of the YAML task at `path` (`source`: how messages name the file). The file is read once:
+    its digest is of the very bytes parsed, whatever writes to it meanwhile."""
     source = source or str(path)
-    data = read_yaml(path, source)
+    raw = read_file_bytes(path, source)
+    data = read_yaml_bytes(raw, source)
     top = Section(source, data if data is not None else {}, "", 1)
     top.only(TOP_KEYS)
     data_format = data_spec(top.section("data"), path.parent)
@@ -140,7 +142,7 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
         **header_fields(top),
         source=source,
         folder=path.parent,
-        digest=hashlib.sha256(path.read_bytes()).hexdigest(),
+        digest=hashlib.sha256(raw).hexdigest(),
         data=data_format,
         fields=_fields(top.section("fields"), source),
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),

@@ -10,13 +10,13 @@ import json
 import pytest
 
 from ragbench._cost.prices import ModelPrices
-from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.judge_cost import JudgeCostTally
 from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._values.run_config import RunConfig
 from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.api import SampleRecord
 from ragbench.testing import installed_registry
 from support.helpers import cli_here, run, samples
 
@@ -134,14 +134,15 @@ def test_results_written_before_model_cost_still_render():
 
 
 def llm_step(prompt, completion, name="answer", role=None):
-    return step_from_dict(
-        {"kind": "llm", "name": name, "request": {}, "prompt_tokens": prompt, "completion_tokens": completion}
-        | ({"role": role} if role else {})
+    """A traced LLM call as a sample line holds it."""
+    return {"kind": "llm", "name": name, "request": {}, "prompt_tokens": prompt, "completion_tokens": completion} | (
+        {"role": role} if role else {}
     )
 
 
 def record_with(trace=(), judge_trace=()):
-    return SampleRecord(index=0, id="1", trace=list(trace), judge_trace=list(judge_trace))
+    """A sample record of these steps, read as the run's readers read a sample line."""
+    return SampleRecord.from_dict({"index": 0, "id": "1", "trace": list(trace), "judge_trace": list(judge_trace)})
 
 
 def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
@@ -149,7 +150,7 @@ def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
     neither judge_cost nor the estimate's figures count it as a call."""
     from ragbench._cost.estimate_figures import example_figures
 
-    recorded = step_from_dict({"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}})
+    recorded = {"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}}
     record = record_with(judge_trace=[llm_step(1000, 10, name="judge:umbrela", role="judge"), recorded])
     prices = ModelPrices(RunModels(), RunJudging(judges=["openai:gpt-4o-mini"]), {})
     tally = JudgeCostTally(prices)

@@ -1,13 +1,15 @@
 """The built-in prices are each vendor's list prices, read from the price lists shipped with ragbench
 (ragbench/_cost/price_lists/<vendor>.yaml, each price with the page it was read from and when): an `anthropic:`
-model sent to Anthropic itself is priced in a run's results as an `openai:` model sent to OpenAI is, a
---price-table entry still replaces a built-in price, a model with a base_url of its own takes none, and a price
+model sent to Anthropic's own host is priced in a run's results as an `openai:` model sent to OpenAI is, a
+--price-table entry still replaces a built-in price, a model sent elsewhere (its base_url given, or a vendor's
+base-URL variable naming another server) takes none, decided from where the run recorded it was sent, and a price
 list not of its shape is refused naming the file."""
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +23,7 @@ import yaml
 from conftest import needs
 from ragbench._cost.prices import model_price
 from ragbench._cost.vendor_prices import PRICE_LISTS, read_price_lists, vendor_prices
-from support.helpers import cli_here, run
+from support.helpers import cli_here, preflight_problems, run
 
 PROMPT, COMPLETION = 1000, 10  # each answer's usage, as the fake Messages API reports it
 
@@ -59,20 +61,38 @@ def messages_api() -> Iterator[str]:
         server.server_close()
 
 
-def anthropic_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, **config: Any) -> dict[str, Any]:
+ANTHROPIC = "api.anthropic.com"
+
+
+def anthropic_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, host: str = ANTHROPIC, **config: Any
+) -> dict[str, Any]:
     """results.json's model_cost of a closed-book run of `model` on the demo task, answered by the fake API: the
-    engine finds it through $ANTHROPIC_BASE_URL (as a gateway to Anthropic is named), the model has no base_url."""
+    engine finds it through $ANTHROPIC_BASE_URL, the model has no base_url. The fake API is reached at `host`:
+    Anthropic's own host is resolved to it (as a corporate proxy or resolver hands Anthropic's host to a gateway
+    forwarding to Anthropic), another host (127.0.0.1: a vLLM server or a gateway of other prices) is itself."""
     with messages_api() as url:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        port = url.rpartition(":")[2]
+        if host == ANTHROPIC:
+            resolve, names = socket.getaddrinfo, (ANTHROPIC, ANTHROPIC.encode())  # anyio asks with the name's bytes
+
+            def resolved(name: Any, *args: Any, **kwargs: Any) -> Any:
+                return resolve("127.0.0.1" if name in names else name, *args, **kwargs)
+
+            monkeypatch.setattr(socket, "getaddrinfo", resolved)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://{host}:{port}")
         results = run(tmp_path, tasks=["demo"], system="closed_book", model=model, **config)
+        monkeypatch.undo()  # the shell of the commands after: neither the variable nor the resolver
     return dict(results["model_cost"]["demo"])
 
 
 @needs("anthropic")
-def test_an_anthropic_model_is_priced_at_its_built_in_list_price_and_a_price_table_entry_replaces_it(
+def test_an_anthropic_model_sent_to_anthropics_host_is_priced_at_its_list_price_and_a_price_table_entry_replaces_it(
     tmp_path, monkeypatch
 ):
     cost = anthropic_run(tmp_path, monkeypatch, "anthropic:claude-opus-5")
+    config = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert re.fullmatch(r"http://api\.anthropic\.com:\d+", config["model_urls"]["model"][0])
     calls = cost["calls"]
     assert calls > 0 and (cost["prompt_tokens"], cost["completion_tokens"]) == (PROMPT * calls, COMPLETION * calls)
     # Claude Opus 5's page: input $5, output $25, 5m cache write $6.25, 1h cache write $10, cache read $0.50
@@ -87,10 +107,65 @@ def test_an_anthropic_model_is_priced_at_its_built_in_list_price_and_a_price_tab
     assert cost["usd"] == round((PROMPT * 1.0 + COMPLETION * 2.0) * calls / 1e6, 6)
 
 
-def test_a_model_with_a_base_url_of_its_own_takes_no_built_in_price():
-    """Another server than the vendor's (a vLLM, a proxy of other prices) is not priced at the vendor's list."""
+def rescored_cost(run_dir: Path, output: Path, *args: str) -> dict[str, Any]:
+    done = cli_here("rescore", str(run_dir), "--output", str(output), "--no-progress", *args)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads((output / "results.json").read_text())["model_cost"]["demo"])
+
+
+@needs("anthropic")
+def test_a_model_the_base_url_variable_sent_to_another_server_is_not_priced_at_the_list_then_or_in_a_rescore(
+    tmp_path, monkeypatch
+):
+    """$ANTHROPIC_BASE_URL naming a server that is not Anthropic (a vLLM serving under --served-model-name
+    claude-opus-5, a gateway of its own prices) was priced at Anthropic's list, while the same server given with
+    --model-arg base_url= was not. Where the model was sent is recorded in run.json (`model_urls`), and a rescore
+    from a shell without the variable prices it from that record, not from its own environment."""
+    cost = anthropic_run(tmp_path, monkeypatch, "anthropic:claude-opus-5", host="127.0.0.1")
+    run_dir = tmp_path / "run"
+    (url,) = json.loads((run_dir / "run.json").read_text())["config"]["model_urls"]["model"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url)
+    note = (
+        f"anthropic:claude-opus-5 was sent to {url}, not to api.anthropic.com: not priced at the vendor's list price "
+        "(give its price with --price-table FILE)"
+    )
+    assert (cost["usd"], cost["usd_note"]) == (None, note) and cost["calls"] > 0
+    assert rescored_cost(run_dir, tmp_path / "rescored")["usd_note"] == note  # no $ANTHROPIC_BASE_URL here
+    table = tmp_path / "prices.yaml"
+    table.write_text("'anthropic:claude-opus-5': {prompt: 1.0, completion: 2.0}\n")
+    priced = rescored_cost(run_dir, tmp_path / "table", "--price-table", str(table))  # a price table always wins
+    assert priced["usd"] == round((PROMPT * 1.0 + COMPLETION * 2.0) * cost["calls"] / 1e6, 6)
+    # a run.json of before the record: priced as then (the list price, the model having no base_url of its own)
+    for name in ("run.json", "results.json"):
+        recorded = json.loads((run_dir / name).read_text())
+        del recorded["config"]["model_urls"]
+        (run_dir / name).write_text(json.dumps(recorded))
+    assert rescored_cost(run_dir, tmp_path / "old")["usd"] == round(
+        (PROMPT * 5.0 + COMPLETION * 25.0) * cost["calls"] / 1e6, 6
+    )
+
+
+def test_a_max_cost_is_refused_for_a_model_the_base_url_variable_sends_elsewhere(tmp_path, monkeypatch):
+    """The cap counts a model's dollars at its price: one sent to another server than the vendor's has none."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    problems = preflight_problems(tmp_path, tasks=["demo"], system="closed_book", model="openai:gpt-4o", max_cost=1.0)
+    assert (
+        "--max-cost 1: openai:gpt-4o was sent to http://127.0.0.1:9/v1, not to api.openai.com: not priced at the "
+        "vendor's list price (give its price with --price-table FILE) (the cap counts every model's dollars)"
+    ) in problems
+
+
+def test_a_model_sent_elsewhere_than_its_vendors_host_takes_no_built_in_price():
+    """Another server than the vendor's (a vLLM, a proxy of other prices) is not priced at the vendor's list: the
+    URLs the run recorded decide; a run.json of before them, the model's base_url option."""
     assert model_price("anthropic:claude-opus-5", {}, {}) is not None
     assert model_price("anthropic:claude-opus-5", {"base_url": "http://127.0.0.1:9/"}, {}) is None
+    assert model_price("anthropic:claude-opus-5", {}, {}, ["http://127.0.0.1:9"]) is None
+    assert model_price("openai:gpt-4o", {}, {}, ["https://api.openai.com/v1"]) == OPENAI_2025["gpt-4o"]
+    given = {"base_url": "https://api.openai.com/v1"}  # given, to the vendor's own host: its list price
+    assert model_price("openai:gpt-4o", given, {}, ["https://api.openai.com/v1"]) is not None
+    assert model_price("openai:gpt-4o", {}, {}, ["https://api.openai.com/v1", "http://10.0.0.2/v1"]) is None
+    assert model_price("openai:gpt-4o", {}, {}, ["https://api.openai.com.example.net/v1"]) is None
     assert model_price("gemini:claude-opus-5", {}, {}) is None  # a list prices its own engine's models only
 
 

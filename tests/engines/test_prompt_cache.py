@@ -25,12 +25,11 @@ from ragbench._engines.hosted.batch_anthropic import AnthropicBatches
 from ragbench._engines.hosted.gemini import GeminiEngine
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
-from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._scheduler import Scheduler
 from ragbench._values.response_checks import response_problem
 from ragbench._values.run_config import RunConfig
-from ragbench.api import ConfigError
+from ragbench.api import ConfigError, SampleRecord
 from ragbench.api.engines import Request, Response, Sampling
 
 COUNTS = st.integers(0, 200_000)
@@ -169,7 +168,8 @@ def test_the_counts_reach_the_trace_step_the_record_and_the_cost_and_zeros_stay_
         cached, plain = traced(server, 8), traced(server, 0)
     assert cached["cached_prompt_tokens"] == 8 and cached["prompt_tokens"] == 10
     assert "cache_write_tokens" not in cached and "cache_write_1h_tokens" not in cached
-    assert step_from_dict(json.loads(json.dumps(cached))).cached_prompt_tokens == 8
+    (read,) = SampleRecord.from_dict({"id": "1", "trace": [json.loads(json.dumps(cached))]}).trace
+    assert read.cached_prompt_tokens == 8
     assert not {"cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens"} & set(plain)
     kept = Response(texts=["x"], prompt_tokens=10, cached_prompt_tokens=8).to_dict()
     assert Response.from_dict(kept).cached_prompt_tokens == 8 and "cache_write_tokens" not in kept
@@ -180,16 +180,19 @@ def test_the_counts_reach_the_trace_step_the_record_and_the_cost_and_zeros_stay_
 
 def step(prompt: int, completion: int, read: int = 0, write: int = 0, hour: int = 0) -> Any:
     counts = {"cached_prompt_tokens": read, "cache_write_tokens": write, "cache_write_1h_tokens": hour}
-    return step_from_dict(
-        {"kind": "llm", "name": "answer", "request": {}, "prompt_tokens": prompt, "completion_tokens": completion}
-        | counts
-    )
+    return {
+        "kind": "llm",
+        "name": "answer",
+        "request": {},
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+    } | (counts)
 
 
 def model_cost(model: str, steps: list[Any], table: dict[str, Any] | None = None, **args: Any) -> dict[str, Any]:
     config = RunConfig.of(tasks=["demo"], model=model, model_args=args)
     tally = ModelCostTally(ModelPrices(config.models, config.judging, table or {}))
-    tally.add(SampleRecord(index=0, id="1", trace=steps))
+    tally.add(SampleRecord.from_dict({"index": 0, "id": "1", "trace": steps}))  # as the run's readers read a line
     return dict(tally.sections()["model_cost"])
 
 

@@ -25,6 +25,7 @@ from ragbench._values.option_bounds import MAX_INFLIGHT, MAX_JUDGE_REPEATS
 from ragbench._values.run_config import RunConfig
 from ragbench._yaml_tasks.located import SpecError, read_yaml_text
 from ragbench.api import ConfigError, Metric, MetricDeclaration, Preflight
+from ragbench.testing import installed_registry
 from support import paths
 from support.helpers import cli_here
 
@@ -268,11 +269,11 @@ def test_max_inflight_over_the_bound_is_refused_before_a_run_or_rescore_starts(t
 def test_a_config_over_the_bounds_is_a_preflight_problem_each():
     check = Preflight()
     config = RunConfig.of(tasks=["demo"], judge_repeats=10**8, max_inflight=10**8)
-    check_run_options(config, check)
+    check_run_options(config, check, installed_registry())
     assert [p.split(":")[0] for p in check.problems] == ["--judge-repeats 100000000", "--max-inflight 100000000"]
     check = Preflight()
     config = RunConfig.of(tasks=["demo"], judge_repeats=MAX_JUDGE_REPEATS, max_inflight=MAX_INFLIGHT)
-    check_run_options(config, check)
+    check_run_options(config, check, installed_registry())
     assert check.problems == []
 
 

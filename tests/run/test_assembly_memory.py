@@ -54,7 +54,7 @@ def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path
         results = run_results(
             planned,
             run_dir,
-            ResultsSettings.of(config),
+            ResultsSettings.of(config, {}),
             checkpoints={},
             cost=dict,
             full_config={},

@@ -17,6 +17,7 @@ from ragbench._run.plan.preflight import check_run_options
 from ragbench._values.run_config import RUN_OPTIONS, RunConfig
 from ragbench._values.run_groups import RunJudging, RunLimits, RunModels, RunOutput, RunRetrieval, RunWhat
 from ragbench.api import Preflight
+from ragbench.testing import installed_registry
 
 _ALL_OPTIONS: dict[str, Any] = {
     "tasks": ["demo"],
@@ -212,5 +213,5 @@ def test_the_preflight_refuses_a_run_for_what_its_groups_find_and_nothing_else_o
     config = RunConfig.of(tasks=["demo"], model="scripted:echo", **options)
     expected = [problem for group in (config.what, config.judging, config.limits) for problem in group.problems()]
     check = Preflight()
-    check_run_options(config, check)
+    check_run_options(config, check, installed_registry())
     assert check.problems == expected == config.problems()

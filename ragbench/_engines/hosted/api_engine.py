@@ -99,7 +99,7 @@ class ApiEngine(Engine):
         problems = extra_body_problems(options, self.RESERVED, self.DEFAULT_KEY_ENV)
         if problems:
             raise ConfigError(f"{self.kind} engine: {problems[0]}")
-        base_url = base_url or os.environ.get(self.BASE_URL_ENV) or self.DEFAULT_BASE_URL
+        base_url = self._base_url_of(base_url)
         try:
             parts = urlsplit(base_url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -152,6 +152,27 @@ class ApiEngine(Engine):
                 f"--model-arg api_key_env=NAME), or give --base-url of a server speaking the {cls.kind} API"
             )
         return problems
+
+    @classmethod
+    def _base_url_of(cls, given: object) -> str:
+        """The base URL requests go to: the one given (--base-url), else $BASE_URL_ENV's, else the vendor's."""
+        return str(given or os.environ.get(cls.BASE_URL_ENV) or cls.DEFAULT_BASE_URL)
+
+    @classmethod
+    def sends_to(cls, options: Mapping[str, object]) -> list[str]:
+        """The base URL of `options` (each of a list of endpoints), as the engine resolves it: --base-url, else
+        $BASE_URL_ENV, else the vendor's; without user info or query."""
+        given = options.get("base_url")
+        urls = (
+            [cls._base_url_of(url) for url in given] if isinstance(given, (list, tuple)) else [cls._base_url_of(given)]
+        )
+        out = []
+        for url in urls:
+            try:
+                out.append(Credentials.of(url).url.rstrip("/"))
+            except ValueError:  # not a URL: the engine refuses it
+                out.append(redact_url(url))
+        return out
 
     @classmethod
     def _probe_url(cls, base_url: str) -> str:

@@ -34,6 +34,7 @@ from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
 from ..finished_keys import finished_keys
+from ..models.sent_to import model_urls
 from ..modes.attempt import FRESH, RESUMED, Attempt
 from ..modes.pilot import Pilot, PilotEnded
 from ..modes.planned_run import PlannedRun, system_of
@@ -201,7 +202,7 @@ def estimate(
     # the run would; the folder is the one the pre-flight names (a task's own corpus changes it)
     run = Evaluator(config.changed(progress=False), registry, resume_held=True).plan
     config = run.config
-    prices = run_prices(config.models, config.judging)
+    prices = run_prices(config.models, config.judging, model_urls(config.models, config.judging, registry))
     records = {p.name: count_records(p, config.what.limit) for p in run.planned}
     replaced = config.output.overwrite and not config.output.resume  # the run there is replaced: none of it counts
     before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}

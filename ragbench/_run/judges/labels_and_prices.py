@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..._cost.prices import ModelPrices, read_price_table
+from ..._cost.prices import ModelPrices, read_price_table, recorded_urls
 from ..._errors import ConfigError
 from ..._reports.judging.human_labels import HumanLabels, read_human_labels
+from ..._types import JsonObject
 from ..._values.run_groups import RunJudging, RunModels
 
 log = logging.getLogger(__name__)
@@ -23,9 +24,10 @@ class Judging:
     prices: ModelPrices  # of the system's model and the judges
 
 
-def judging_of(models: RunModels, judging: RunJudging) -> Judging:
+def judging_of(models: RunModels, judging: RunJudging, recorded: JsonObject) -> Judging:
     """The run's `--human-labels` and `--price-table` files read, the prices looked up for its models and
-    judges."""
+    judges, each sent where the run's config (`recorded`, run.json's) says it was (`model_urls`)."""
+    sent_to = recorded_urls(recorded)
     human_labels, price_table = judging.human_labels, judging.price_table
     labels = None
     if human_labels:
@@ -37,5 +39,5 @@ def judging_of(models: RunModels, judging: RunJudging) -> Judging:
         table = read_price_table(price_table) if price_table else {}
     except ConfigError as exc:
         log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
-        return Judging(labels, ModelPrices(models, judging, {}, str(exc)))
-    return Judging(labels, ModelPrices(models, judging, table))
+        return Judging(labels, ModelPrices(models, judging, {}, str(exc), sent_to))
+    return Judging(labels, ModelPrices(models, judging, table, sent_to=sent_to))

@@ -78,6 +78,10 @@ class Engines:
             "nli": self.nli,
         }
 
+    def loaded_places(self) -> set[str]:
+        """The places (model, role NAME, judge N, nli) whose engines are loaded."""
+        return {place for place, engine in self._places().items() if engine is not None}
+
     def other_figures(self) -> dict[str, JsonObject]:
         """The own figures (`Engine.stats`: a `batch=true` judge's batches) of the role models and judges that have
         any, by place (results.json's `cost.other_engines`; the model's are `cost.engine`, the NLI model's

@@ -32,6 +32,7 @@ from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together
 from ..lifetime.workers import Workers, use_ready_threads
 from ..models.contents import model_contents
+from ..models.sent_to import model_urls
 from ..outcome import RunOutcome
 from ..progress import Progress
 from ..reading import RecordReader
@@ -114,12 +115,15 @@ class Attempt:
         resources = services.open_resources(run.planned)  # the workers start in the background, while engines load
         engines = services.open_engines(run.planned, system=self.steps.runs_system, preloading=run.preloading)
         contents = model_contents(engines, run.registry, self.recorded_config())
+        earlier = run.run_dir.record if self.steps.continues else None  # where its earlier attempts sent theirs
+        models, judging = run.config.models, run.config.judging
+        urls = model_urls(models, judging, run.registry, engines.loaded_places(), earlier.config if earlier else None)
         run.check_models(engines)
         fingerprints = run.data_fingerprints()
         changed = self.changed_data(fingerprints)
         cost = AttemptMeter(self.attempt_id, run.run_dir.record_attempt)
         # the attempt counts from its start, whatever stops it
-        full_config = run.full_config(self.retrieved, contents)  # made once: a config of megabytes is walked once
+        full_config = run.full_config(self.retrieved, contents, urls)  # made once: a config of megabytes is walked once
         services.start_folder(full_config, fingerprints, cost.so_far_interrupted())
         versions = provenance()
         opened = Opened(resources, engines, services.open_cache(), self.retrieved.opened)

@@ -31,6 +31,7 @@ from ..._yaml_tasks.task import YamlTask
 from ..example import made_from
 from ..finished_keys import finished_keys
 from ..models.run_engines import Engines
+from ..plan.data_paths import recorded_data_paths
 from ..plan.planning import PlannedTask
 from ..plan.task_corpus import build_task_index
 from ..plan.task_files import recorded_task_files
@@ -115,13 +116,19 @@ class PlannedRun:
             return inflight
         return max(1, min(inflight, self.config.what.limit * len(self.planned)))
 
-    def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> JsonObject:
-        """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
+    def full_config(
+        self, retrieved: Retrieved, model_contents: dict[str, str], model_urls: dict[str, list[str]]
+    ) -> JsonObject:
+        """run.json's and results.json's `config`: the RunConfig with what the run planned and opened, and where
+        its models were sent (`model_urls`: ragbench._run.models.sent_to; none: no key, as older runs)."""
         out = self.config.flat()
         out["tasks"] = [p.name for p in self.planned]
         uses_llm = any(system_of(p).declares.uses_llm for p in self.planned)
         out["model"] = (self.config.models.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
+        data_paths = recorded_data_paths(self.config.what)
+        if data_paths:  # where a later rescore or --replay finds the data, from any folder (none: as older runs)
+            out["data_paths"] = data_paths
         task_files = recorded_task_files(self.config.what, self.planned, self.registry)
         if task_files:  # where a later rescore or --replay finds the task files (none: as older runs recorded)
             out["task_files"] = task_files
@@ -131,6 +138,8 @@ class PlannedRun:
         out["retriever_metadata"] = retrieved.metadata
         out["retriever_contents"] = retrieved.contents
         out["model_contents"] = model_contents
+        if model_urls:
+            out["model_urls"] = model_urls
         recorded: JsonObject = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
         return recorded
 
@@ -160,7 +169,7 @@ class PlannedRun:
         def cost() -> Cost:
             return run_cost(self.run_dir.attempts(but=assembled.attempt_id), assembled.attempt, reports)
 
-        scoring = ResultsSettings.of(self.config)  # its judging files read now, as results.json is made
+        scoring = ResultsSettings.of(self.config, assembled.config)  # its judging files read now
         return run_results(
             self.planned,
             self.run_dir,

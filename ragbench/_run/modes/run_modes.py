@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from ..._cost.prices import recorded_urls
 from ..._cost.run_cost import ServiceReports
 from ..._errors import ConfigError
 from ..._reports.results.failures import metric_failed
@@ -45,7 +46,9 @@ class RebuiltRun:
 
     def run_in(self, services: RunServices) -> RunOutcome:
         run = self.run
-        results = run.results(Assembled(self.checkpoints, run.full_config(self.retrieved, {})), ServiceReports())
+        recorded = run.run_dir.record  # a finished run's: where its models were sent
+        urls = recorded_urls(recorded.config if recorded is not None else {}) or {}
+        results = run.results(Assembled(self.checkpoints, run.full_config(self.retrieved, {}, urls)), ServiceReports())
         run.finish(results)
         return RunOutcome(results, run.run_dir.path, already_finished=True, rebuilt=True)
 

@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 from ..._checks import Preflight
 from ..._cost.spending_cap import check_cap
 from ..._errors import ConfigError
+from ..._registry import Registry
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.run_config import RunConfig
 from ..._values.run_groups import RunJudging, RunModels, RunRetrieval
+from ..models.sent_to import model_urls
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder
 from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 
 
 # --- the run's own options ----------------------------------------------------------------------------
-def check_run_options(config: RunConfig, check: Preflight) -> None:
+def check_run_options(config: RunConfig, check: Preflight, registry: Registry) -> None:
     """What each group of the run's options finds wrong with its own (`RunConfig.problems`: numbers of the right
     type and range, a cache path that is not a folder), and a --max-cost with a price for each remote model and
     judge of the run."""
@@ -49,7 +51,8 @@ def check_run_options(config: RunConfig, check: Preflight) -> None:
         check.problem(problem)
     if config.limits.max_cost is not None:
         with check.step(f"--max-cost {config.limits.max_cost:g}"):
-            check_cap(config.limits.max_cost, config.models, config.judging)
+            urls = model_urls(config.models, config.judging, registry)  # where the engines will send their calls
+            check_cap(config.limits.max_cost, config.models, config.judging, urls)
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
@@ -268,7 +271,7 @@ def preflight(
     from ..._components import check_components
 
     check = check if check is not None else Preflight()
-    check_run_options(config, check)
+    check_run_options(config, check, registry)
     planned = plan(config.what, config.judging, registry, check, roles=tuple(config.models.role_models))
     check_task_corpora(config.retrieval, planned, check)
     config, task_index = use_task_corpus(config, planned)  # the run's identity and folder are read from this config

@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from ..._checks import Preflight
 from ..._cost.cost_schema import RescoringCost
+from ..._cost.prices import recorded_urls
 from ..._cost.run_cost import CallReports, attempt_cost
 from ..._errors import ConfigError, RecordError
 from ..._metric import reported_keys
@@ -49,7 +50,9 @@ from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
 from ..example import record_failed
 from ..lifetime.lifecycle import run_interruptible
+from ..models.sent_to import model_urls
 from ..outcome import RunOutcome
+from ..plan.data_paths import with_data_paths
 from ..plan.planning import PlannedTask, needs, plan_scoring
 from ..plan.preflight import check_engines, check_run_options
 from ..plan.task_files import recorded_task_files, with_task_files
@@ -83,10 +86,11 @@ class RescoreRun:
     def __init__(self, source: Path, changes: dict[str, Any], registry: Registry, folders: Sequence[str] = ()) -> None:
         """The rescoring planned and pre-flighted: every problem at once (`PreflightError`), nothing written."""
         recorded, self.original = finished_run(source)
-        self.source, self.recorded = source, recorded.config
-        self.config = config = rescoring_config(with_task_files(self.recorded, folders, "rescore"), changes, source)
+        self.source, self.recorded, self.registry = source, recorded.config, registry
+        found = with_task_files(with_data_paths(self.recorded, recorded.data, "rescore", required=False), folders, "rescore")
+        self.config = config = rescoring_config(found, changes, source)
         check = Preflight()
-        check_run_options(config, check)  # as a run's: its numbers, a --cache that is not a folder
+        check_run_options(config, check, registry)  # as a run's: its numbers, a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
             check_output(config, source)
         recorded_args = self.recorded.get("metric_args")  # absent in a run.json of an older ragbench
@@ -124,6 +128,11 @@ class RescoreRun:
         config, planned = self.config, self.planned
         resources = services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
         engines = services.open_engines(planned, system=False)  # the judges and the NLI model
+        # where the judges it loaded send their calls now; the run's model and roles (not loaded) where they did
+        now = model_urls(config.models, config.judging, self.registry, engines.loaded_places())
+        urls = {**(recorded_urls(self.recorded) or {}), **now}
+        if urls:
+            self.full_config = {**self.full_config, "model_urls": {place: [*each] for place, each in urls.items()}}
         services.start_folder(self.full_config)
         # its own cache starts as RUN's: the calls RUN made are answered, not paid again
         if config.output.cache is None:
@@ -295,7 +304,7 @@ def rescored_results(
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, TaskSections] = {}  # by task
-    scoring = ResultsSettings.of(config)
+    scoring = ResultsSettings.of(config, full_config)
     for task in planned:
         before = original.counts.get(task.name)
         scores[task.name] = scored_task(

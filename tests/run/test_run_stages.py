@@ -43,7 +43,7 @@ def test_each_stage_returns_what_it_opened_and_the_calls_return_their_statistics
         retrieved = plan.open_retrieval(services)
         resources = services.open_resources(plan.planned)
         engines = services.open_engines(plan.planned)
-        services.start_folder(plan.full_config(retrieved, {}), plan.data_fingerprints())
+        services.start_folder(plan.full_config(retrieved, {}, {}), plan.data_fingerprints())
         opened = Opened(resources, engines, services.open_cache(), retrieved.opened)
 
         async def work(calls: Calls) -> str:

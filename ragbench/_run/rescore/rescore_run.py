@@ -87,7 +87,9 @@ class RescoreRun:
         """The rescoring planned and pre-flighted: every problem at once (`PreflightError`), nothing written."""
         recorded, self.original = finished_run(source)
         self.source, self.recorded, self.registry = source, recorded.config, registry
-        found = with_task_files(with_data_paths(self.recorded, recorded.data, "rescore", required=False), folders, "rescore")
+        found = with_task_files(
+            with_data_paths(self.recorded, recorded.data, "rescore", required=False), folders, "rescore"
+        )
         self.config = config = rescoring_config(found, changes, source)
         check = Preflight()
         check_run_options(config, check, registry)  # as a run's: its numbers, a --cache that is not a folder

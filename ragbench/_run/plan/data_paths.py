@@ -44,13 +44,13 @@ def with_data_paths(
         if key not in data or not isinstance(path, str):
             continue
         given = f"--data {key}={data[key]}"
-        then = recorded.get(path)
-        as_run = Path(path).exists() and (then is None or stat_fingerprint(path) == then)
-        if not as_run and not required:
+        then, there = recorded.get(path), Path(path).exists()
+        changed = there and then is not None and stat_fingerprint(path) != then
+        if not required and (changed or not there):
             continue
-        if not Path(path).exists():
+        if not there:
             raise ConfigError(f"{command}: the run read {given} from {path}, which is not there now: put it back")
-        if then is not None and stat_fingerprint(path) != then:
+        if changed:
             raise ConfigError(
                 f"{command}: the run read {given} from {path}, which changed since (its size or modification "
                 "time): it is not the data the run ran on; put the file back as it was"

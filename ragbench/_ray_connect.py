@@ -20,7 +20,7 @@ import time
 
 from ._children import running_children
 from ._errors import ConfigError, shown_value
-from ._values.seconds import seconds_in_environment
+from ._values.environment import seconds_in_environment
 
 TIMEOUT_VARIABLE = "RAGBENCH_RAY_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0  # seconds for a cluster's address to accept a connection, and again to answer on it

@@ -16,6 +16,7 @@ import cloup
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
+from .._values.environment import environment_problems
 from .cache.command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group
@@ -160,6 +161,11 @@ def main(ctx: click.Context, /, replay: str | None, estimate: bool, **options: A
     `ragbench check` with the same options runs only the pre-flight.
     """
     escape_unprintable()
+    problems = environment_problems()  # every command: a typo is never read as the default
+    for problem in problems:
+        click.echo(f"ragbench: error: {problem}", err=True)
+    if problems:
+        sys.exit(EXIT_CONFIG)
     if ctx.invoked_subcommand is not None:
         return
     with run_starting():  # a stop signal or a bad option here ends in its own line: nothing is written yet

@@ -27,6 +27,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
+from .._values.environment import flushes_to_disk
+
 
 def named(exc: OSError, path: str | Path) -> OSError:
     """`exc` naming `path` (the file the caller was writing) when it names no file of its own."""
@@ -183,7 +185,7 @@ def flush_to_disk(descriptor: int) -> None:
     """`os.fsync`, unless `$RAGBENCH_FSYNC` is `off`: a run on scratch storage, or a test suite, that can lose its
     last writes to a power cut (a killed process loses nothing either way: what it wrote is in the OS's cache), as
     PostgreSQL's `fsync = off` and git's `core.fsync` allow. Files are still replaced whole, by rename."""
-    if os.environ.get("RAGBENCH_FSYNC", "").strip().lower() != "off":
+    if flushes_to_disk():
         os.fsync(descriptor)
 
 

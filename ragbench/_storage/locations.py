@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from .._errors import ConfigError, one_line_text
-from .._values.seconds import seconds_in_environment
+from .._values.environment import seconds_in_environment
 from .cache_root import cache_root
 from .content_digest import content_digest
 

@@ -32,5 +32,5 @@ def test_a_run_flushes_its_files_unless_told_it_may_lose_them_and_writes_them_ei
     unflushed, written_unflushed = run_counting_flushes(tmp_path, monkeypatch, "off")
     assert unflushed == 0
     assert written_unflushed.keys() == written.keys() and all(written_unflushed.values())
-    monkeypatch.setenv("RAGBENCH_FSYNC", "On")  # any other value: flushed
+    monkeypatch.setenv("RAGBENCH_FSYNC", "On")  # on, in any case: flushed
     assert run_counting_flushes(tmp_path, monkeypatch, "on")[0] == flushed

@@ -14,7 +14,7 @@ no CPU at all is refused at once. Either is one line naming what the cluster has
 from __future__ import annotations
 
 from ..._errors import ConfigError
-from ..._values.seconds import seconds_in_environment
+from ..._values.environment import seconds_in_environment
 
 PLACEMENT_VARIABLE = "RAGBENCH_RAY_PLACEMENT_TIMEOUT"
 DEFAULT_PLACEMENT_SECONDS = 300.0

@@ -57,10 +57,10 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from ..._errors import ConfigError
+from ..._values.environment import WORKERS as WORKERS_ENV
+from ..._values.environment import niceness_in_environment, workers_in_environment
 
 T = TypeVar("T")
-WORKERS_ENV = "RAGBENCH_WORKERS"
-NICENESS_ENV = "RAGBENCH_WORKERS_NICE"
 
 
 class WorkersUnavailable(ConfigError):
@@ -76,8 +76,8 @@ def usable_cores() -> int:
 
 def pool_size() -> int:
     """Workers of the pool: $RAGBENCH_WORKERS, else one per usable core."""
-    value = os.environ.get(WORKERS_ENV, "").strip()
-    return int(value) if value.isdigit() else usable_cores()
+    size = workers_in_environment()
+    return usable_cores() if size is None else size
 
 
 def _exit_with(pid: int) -> None:
@@ -105,7 +105,7 @@ def _init_worker(modules: tuple[str, ...], lowered: bool, run_pid: int) -> None:
     threading.Thread(target=_exit_with, args=(run_pid,), name="ragbench-exit-with-run", daemon=True).start()
     try:
         if lowered:
-            os.nice(int(os.environ.get(NICENESS_ENV, "5")))
+            os.nice(niceness_in_environment(default=5))
     except (AttributeError, OSError):  # not POSIX
         pass
     for name in modules:

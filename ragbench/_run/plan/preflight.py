@@ -31,6 +31,7 @@ from ..._errors import ConfigError
 from ..._registry import Registry
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
+from ..._values.environment import environment_problems
 from ..._values.run_config import RunConfig
 from ..._values.run_groups import RunJudging, RunModels, RunRetrieval
 from ..models.sent_to import model_urls
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
 def check_run_options(config: RunConfig, check: Preflight, registry: Registry) -> None:
     """What each group of the run's options finds wrong with its own (`RunConfig.problems`: numbers of the right
     type and range, a cache path that is not a folder), and a --max-cost with a price for each remote model and
-    judge of the run."""
-    for problem in config.problems():
+    judge of the run; and ragbench's settings in the environment that cannot be read (`environment_problems`)."""
+    for problem in [*config.problems(), *environment_problems()]:
         check.problem(problem)
     if config.limits.max_cost is not None:
         with check.step(f"--max-cost {config.limits.max_cost:g}"):

@@ -1,21 +1,30 @@
 """MS MARCO v2.1 segmented's `lucene_bm25` build (113,520,750 passages) on 8, 32 and 128 nodes of 16 cores,
 projected from build_throughput.py's measured figures (`--figures`, default the latest run's,
-benchmarks/figures/build_throughput-token-cache.json): computed, not typed, each input printed with where it came
-from. The builds:
+benchmarks/figures/build_throughput-chunk-split-ray.json): computed, not typed, each input printed with where it
+came from. Each CPU figure is fitted over the measured sizes as a fixed part (the processes' and Ray's start, added
+once) and a part a passage (one size alone: all of it a passage, which errs high); each peak memory the same way.
+The builds:
 
-- today's (`index build --ray`, then the split): the driver reads every passage, merges every block and writes the
-  one index, then splits it; the workers analyse. Time = passages x (driver + split) CPU us, serial on the head,
-  + passages x worker CPU us / (nodes x cores). Head memory: the driver's peak, fitted over the measured sizes as
-  fixed + per passage. A node: `cores` workers at their measured peak.
-- shard-parallel (each core builds its own shard from its own part of the corpus, as a one-process build of that
-  part does; only per-term statistics travel): time = passages x the one-process build's CPU us / (nodes x cores)
-  + the statistics' merge; a process: the one-process build's peak at passages / (nodes x cores) (fitted as
-  above). The merge, of `--vocabulary` terms (assumed: MS MARCO v2.1's term count is not measured here), each
-  part's vocabulary taken as the whole one (an upper bound), at the bytes a term and the ns an update of a Python
-  dict of str -> int measured here (as a driver that merges document frequencies in Python holds them), either
-  on the head (each node's cores merged on the node first, then nodes x terms updates on the head, which holds
-  every term) or by term across the nodes (each node merges its 1/nodes of the terms from every node: terms
-  updates a node, in parallel; the head holds none).
+- one index (`index build --ray`, no `--shards`): the driver reads every passage, merges every block and writes the
+  one index; the workers analyse. Time = the driver's CPU, serial on the head, + the workers' CPU / (nodes x
+  cores). Head memory: the driver's peak. A node: `cores` workers at their measured peak.
+- shards (`index build --ray --shards S`, S = nodes x cores: each task builds its own shard from its own part of
+  the corpus; only per-term statistics travel). Where the figures have a `--ray ..., --shards W` row: time = its
+  driver's CPU (serial) + its tasks' CPU, all three steps, / (nodes x cores) + the driver's check of ids across
+  shards (`ShardBuildState.repeated_across`: every pair of shards' sorted id hashes intersected, (shards - 1) x
+  passages elements at numpy's CPU ns an element measured here, serial; the measured driver's check at W shards
+  taken off its CPU a passage, the rest scaled by the length factor as every CPU figure); a process: a
+  task's peak, fitted over the passages of its part, + the whole vocabulary (a last-step task holds it, docs/
+  scale-out.md's "Limits"); the head: its driver's peak. Without such a row, from the
+  one-process build of a part (its CPU a passage over the cores; a process its peak at passages / (nodes x cores))
+  with the whole id check. Plus the statistics' merge
+  of `--vocabulary` terms (assumed: MS MARCO v2.1's term count is not measured here; the measured corpus has 5,000),
+  each part's vocabulary taken as the whole one (an upper bound), at the bytes a term and the CPU ns an update of
+  a Python dict of str -> int measured here (as a process that holds terms in Python holds them; the one index's
+  driver holds them all too), either by term across the nodes (the build's middle step: each node merges its
+  1/nodes of the terms from every node, terms updates a node, in parallel; the head holds none) or, for comparison,
+  on the head (not built: each node's cores merged on the node first, then nodes x terms updates on the head, which
+  holds every term).
 
 A passage of MS MARCO v2.1 segmented is taken to cost `--length-factor` times a synthetic one's CPU and
 `--memory-factor` times its memory (2 and 2 by default: its segments are about twice the synthetic 60 words, as
@@ -24,7 +33,7 @@ MARCO v2 passages, anserini PR #1611) is judged on the same corpus: ragbench's C
 a thread, which on those passages is Anserini's.
 
     python benchmarks/build_projection.py [--figures FILE] [--vocabulary 30000000] [--length-factor 2]
-    python benchmarks/build_projection.py --quick     # the same (it measures only a dict's bytes a term)
+    python benchmarks/build_projection.py --quick     # the same (it measures a dict's and numpy's costs only)
 """
 
 from __future__ import annotations
@@ -34,73 +43,126 @@ import json
 import sys
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 MSMARCO = 113_520_750
 NODES = (8, 32, 128)
-FIGURES = Path(__file__).with_name("figures") / "build_throughput-token-cache.json"
+FIGURES = Path(__file__).with_name("figures") / "build_throughput-chunk-split-ray.json"
 GOALS = {"minutes_32": 15, "process_gb": 8, "head_gb": 2}
+BY_TERM = "shards (`--ray --shards`), statistics merged by term across the nodes"  # the build of today
 ANSERINI_PER_THREAD = 3500  # passages/s a thread: MS MARCO v2 passage, 18 threads (anserini PR #1611; the issue)
 GB = 1e9
 
 
 def dict_term_cost(terms: int = 200_000) -> tuple[float, float]:
-    """(bytes a term, seconds a term-update) of a Python dict of str -> int document frequencies."""
+    """(bytes a term, CPU seconds a term-update) of a Python dict of str -> int document frequencies."""
     tracemalloc.start()
     frequencies = {f"term{n:09d}": n for n in range(terms)}
     size = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     times = []
     for _ in range(5):  # the least (as timeit: other work only adds time)
-        started = time.perf_counter()
+        started = time.process_time()
         for term in frequencies:
             frequencies[term] += 1
-        times.append(time.perf_counter() - started)
+        times.append(time.process_time() - started)
     return size / terms, min(times) / terms
 
 
-def memory_line(sizes: dict[str, Any], label: str) -> tuple[float, float]:
-    """(fixed bytes, bytes a passage) of `label`'s peak memory through the measured sizes (least squares); one size
-    alone: all of it per passage (errs high)."""
-    points = [(int(p), row[label]["peak_mb"] * (1 << 20)) for p, row in sizes.items() if label in row]
+def id_check_cost(passages: int = 200_000) -> float:
+    """CPU seconds an element of `np.intersect1d` of two shards' sorted 8-byte id hashes, as the shard-parallel
+    driver compares every pair of shards (`ShardBuildState.repeated_across`)."""
+    hashes = np.random.default_rng(0).integers(-(2**63), 2**63 - 1, size=(2, passages), dtype=np.int64)
+    first, second = np.sort(hashes[0]), np.sort(hashes[1])
+    times = []
+    for _ in range(5):
+        started = time.process_time()
+        np.intersect1d(first, second)
+        times.append(time.process_time() - started)
+    return min(times) / (2 * passages)
+
+
+def fitted(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(fixed, a unit) of y over x through `points` (least squares); one point: all of it a unit (errs high); a
+    slope below 0 (y did not grow with x): the largest y, fixed."""
     if len(points) < 2:
         return 0.0, points[0][1] / points[0][0]
     mean_x = sum(x for x, _ in points) / len(points)
     mean_y = sum(y for _, y in points) / len(points)
     slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+    if slope < 0:
+        return max(y for _, y in points), 0.0
     return mean_y - slope * mean_x, slope
 
 
+def memory_line(sizes: dict[str, Any], label: str) -> tuple[float, float]:
+    """(fixed bytes, bytes a passage) of `label`'s peak memory through the measured sizes."""
+    return fitted([(int(p), row[label]["peak_mb"] * (1 << 20)) for p, row in sizes.items() if label in row])
+
+
+def cpu_line(sizes: dict[str, Any], label: str, workers: bool = False) -> tuple[float, float]:
+    """(fixed CPU s, CPU s a passage) of `label`'s driver (or, `workers`, of its workers together)."""
+    points = [
+        (int(p), sum(w["cpu_s"] for w in row[label]["workers"]) if workers else row[label]["cpu_s"])
+        for p, row in sizes.items()
+        if label in row
+    ]
+    return fitted(points)
+
+
+def task_line(sizes: dict[str, Any], label: str) -> tuple[float, float]:
+    """(fixed bytes, bytes a passage of its part) of a `--shards W` build's task's peak memory over the sizes."""
+    shards = int(label.rsplit(maxsplit=1)[1])
+    return fitted([(int(p) / shards, r[label]["worker_peak_mb"] * (1 << 20)) for p, r in sizes.items() if label in r])
+
+
+def ray_label(row: dict[str, Any], shards: bool) -> str | None:
+    """The row's `--ray` build of the most workers, with `--shards` or without."""
+    labels = [k for k in row if k.startswith("--ray") and ("--shards" in k) == shards]
+    return max(labels, key=lambda k: int(k.split()[1]), default=None)
+
+
 def rates(found: dict[str, Any]) -> dict[str, Any]:
-    """CPU us a passage of each part, from the largest measured size that has a --ray row."""
+    """Each part's CPU (fixed s, us a passage) and peak memory (fixed B, B a passage) fitted over the sizes, and the
+    per-core rates of the largest measured size that has a --ray row without --shards."""
     sizes = found["sizes"]
-    plain = [int(p) for p, row in sizes.items() if any(k.startswith("--ray") and "shards" not in k for k in row)]
-    passages = max(plain, default=None)
+    passages = max((int(p) for p, row in sizes.items() if ray_label(row, False)), default=None)
     if passages is None:
         raise SystemExit("build_projection: no --ray figures without --shards: run build_throughput.py with --workers")
     row = sizes[str(passages)]
-    ray_label = max((k for k in row if k.startswith("--ray") and "shards" not in k), key=lambda k: int(k.split()[1]))
-    ray = row[ray_label]
+    label = ray_label(row, False)
+    assert label is not None
     got = {
         "passages": passages,
-        "ray_label": ray_label,
-        "one_us": row["one process"]["cpu_s"] / passages * 1e6,
-        "driver_us": ray["cpu_s"] / passages * 1e6,
-        "worker_us": sum(w["cpu_s"] for w in ray["workers"]) / passages * 1e6,
-        "worker_mb": ray["worker_peak_mb"],
-        "split_us": 0.0,
-        "load": ray["load"],
+        "ray_label": label,
+        "one_cpu": cpu_line(sizes, "one process"),
+        "driver_cpu": cpu_line(sizes, label),
+        "worker_cpu": cpu_line(sizes, label, workers=True),
+        "worker_mb": max(sizes[p][label]["worker_peak_mb"] for p in sizes if label in sizes[p]),
+        "load": row[label]["load"],
+        "driver_line": memory_line(sizes, label),
+        "one_line": memory_line(sizes, "one process"),
     }
-    got["split_us"], got["split_passages"] = split_cost(sizes)
+    shard_sizes = [p for p, r in sizes.items() if ray_label(r, True)]
+    if shard_sizes:
+        shard_label = ray_label(sizes[max(shard_sizes, key=int)], True)
+        assert shard_label is not None
+        shards = int(shard_label.rsplit(maxsplit=1)[1])
+        got["shard_label"], got["shard_sizes"], got["shards"] = shard_label, sorted(int(p) for p in shard_sizes), shards
+        got["shard_driver_cpu"] = cpu_line(sizes, shard_label)
+        got["shard_task_cpu"] = cpu_line(sizes, shard_label, workers=True)
+        got["shard_driver_line"] = memory_line(sizes, shard_label)
+        got["shard_task_line"] = task_line(sizes, shard_label)
     pyserini = row.get("pyserini, 1 threads")
     if pyserini:
         got["pyserini_rate"] = passages / (pyserini["wall_s"] - row.get("pyserini startup_s", 0.0))
         got["pyserini_cpu_rate"] = passages / (pyserini["cpu_s"] - row.get("pyserini startup_cpu_s", 0.0))
     got["one_rate"] = passages / row["one process"]["wall_s"]
     got["one_cpu_rate"] = passages / row["one process"]["cpu_s"]
-    got["driver_line"] = memory_line(sizes, ray_label)
-    got["one_line"] = memory_line(sizes, "one process")
     return got
 
 
@@ -116,25 +178,16 @@ def this_machine(found: dict[str, Any], hours: float = 1.0) -> list[str]:
         if not isinstance(figures, dict):
             continue
         fixed, each = memory_line(sizes, label)
+        if "--shards" in label:  # its W tasks at once, each at its peak over its part: W x fixed + a passage each
+            tasks = int(label.rsplit(maxsplit=1)[1])
+            task_fixed, task_each = task_line(sizes, label)
+            fixed, each = fixed + tasks * task_fixed, each + task_each
         fits = f"{(room - fixed) / each:,.0f} passages" if each > 0 else "no limit measured"
         if label.startswith("pyserini"):  # Lucene writes a segment each time its RAM buffer fills
             fits = "not bounded by memory (segments flushed)"
         wall = figures["wall_s"] - sizes[largest].get("pyserini startup_s", 0.0) * label.startswith("pyserini")
         lines.append(f"| {label} | {fits} | {int(largest) / wall * 3600 * hours:,.0f} passages |")
     return lines
-
-
-def split_cost(sizes: dict[str, Any]) -> tuple[float, int]:
-    """(driver's CPU us a passage that `--shards W` adds, at which size) from the largest size measured both with
-    and without it: today's --shards splits the built index on the driver."""
-    for passages in sorted(sizes, key=int, reverse=True):
-        pairs = [(k, f"{k}, --shards {k.split()[1]}") for k in sizes[passages] if k.startswith("--ray")]
-        pairs = [(a, b) for a, b in pairs if b in sizes[passages]]
-        if pairs:
-            a, b = pairs[-1]
-            extra = sizes[passages][b]["cpu_s"] - sizes[passages][a]["cpu_s"]
-            return max(0.0, extra / int(passages) * 1e6), int(passages)
-    return 0.0, 0
 
 
 def per_core_line(r: dict[str, Any]) -> str:
@@ -157,62 +210,99 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 
-def projection_report(
-    found: dict[str, Any], cores: int = 16, vocabulary: int = 30_000_000, length: float = 2.0, memory: float = 2.0
-) -> str:
-    r = rates(found)
-    term_bytes, term_s = dict_term_cost()
-    (driver_fixed, driver_each), (one_fixed, one_each) = r["driver_line"], r["one_line"]
-    cpu = length
+def cpu_text(line: tuple[float, float]) -> str:
+    return f"{line[1] * 1e6:.1f} CPU us a passage + {line[0]:.1f} s"
+
+
+def memory_text(line: tuple[float, float]) -> str:
+    return f"{line[0] / 2**20:.0f} MB + {line[1]:.0f} B a passage"
+
+
+def inputs(r: dict[str, Any], found: dict[str, Any], length: float, memory: float) -> list[str]:
+    """The projection's inputs as measured (fitted over the sizes) and as assumed, one line each."""
+    sizes = ", ".join(f"{int(p):,}" for p in sorted(found["sizes"], key=int))
     lines = [
-        f"inputs: {r['passages']:,} passages measured on {found['machine']} (load {r['load']}):",
-        f"  one process: {r['one_us']:.0f} CPU us a passage ({r['one_cpu_rate']:,.0f} passages/CPU s; "
-        f"{r['one_rate']:,.0f} passages/s wall); peak memory {one_fixed / 2**20:.0f} MB + {one_each:.0f} B a passage",
-        f"  {r['ray_label']}: driver {r['driver_us']:.0f} CPU us a passage (serial), workers {r['worker_us']:.0f} "
-        f"({1e6 / r['worker_us']:,.0f} passages/CPU s a worker), split {r['split_us']:.0f} (at "
-        f"{r['split_passages']:,} passages); driver's peak "
-        f"{driver_fixed / 2**20:.0f} MB + {driver_each:.0f} B a passage; a worker's peak {r['worker_mb']:.0f} MB",
+        f"inputs: {sizes} passages measured on {found['machine']} (load {r['load']} at {r['passages']:,}); CPU and "
+        "peak memory fitted over the sizes as fixed + a passage:",
+        f"  one process: {cpu_text(r['one_cpu'])} ({r['one_cpu_rate']:,.0f} passages/CPU s and {r['one_rate']:,.0f}"
+        f" passages/s wall at {r['passages']:,}); peak {memory_text(r['one_line'])}",
+        f"  {r['ray_label']}: driver {cpu_text(r['driver_cpu'])} (serial), workers together "
+        f"{cpu_text(r['worker_cpu'])}; driver's peak {memory_text(r['driver_line'])}, a worker's "
+        f"{r['worker_mb']:.0f} MB",
     ]
+    if "shard_label" in r:
+        lines.append(
+            f"  {r['shard_label']} (shard-parallel, measured at {', '.join(f'{p:,}' for p in r['shard_sizes'])}): "
+            f"driver {cpu_text(r['shard_driver_cpu'])} (serial), tasks together {cpu_text(r['shard_task_cpu'])};"
+            f" driver's peak {memory_text(r['shard_driver_line'])}, a task's {memory_text(r['shard_task_line'])}"
+            " of its part: the shards' rows"
+        )
+    else:
+        lines.append("  no --shards row: the shards' rows from the one-process build of a part")
     if "pyserini_rate" in r:
         lines.append(
             f"  pyserini, 1 thread: {r['pyserini_rate']:,.0f} passages/s wall, {r['pyserini_cpu_rate']:,.0f} "
             "passages/CPU s (its JVM's start taken off)"
         )
-    lines += [
-        f"  a passage of MS MARCO v2.1 segmented: CPU x{length} the synthetic one's, memory x{memory} (assumed)",
+    return lines + [
+        f"  a passage of MS MARCO v2.1 segmented: CPU x{length} the synthetic one's, memory x{memory} (assumed)"
+    ]
+
+
+def projection_report(
+    found: dict[str, Any], cores: int = 16, vocabulary: int = 30_000_000, length: float = 2.0, memory: float = 2.0
+) -> str:
+    r = rates(found)
+    term_bytes, term_s = dict_term_cost()
+    id_s = id_check_cost()
+
+    def cpu(line: tuple[float, float], over: int = 1) -> float:  # seconds: the fixed part once, the rest spread
+        return line[0] + line[1] * length * MSMARCO / over
+
+    def mem(line: tuple[float, float], passages: float) -> float:
+        return line[0] + line[1] * memory * passages
+
+    lines = inputs(r, found, length, memory) + [
         f"  statistics: a Python dict of str -> int holds {term_bytes:.0f} B a term, an update takes "
-        f"{term_s * 1e9:.0f} ns (measured here); {vocabulary:,} terms (assumed), each part's vocabulary taken as"
+        f"{term_s * 1e9:.0f} CPU ns (measured here); {vocabulary:,} terms (assumed), each part's vocabulary taken as"
         " whole (an upper bound)",
+        f"  ids across shards: every pair of shards' sorted id hashes intersected on the head, {id_s * 1e9:.0f} CPU ns"
+        " an element (measured here): (shards - 1) x passages elements, serial (taken off the measured driver's CPU at"
+        " its shards, counted at the projected ones)",
         "",
         f"| build of {MSMARCO:,} passages | nodes x {cores} cores | build time | memory a node | largest process "
         "| head's memory |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     verdict: dict[str, list[bool]] = {}
+    unchecked = 0.0
     for nodes in NODES:
         shards = nodes * cores
-        rows = {}
-        serial = MSMARCO * (r["driver_us"] + r["split_us"]) * cpu / 1e6
-        head = driver_fixed + driver_each * memory * MSMARCO
-        rows["today (the driver merges every block)"] = (
-            serial + MSMARCO * r["worker_us"] * cpu / 1e6 / shards,
-            0.0,
-            cores * r["worker_mb"] * 2**20,
-            head,
-        )
-        analyse = MSMARCO * r["one_us"] * cpu / 1e6 / shards
-        process = one_fixed + one_each * memory * MSMARCO / shards
-        rows["shard-parallel, statistics merged on the head"] = (
-            analyse + nodes * vocabulary * term_s, nodes * vocabulary * term_s, cores * process,
-            driver_fixed + vocabulary * term_bytes,
+        rows = {
+            "one index (`--ray`: the driver merges every block)": (
+                cpu(r["driver_cpu"]) + cpu(r["worker_cpu"], shards), 0.0, 0.0, cores * r["worker_mb"] * 2**20,
+                mem(r["driver_line"], MSMARCO) + vocabulary * term_bytes,
+            )
+        }  # fmt: skip
+        if "shard_label" in r:  # the driver's CPU less its own shards' id check (counted below, at `shards`)
+            fixed, each = r["shard_driver_cpu"]
+            analyse = cpu((fixed, max(0.0, each - (r["shards"] - 1) * id_s))) + cpu(r["shard_task_cpu"], shards)
+            process, head = mem(r["shard_task_line"], MSMARCO / shards), mem(r["shard_driver_line"], MSMARCO)
+        else:
+            analyse, process, head = cpu(r["one_cpu"], shards), mem(r["one_line"], MSMARCO / shards), 0.0
+        check = (shards - 1) * MSMARCO * id_s
+        process += vocabulary * term_bytes  # a last-step task holds the whole vocabulary
+        rows[BY_TERM] = (analyse + check + vocabulary * term_s, vocabulary * term_s, check, cores * process, head)
+        rows["shards, statistics merged on the head instead (not built)"] = (
+            analyse + check + nodes * vocabulary * term_s, nodes * vocabulary * term_s, check, cores * process,
+            head + vocabulary * term_bytes,
         )  # fmt: skip
-        rows["shard-parallel, statistics merged by term across the nodes"] = (
-            analyse + vocabulary * term_s, vocabulary * term_s, cores * process + vocabulary / nodes * term_bytes,
-            driver_fixed,
-        )  # fmt: skip
-        for build, (seconds, merge, node, head) in rows.items():
+        if nodes == 32:
+            unchecked = rows[BY_TERM][0] - rows[BY_TERM][2]
+        for build, (seconds, merge, check, node, head) in rows.items():
             biggest = max(head, node / cores)
-            merged = f" (merge {duration(merge)})" if merge else ""
+            parts = [f"merge {duration(merge)}"] * bool(merge) + [f"id check {duration(check)}"] * bool(check)
+            merged = f" ({', '.join(parts)})" if parts else ""
             lines.append(
                 f"| {build} | {nodes} | {duration(seconds)}{merged} | {node / GB:.1f} GB | {biggest / GB:.1f} GB "
                 f"| {head / GB:.1f} GB |"
@@ -220,7 +310,7 @@ def projection_report(
             verdict.setdefault(build, [])
             verdict[build] += [nodes != 32 or seconds <= GOALS["minutes_32"] * 60]
             verdict[build] += [biggest <= GOALS["process_gb"] * GB, head <= GOALS["head_gb"] * GB]
-    lines += ["", per_core_line(r)]
+    lines += ["", f"{BY_TERM} on 32 nodes less the id check: {duration(unchecked)}", per_core_line(r)]
     names = ("<= 15 min on 32 nodes", "no process over 8 GB", "head under 2 GB")
     for build, checks in verdict.items():
         met = [all(checks[i::3]) for i in range(3)]

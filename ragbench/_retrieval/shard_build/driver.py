@@ -44,17 +44,17 @@ from ..corpus.parts import (
 )
 from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
-from ..index.docstore import DocStore
 from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings
+from .repeated_ids import repeated_across
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder, ShardBuildState
 from .state_files import STEPS_FORMAT, bucket_name, shard_name
 from .store import StoreState, StoreTarget
 from .store_lock import LOCK_SUFFIX, held_lock
 from .terms import merge_bucket
-from .worker import analyse_part, finish_part, id_hash
+from .worker import analyse_part, finish_part
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -247,35 +247,13 @@ def check_passages(corpus: str | Path, results: list[Stats], state: ShardBuildSt
     repeated: Counter[str] = Counter()
     for result in results:
         repeated.update(result["repeated"])
-    if state.repeated_across(len(results)):
-        repeated.update(repeated_across(state, len(results)))
+    repeated.update(repeated_across(state, len(results)))
     if repeated:
         shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
         raise ConfigError(
             f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match documents by "
             "id, so each passage needs its own: make the ids unique, then build again"
         )
-
-
-def repeated_across(state: ShardBuildState, shards: int) -> Counter[str]:
-    """The ids more than one shard holds, each counted once a shard (read from the shards' docs stores: only when
-    their hashes collide)."""
-    import numpy as np
-
-    hashes = [state.ids(n) for n in range(shards)]
-    seen: Counter[int] = Counter(int(h) for shard in hashes for h in np.unique(shard))
-    colliding = {h for h, count in seen.items() if count > 1}
-    found: dict[str, set[int]] = {}
-    for number in range(shards):
-        store = DocStore(state.docs_folder(number))
-        try:
-            for i in range(len(store)):
-                doc_id = store.get(i).id or ""
-                if doc_id and id_hash(doc_id) in colliding:
-                    found.setdefault(doc_id, set()).add(number)
-        finally:
-            store.close()
-    return Counter({doc_id: len(numbers) for doc_id, numbers in found.items() if len(numbers) > 1})
 
 
 def shards_manifest(

@@ -126,20 +126,10 @@ class ShardBuildState(ABC):
             self.files.removed(record_name(number, step))
 
     def ids(self, number: int) -> NDArray[np.int64]:
-        """Shard `number`'s passages' id hashes, sorted (step 1 recorded them)."""
+        """Shard `number`'s passages' id hashes, sorted (step 1 recorded them), memory-mapped."""
         entry = self.files.read_record(record_name(number, "analysed"))["ids"]
         self.files.fetched({ids_name(number): entry})
-        return np.load(self.files.path(ids_name(number)))  # type: ignore[no-any-return]
-
-    def repeated_across(self, shards: int) -> bool:
-        """Whether two shards hold passages whose ids hash alike (each pair's sorted hashes compared, two shards'
-        in memory at a time); the driver then reads those passages' ids to name them."""
-        for first in range(shards):
-            mine = self.ids(first)
-            for other in range(first + 1, shards):
-                if len(np.intersect1d(mine, self.ids(other), assume_unique=False)):
-                    return True
-        return False
+        return np.load(self.files.path(ids_name(number)), mmap_mode="r")  # type: ignore[no-any-return]
 
     def docs_folder(self, number: int) -> Path:
         """Shard `number`'s step-1 folder (its docs store) on this node."""

@@ -11,9 +11,10 @@ The builds:
 - shards (`index build --ray --shards S`, S = nodes x cores: each task builds its own shard from its own part of
   the corpus; only per-term statistics travel). Where the figures have a `--ray ..., --shards W` row: time = its
   driver's CPU (serial) + its tasks' CPU, all three steps, / (nodes x cores) + the driver's check of ids across
-  shards (`ShardBuildState.repeated_across`: every pair of shards' sorted id hashes intersected, (shards - 1) x
-  passages elements at numpy's CPU ns an element measured here, serial; the measured driver's check at W shards
-  taken off its CPU a passage, the rest scaled by the length factor as every CPU figure); a process: a
+  shards (`repeated_ids.shared_hashes`: every shard's sorted id hashes compared range by range of the hash space,
+  one sort of every hash, at the CPU ns a hash measured here, serial; the figures' driver ran the check before it,
+  every pair of shards' hashes intersected, whose cost at W shards, measured here too, is taken off its CPU a
+  passage, the rest scaled by the length factor as every CPU figure); a process: a
   task's peak, fitted over the passages of its part, + the whole vocabulary (a last-step task holds it, docs/
   scale-out.md's "Limits"); the head: its driver's peak. Without such a row, from the
   one-process build of a part (its CPU a passage over the cores; a process its peak at passages / (nodes x cores))
@@ -49,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from ragbench._retrieval.shard_build.repeated_ids import HASH_END, shared_hashes
+
 MSMARCO = 113_520_750
 NODES = (8, 32, 128)
 FIGURES = Path(__file__).with_name("figures") / "build_throughput-chunk-split-ray.json"
@@ -73,17 +76,21 @@ def dict_term_cost(terms: int = 200_000) -> tuple[float, float]:
     return size / terms, min(times) / terms
 
 
-def id_check_cost(passages: int = 200_000) -> float:
-    """CPU seconds an element of `np.intersect1d` of two shards' sorted 8-byte id hashes, as the shard-parallel
-    driver compares every pair of shards (`ShardBuildState.repeated_across`)."""
-    hashes = np.random.default_rng(0).integers(-(2**63), 2**63 - 1, size=(2, passages), dtype=np.int64)
-    first, second = np.sort(hashes[0]), np.sort(hashes[1])
-    times = []
+def id_check_costs(passages: int = 200_000) -> tuple[float, float]:
+    """CPU seconds a hash of the check of ids across shards, as the figures' code made it (every pair of shards'
+    sorted 8-byte hashes intersected by `np.intersect1d`: an element of a pair) and as the build makes it now
+    (`shared_hashes` over 16 shards' hashes: a hash), the least of 5 runs each."""
+    rng = np.random.default_rng(0)
+    shards = [np.sort(rng.integers(0, HASH_END, size=passages // 16, dtype=np.int64)) for _ in range(16)]
+    pairwise, ranged = [], []
     for _ in range(5):
         started = time.process_time()
-        np.intersect1d(first, second)
-        times.append(time.process_time() - started)
-    return min(times) / (2 * passages)
+        np.intersect1d(shards[0], shards[1])
+        pairwise.append(time.process_time() - started)
+        started = time.process_time()
+        shared_hashes(shards)
+        ranged.append(time.process_time() - started)
+    return min(pairwise) / (2 * len(shards[0])), min(ranged) / passages
 
 
 def fitted(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -254,7 +261,7 @@ def projection_report(
 ) -> str:
     r = rates(found)
     term_bytes, term_s = dict_term_cost()
-    id_s = id_check_cost()
+    pair_s, id_s = id_check_costs()
 
     def cpu(line: tuple[float, float], over: int = 1) -> float:  # seconds: the fixed part once, the rest spread
         return line[0] + line[1] * length * MSMARCO / over
@@ -266,9 +273,9 @@ def projection_report(
         f"  statistics: a Python dict of str -> int holds {term_bytes:.0f} B a term, an update takes "
         f"{term_s * 1e9:.0f} CPU ns (measured here); {vocabulary:,} terms (assumed), each part's vocabulary taken as"
         " whole (an upper bound)",
-        f"  ids across shards: every pair of shards' sorted id hashes intersected on the head, {id_s * 1e9:.0f} CPU ns"
-        " an element (measured here): (shards - 1) x passages elements, serial (taken off the measured driver's CPU at"
-        " its shards, counted at the projected ones)",
+        f"  ids across shards: every shard's sorted id hashes compared range by range on the head, {id_s * 1e9:.0f}"
+        " CPU ns a hash (measured here), serial, whatever the shards; the figures' driver intersected every pair of"
+        f" shards' hashes, {pair_s * 1e9:.0f} CPU ns an element of a pair: (W - 1) x passages taken off its CPU",
         "",
         f"| build of {MSMARCO:,} passages | nodes x {cores} cores | build time | memory a node | largest process "
         "| head's memory |",
@@ -286,11 +293,11 @@ def projection_report(
         }  # fmt: skip
         if "shard_label" in r:  # the driver's CPU less its own shards' id check (counted below, at `shards`)
             fixed, each = r["shard_driver_cpu"]
-            analyse = cpu((fixed, max(0.0, each - (r["shards"] - 1) * id_s))) + cpu(r["shard_task_cpu"], shards)
+            analyse = cpu((fixed, max(0.0, each - (r["shards"] - 1) * pair_s))) + cpu(r["shard_task_cpu"], shards)
             process, head = mem(r["shard_task_line"], MSMARCO / shards), mem(r["shard_driver_line"], MSMARCO)
         else:
             analyse, process, head = cpu(r["one_cpu"], shards), mem(r["one_line"], MSMARCO / shards), 0.0
-        check = (shards - 1) * MSMARCO * id_s
+        check = MSMARCO * id_s
         process += vocabulary * term_bytes  # a last-step task holds the whole vocabulary
         rows[BY_TERM] = (analyse + check + vocabulary * term_s, vocabulary * term_s, check, cores * process, head)
         rows["shards, statistics merged on the head instead (not built)"] = (

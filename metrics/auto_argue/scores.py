@@ -1,9 +1,11 @@
 """The paper's scores of one report from its judgments' counts (Auto-ARGUE's names, as argue-viz shows them):
 sentence support (the paper's sentence precision), nugget coverage (nugget recall) plain and importance-weighted,
-their F1s, and the shares of citations that attest their sentence and that point to a relevant document."""
+their F1s, and the shares of citations that attest their sentence and that point to a relevant document; with
+several judges, each key's mean over them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,9 +15,8 @@ WEIGHTS = {"vital": 2.0, "okay": 1.0}  # the paper's importance weights; an unla
 
 @dataclass
 class JudgedCounts:
-    sentences: int = 0
-    needing: int = 0  # sentences with citations, or without and judged to need one
-    correctly_cited: int = 0  # sentences with citations, each attesting it
+    judged: int = 0  # sentences rewarded or penalised: with citations, negative assertions, first uncited claims
+    supported: int = 0  # rewarded: with citations each attesting it, or a negative assertion a nugget confirms
     citations: int = 0
     relevant: int = 0
     supporting: int = 0
@@ -42,7 +43,7 @@ def report_scores(counts: JudgedCounts, nuggets: list[Nugget]) -> dict[str, floa
     correct = [answered(nugget, i, counts.given) for i, nugget in enumerate(nuggets)]
     coverage = _share(sum(correct), len(nuggets))
     weighted = _share(sum(w for w, ok in zip(weights, correct) if ok), sum(weights))
-    support = _share(counts.correctly_cited, counts.needing)
+    support = _share(counts.supported, counts.judged)
     return {
         "argue_sentence_support": support,
         "argue_nugget_coverage": coverage,
@@ -52,3 +53,12 @@ def report_scores(counts: JudgedCounts, nuggets: list[Nugget]) -> dict[str, floa
         "argue_citation_support": _share(counts.supporting, counts.citations),
         "argue_citation_relevance": _share(counts.relevant, counts.citations),
     }
+
+
+def judges_mean(found: Sequence[dict[str, float | None]]) -> dict[str, float | None]:
+    """Each key's mean over the judges that gave it a value (None where none did)."""
+    means: dict[str, float | None] = {}
+    for key in found[0]:
+        values = [value for scores in found if (value := scores[key]) is not None]
+        means[key] = sum(values) / len(values) if values else None
+    return means

@@ -101,9 +101,10 @@ RACE_RULES = [
     {"pattern": r"<article_1>\n.*<criteria_list>", "response": race_reply(8, 8)},
 ]
 
-# Auto-ARGUE's judge (metric auto_argue): every uncited sentence needs a citation, no cited document attests its
-# sentence and no sentence gives a nugget's answer.
+# Auto-ARGUE's judge (metric auto_argue): no sentence is a negative assertion, every uncited sentence needs a
+# citation, no cited document attests its sentence and no sentence gives a nugget's answer.
 ARGUE_RULES = [
+    {"pattern": r"has no evidence for it\? Answer YES or NO\.$", "response": "NO"},
     {"pattern": r"needs a citation to a source\? Answer YES or NO\.$", "response": "YES"},
     {"pattern": r"^(Document|Question): .*Answer YES or NO\.$", "response": "NO"},
 ]

@@ -68,16 +68,17 @@ def test_report_files_are_scored_as_the_paper_describes(tmp_path: Path, judge):
     assert results["results"]["argue_report"]["argue_sentence_support"] == pytest.approx(1 / 6)
     counted = results["counted"]["argue_report"]["auto_argue"]
     assert {name: entry["count"] for name, entry in counted.items()} == {"argue_over_limit": 1}
-    # r1: 2 uncited sentences asked; 3 attestations; answers: 412 and about 400 (d1), then about 400, more fish,
-    # fewer boats (d2); r2: 2 attestations, 1,200 and felt safer once
-    assert len(judge.requests) == 2 + 3 + 5 + 2 + 2
+    # r1: 2 uncited sentences asked whether negative and whether they need a citation, the one that does whether it
+    # repeats an earlier one; 3 attestations; answers: 412 and about 400 (d1), then about 400, more fish, fewer boats
+    # (d2); r2, its second sentence past the 300-character limit: 1 attestation, 1,200 and felt safer once
+    assert len(judge.requests) == 2 * 2 + 1 + 3 + 5 + 1 + 2
 
 
 def test_the_judged_numbers_carry_repeats_agreement_and_cost(tmp_path: Path, judge):
     results = score(tmp_path / "run", judge, "--judge-repeats", "2")
     agreement = results["judge_agreement"]["argue_report"]["argue_nugget_coverage"]
     assert agreement["measured"] and agreement["percent_agreement"] == 1.0
-    assert results["judge_cost"]["argue_report"]["auto_argue"]["calls"] == 2 * 14
+    assert results["judge_cost"]["argue_report"]["auto_argue"]["calls"] == 2 * 16
 
 
 def test_a_report_line_becomes_an_answer_citing_its_documents_in_order():

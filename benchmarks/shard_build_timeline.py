@@ -63,7 +63,7 @@ class CpuWatch(SamplingThread):
 
 def task_spans(address: str) -> dict[str, list[tuple[float, float]]]:
     """Each step's tasks' (start, end), from Ray's timeline (epoch seconds), read every second (the workers report
-    their task events every second or so) until a read finds the first step's tasks and no more than the one before
+    their task events every second or so) until a read finds every step's tasks and no more than the one before
     found, or for 5 s at most."""
     import ray
 
@@ -73,7 +73,7 @@ def task_spans(address: str) -> dict[str, list[tuple[float, float]]]:
         while time.time() < deadline:
             time.sleep(1)
             before, spans = spans, steps(ray.timeline(filename=None))
-            if spans == before and spans[STEPS[0]]:
+            if spans == before and all(spans.values()):
                 break
     finally:
         ray.shutdown()

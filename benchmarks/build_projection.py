@@ -34,7 +34,7 @@ MARCO v2 passages, anserini PR #1611) is judged on the same corpus: ragbench's C
 a thread, which on those passages is Anserini's.
 
     python benchmarks/build_projection.py [--figures FILE] [--vocabulary 30000000] [--length-factor 2]
-    python benchmarks/build_projection.py --quick     # the same (it measures a dict's and numpy's costs only)
+    python benchmarks/build_projection.py --quick     # the same, a dict's bytes a term measured on 20,000 terms
 """
 
 from __future__ import annotations
@@ -256,11 +256,19 @@ def inputs(r: dict[str, Any], found: dict[str, Any], length: float, memory: floa
     ]
 
 
+QUICK_TERMS = 20_000  # --quick's dict: the script runs
+
+
 def projection_report(
-    found: dict[str, Any], cores: int = 16, vocabulary: int = 30_000_000, length: float = 2.0, memory: float = 2.0
+    found: dict[str, Any],
+    cores: int = 16,
+    vocabulary: int = 30_000_000,
+    length: float = 2.0,
+    memory: float = 2.0,
+    terms: int = 200_000,
 ) -> str:
     r = rates(found)
-    term_bytes, term_s = dict_term_cost()
+    term_bytes, term_s = dict_term_cost(terms)
     pair_s, id_s = id_check_costs()
 
     def cpu(line: tuple[float, float], over: int = 1) -> float:  # seconds: the fixed part once, the rest spread
@@ -332,13 +340,14 @@ def main() -> None:
     parser.add_argument("--vocabulary", type=int, default=30_000_000, help="terms of the corpus (assumed)")
     parser.add_argument("--length-factor", type=float, default=2.0, help="a real passage's CPU, synthetic's x")
     parser.add_argument("--memory-factor", type=float, default=2.0, help="a real passage's memory, synthetic's x")
-    parser.add_argument("--quick", action="store_true", help="the same: the script runs")
+    parser.add_argument("--quick", action="store_true", help="the same, a dict of 20,000 terms measured")
     args = parser.parse_args()
     try:
         found = json.loads(args.figures.read_text())
     except (OSError, ValueError) as exc:
         sys.exit(f"build_projection: --figures {args.figures}: {exc}; run benchmarks/build_throughput.py --json-out")
-    print(projection_report(found, args.cores, args.vocabulary, args.length_factor, args.memory_factor))
+    terms = QUICK_TERMS if args.quick else 200_000
+    print(projection_report(found, args.cores, args.vocabulary, args.length_factor, args.memory_factor, terms))
 
 
 if __name__ == "__main__":

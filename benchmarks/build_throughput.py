@@ -24,7 +24,7 @@ The corpus: sharded_search.py's synthetic passages (20-100 words of a Zipf-like 
 
     python benchmarks/build_throughput.py --pyserini-python /tmp/pyserini-venv/bin/python   # 10^5 passages
     python benchmarks/build_throughput.py --passages 1000000 --workers 2 --repeats 1 ...       # one large size
-    python benchmarks/build_throughput.py --quick       # 2,000 passages, 1 worker: the script runs
+    python benchmarks/build_throughput.py --quick       # 2,000 passages, 1 worker on the head: the script runs
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import psutil
-from build_projection import projection_report
+from build_projection import QUICK_TERMS, projection_report
 from sharded_search import machine, write_corpus
 
 MB = 1 << 20
@@ -172,12 +172,15 @@ def pyserini_build(python: str, folder: Path, out: Path, threads: int, options: 
     return got
 
 
-def start_cluster(nodes: int) -> Any:
+def start_cluster(nodes: int, cpus: int = 1) -> Any:
+    """A head of 0 CPUs (the driver's node) and `nodes` nodes of `cpus` CPUs, all on this machine; with no nodes
+    (--quick: one node fewer to start), the head alone with the `cpus`."""
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    head = {"num_cpus": 0 if nodes else cpus, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     for _ in range(nodes):
-        cluster.add_node(num_cpus=1)
+        cluster.add_node(num_cpus=cpus)
     cluster.wait_for_nodes()
     return cluster
 
@@ -239,7 +242,7 @@ def main() -> None:
     parser.add_argument("--pyserini-options", default=PYSERINI_OPTIONS, help="what pyserini stores")
     parser.add_argument("--work-dir", type=Path, help="keep the corpora here (default: a temporary folder)")
     parser.add_argument("--json-out", type=Path, help="add the figures to this JSON file (by corpus size)")
-    parser.add_argument("--quick", action="store_true", help="2,000 passages, 1 worker, 1 run: the script runs")
+    parser.add_argument("--quick", action="store_true", help="2,000 passages, 1 worker on the head, 1 run")
     args = parser.parse_args()
     if args.quick:
         args.passages, args.workers, args.chunk_size, args.repeats, args.shards = "2000", "1", 500, 1, True
@@ -251,7 +254,7 @@ def main() -> None:
     elif not args.pyserini_python:
         print("pyserini: skipped: no --pyserini-python (an interpreter with pyserini installed)")
     print(f"machine: {machine()}; load average {load()}")
-    cluster = start_cluster(min(NODES, max(args.workers))) if args.workers else None
+    cluster = start_cluster(0 if args.quick else min(NODES, max(args.workers))) if args.workers else None
     found = json.loads(args.json_out.read_text()) if args.json_out and args.json_out.is_file() else {}
     found.setdefault("machine", machine())
     try:
@@ -268,7 +271,7 @@ def main() -> None:
     finally:
         if cluster:
             cluster.shutdown()
-    print(projection_report(found))
+    print(projection_report(found, terms=QUICK_TERMS) if args.quick else projection_report(found))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ speed-up.
 
     python benchmarks/packed_shards.py                  # 100,000 bm25 passages (a few minutes on 2 loaded cores)
     python benchmarks/packed_shards.py --kind lucene_bm25 --passages 200000 --work-dir ../packed
-    python benchmarks/packed_shards.py --quick          # 5000 passages: well under a minute
+    python benchmarks/packed_shards.py --quick          # 5000 passages, 2 and 4 shards on one node of 2 CPUs: seconds
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from ragbench._retrieval.sharded.split import split_index
 
 NODES = 3
 LAYOUTS = (3, 6, 9)  # shards: one actor a shard, then 2 and 3 shards an actor
+QUICK_CPUS, QUICK_LAYOUTS = 2, (2, 4)  # one node: one actor a shard, then 2 an actor
 
 
-def measure(kind: str, work: Path, passages: int) -> list[str]:
+def measure(kind: str, work: Path, passages: int, layouts: tuple[int, ...]) -> list[str]:
     """The lines of each layout's figures, the answers checked equal to the unsharded index's."""
     corpus = work / f"corpus-{passages}.jsonl"
     write_corpus(corpus, passages)
@@ -44,7 +45,7 @@ def measure(kind: str, work: Path, passages: int) -> list[str]:
     alone = best_time(lambda: whole.search(queries, K))
     lines = [f"{kind}, {passages} passages, {QUERIES} queries, k={K}: unsharded in this process {alone * 1000:.0f} ms"]
     whole.close()
-    for shards in LAYOUTS:
+    for shards in layouts:
         if not (index / f"shards-{shards}").is_dir():
             split_index(index, shards, registry=installed_registry())
         sharded = load_retriever(kind, {"index": str(index), "shards": shards}, registry=registry)
@@ -67,15 +68,15 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=100_000)
     parser.add_argument("--kind", default="bm25", choices=("bm25", "lucene_bm25"))
     parser.add_argument("--work-dir", type=Path, help="keep the corpus, the index and its splits here, reused")
-    parser.add_argument("--quick", action="store_true", help="5000 passages")
+    parser.add_argument("--quick", action="store_true", help="5000 passages on one node of 2 CPUs: 2 shards, 4")
     args = parser.parse_args()
-    passages = 5000 if args.quick else args.passages
+    passages, layouts = (5000, QUICK_LAYOUTS) if args.quick else (args.passages, LAYOUTS)
 
     print(f"machine: {machine()}", flush=True)
-    with local_cluster(NODES), tempfile.TemporaryDirectory() as tmp:
+    with local_cluster(*((1, QUICK_CPUS) if args.quick else (NODES, 1))), tempfile.TemporaryDirectory() as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        print("\n".join(measure(args.kind, work, passages)), flush=True)
+        print("\n".join(measure(args.kind, work, passages, layouts)), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ the last. On a machine shared with other work a step's tasks get the cores the o
 over their wall says how many.
 
     python benchmarks/shard_build_timeline.py --passages 1000000      # the corpus of build_throughput.py
-    python benchmarks/shard_build_timeline.py --quick                 # 2,000 passages: the script runs
+    python benchmarks/shard_build_timeline.py --quick                 # 2,000 passages, a head of 2 CPUs alone: the script runs
 """
 
 from __future__ import annotations
@@ -62,15 +62,26 @@ class CpuWatch(SamplingThread):
 
 
 def task_spans(address: str) -> dict[str, list[tuple[float, float]]]:
-    """Each step's tasks' (start, end), from Ray's timeline (epoch seconds)."""
+    """Each step's tasks' (start, end), from Ray's timeline (epoch seconds), read every second (the workers report
+    their task events every second or so) until a read finds every step's tasks and no more than the one before
+    found, or for 5 s at most."""
     import ray
 
     ray.init(address=address, logging_level="ERROR")
     try:
-        time.sleep(5)  # the workers report their task events every second or so
-        events = ray.timeline(filename=None)
+        spans, deadline = steps(ray.timeline(filename=None)), time.time() + 5
+        while time.time() < deadline:
+            time.sleep(1)
+            before, spans = spans, steps(ray.timeline(filename=None))
+            if spans == before and all(spans.values()):
+                break
     finally:
         ray.shutdown()
+    return spans
+
+
+def steps(events: list[dict]) -> dict[str, list[tuple[float, float]]]:
+    """Each step's tasks' (start, end) in Ray's timeline `events`."""
     spans: dict[str, list[tuple[float, float]]] = {step: [] for step in STEPS}
     for event in events:
         step = str(event.get("name", "")).rsplit(".", 1)[-1]
@@ -109,10 +120,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--passages", type=int, default=1_000_000)
     parser.add_argument("--work-dir", type=Path, help="keep the corpus here (default: a temporary folder)")
-    parser.add_argument("--quick", action="store_true", help="2,000 passages: the script runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="2,000 passages, 2 workers, 2 shards, a head of 2 CPUs alone"
+    )
     args = parser.parse_args()
-    passages = 2_000 if args.quick else args.passages
-    cluster = start_cluster(3)
+    passages, workers = (2_000, 2) if args.quick else (args.passages, 3)
+    cluster = start_cluster(0, cpus=workers) if args.quick else start_cluster(workers)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = args.work_dir or Path(tmp)
@@ -121,7 +134,7 @@ def main() -> None:
             write_corpus(corpus, passages)
             command = [sys.executable, "-m", "ragbench", "index", "build", "--corpus", str(corpus), "--retriever"]
             command += ["lucene_bm25", "--out", str(Path(tmp) / "index"), "--chunk-size", "10000", "--no-progress"]
-            command += ["--ray", cluster.address, "--workers", "3", "--shards", "3"]
+            command += ["--ray", cluster.address, "--workers", str(workers), "--shards", str(workers)]
             with CpuWatch() as watch:
                 started = time.time()
                 subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))

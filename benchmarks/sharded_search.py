@@ -290,14 +290,15 @@ def report(name: str, r: dict, passages: int, shards: int) -> str:
 
 
 @contextmanager
-def local_cluster(nodes: int) -> Iterator[None]:
-    """A local Ray cluster of `nodes` nodes of 1 CPU (ray.cluster_utils), joined by this process while it lasts."""
+def local_cluster(nodes: int, cpus: int = 1) -> Iterator[None]:
+    """A local Ray cluster of `nodes` nodes of `cpus` CPUs (ray.cluster_utils), joined by this process while it
+    lasts."""
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus})
     for _ in range(nodes - 1):
-        cluster.add_node(num_cpus=1)
+        cluster.add_node(num_cpus=cpus)
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
     try:
         yield

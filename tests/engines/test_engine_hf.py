@@ -10,6 +10,7 @@ import math
 import pytest
 
 from conftest import needs
+from ragbench._engines.hf import cached_decode
 from ragbench._engines.hf.decoding import TokenPicker
 from ragbench._engines.hf.engine import HFEngine, embedded_model_dir
 from ragbench._engines.hf.prefix_cache import PrefixCache
@@ -344,6 +345,7 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
         chat("Write one sentence about the sea, the mountains and the long rivers of Europe.", **sampling),
         chat("2+2?", **sampling),
     ]
+    monkeypatch.setattr(cached_decode, "DRAFT_TOKENS", 0)  # one token a step (no prompt lookup guesses)
     rows = rows_per_forward(cached_engine, monkeypatch)
     new = cached_engine.generate(requests)
     monkeypatch.undo()
@@ -355,6 +357,25 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
     assert len(set(lengths)) > 1 and max(lengths) == 12
     decoded = rows[len(requests) :]  # after each prompt's own prefill
     assert decoded == [sum(length > step for length in lengths) for step in range(max(lengths))]
+
+
+@pytest.mark.model
+def test_with_the_prefix_cache_an_answer_repeating_its_prompt_makes_several_tokens_a_step(
+    engine, cached_engine, monkeypatch
+):
+    """Greedy decoding guesses the tokens that followed a row's last three tokens earlier in its prompt or answer
+    (prompt lookup) and keeps those the model picks: a model that goes on counting as its prompt did makes its 24
+    tokens in fewer forward passes than half as many, and they are the tokens of the batch path, which feeds one at
+    a time."""
+    listing = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, " * 2 + "1, 2, 3,"
+    request = Request(prompt=listing, sampling=Sampling(max_tokens=24))
+    rows = rows_per_forward(cached_engine, monkeypatch)
+    [new] = cached_engine.generate([request])
+    monkeypatch.undo()
+    [old] = engine.generate([request])
+    assert isinstance(new, Response) and isinstance(old, Response)
+    assert (new.token_ids, new.text, new.completion_tokens) == (old.token_ids, old.text, 24)
+    assert len(rows) - 1 < 24 / 2  # after the prompt's own prefill: at least two tokens a forward pass
 
 
 @pytest.mark.model

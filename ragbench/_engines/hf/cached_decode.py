@@ -8,6 +8,14 @@ running row needs are dropped with them.
 Each step computes what `generate`'s greedy step computes for a row (its token at the position after the row's
 last, attending to the row's unpadded columns; float32 logits, argmax), so the tokens are the same up to float
 rounding, as between batch mates (hf/engine.py's "Batch invariance").
+
+Prompt lookup (Saxena's prompt lookup decoding, transformers' `prompt_lookup_num_tokens`): where every running
+row's last `NGRAM` tokens occurred earlier in its prompt or answer, the tokens that followed them there are fed
+after its last token as a guess, up to `DRAFT_TOKENS` of them, and one forward pass scores them all. The model's
+greedy choice after each position is the token decoding would pick there; the guesses up to the first one it does
+not pick are kept (in every row: the batch moves on together), with its pick after them, and the cache forgets
+the states of the rest. A step costs reading the weights once, on CPU most of a small model's step: a model that
+repeats its prompt's phrases or its own (few-shot patterns, a loop) makes several tokens a step.
 """
 
 from __future__ import annotations
@@ -16,6 +24,20 @@ from typing import Any
 
 from .decoding import StopTracker
 from .prefill import Prefill
+
+NGRAM = 3  # tokens that must recur for a guess
+DRAFT_TOKENS = 12  # at most this many guessed tokens a step
+
+
+def guess(sequence: list[int], most: int) -> list[int]:
+    """Up to `most` tokens that followed the last earlier occurrence of `sequence`'s last NGRAM tokens in it."""
+    tail, end = sequence[-NGRAM:], len(sequence) - NGRAM
+    if most <= 0 or end <= 0:
+        return []
+    for start in range(end - 1, -1, -1):
+        if sequence[start : start + NGRAM] == tail:
+            return sequence[start + NGRAM : start + NGRAM + most]
+    return []
 
 
 def decode_greedy(
@@ -30,35 +52,63 @@ def decode_greedy(
     width = prefill.width
     mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=device)
     positions = torch.tensor([[len(ids) - 1] for ids in prompts], device=device)
-    fed = torch.tensor([[ids[-1]] for ids in prompts], device=device)
+    last = [ids[-1] for ids in prompts]  # each running row's token to feed next (its column is in `mask`)
     running = list(range(len(prompts)))  # the batch's rows: indices into prompts
     generated: list[list[int]] = [[] for _ in prompts]
-    for _ in range(max_new_tokens):
+    made = 0  # tokens each running row has generated
+    while made < max_new_tokens:
+        most = min(DRAFT_TOKENS, max_new_tokens - made - 1)
+        guesses = [guess(prompts[row] + generated[row], most) for row in running]
+        drafted = min(len(row_guess) for row_guess in guesses)
+        fed = torch.tensor([[token, *row_guess[:drafted]] for token, row_guess in zip(last, guesses)], device=device)
+        if drafted:
+            mask = torch.cat([mask, mask.new_ones((len(running), drafted))], dim=1)
         logits = model(
-            input_ids=fed, attention_mask=mask, position_ids=positions, use_cache=True, **{prefill.argument: cache}
+            input_ids=fed,
+            attention_mask=mask,
+            position_ids=positions + torch.arange(drafted + 1, device=device),
+            use_cache=True,
+            **{prefill.argument: cache},
         ).logits
-        chosen = logits[:, -1].to(dtype=torch.float32).argmax(dim=-1).tolist()
+        picks = logits.to(dtype=torch.float32).argmax(dim=-1).tolist()
+        agreed = min(_agreed(row_guess[:drafted], row_picks) for row_guess, row_picks in zip(guesses, picks))
+        if agreed < drafted:  # the states of the guesses from the first one the model did not pick on, forgotten
+            cache.crop(agreed - drafted)
+            mask = mask[:, : mask.shape[1] - (drafted - agreed)]
+        made += agreed + 1
         kept = []
-        for slot, (row, token) in enumerate(zip(running, chosen)):
-            generated[row].append(token)
-            if tracker.ended(row, generated[row]):
-                start = int((mask[slot] == 0).sum())  # the row's left padding
-                prefill.store_row(row, cache, slot, start, generated[row][:-1])  # its last id was never fed
+        for slot, row in enumerate(running):
+            for token in picks[slot][: agreed + 1]:
+                generated[row].append(token)
+                if tracker.ended(row, generated[row]):
+                    start = int((mask[slot] == 0).sum())  # the row's left padding
+                    prefill.store_row(row, cache, slot, start, generated[row][:-1])  # its last id was never fed
+                    break
             else:
                 kept.append(slot)
         if not kept:
             break
         mask = torch.cat([mask, mask.new_ones((len(running), 1))], dim=1)
+        positions = positions + agreed + 1
+        last = [picks[slot][agreed] for slot in kept]
         if len(kept) < len(running):
             keep = torch.tensor(kept, device=device)
             cache.batch_select_indices(keep)
-            mask, positions, chosen = mask[keep], positions[keep], [chosen[slot] for slot in kept]
+            mask, positions = mask[keep], positions[keep]
             running = [running[slot] for slot in kept]
             unused = int(mask.any(dim=0).int().argmax())  # leading columns that are all padding
             if unused:
                 mask = mask[:, unused:]
                 for layer in cache.layers:
                     layer.drop_leading(unused)
-        positions = positions + 1
-        fed = torch.tensor([[token] for token in chosen], device=device)
     return generated
+
+
+def _agreed(row_guess: list[int], row_picks: list[int]) -> int:
+    """How many leading guesses are what the model picked at the position before each."""
+    count = 0
+    for guessed, picked in zip(row_guess, row_picks):
+        if guessed != picked:
+            break
+        count += 1
+    return count

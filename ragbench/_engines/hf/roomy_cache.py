@@ -38,6 +38,11 @@ class RoomyLayer(DynamicLayer):
         self._view()
         return self.keys, self.values
 
+    def crop(self, tokens_to_remove: int) -> None:
+        """Forget the last -`tokens_to_remove` columns (a negative count, as transformers' `Cache.crop` gives)."""
+        self.length -= abs(tokens_to_remove)
+        self._view()
+
     def batch_select_indices(self, indices: Any) -> None:
         self.buffers = (self.buffers[0][indices], self.buffers[1][indices])
         self._view()

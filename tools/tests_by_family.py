@@ -34,6 +34,7 @@ from __future__ import annotations
 EXACT: dict[str, str] = {
     # names whose prefix would place them elsewhere, or that no prefix covers
     "test_environment_settings.py": "values",
+    "test_shard_repeated_ids.py": "retrieval",
     "test_flashrag_bm25.py": "retrieval",
     "test_flashrag_real_model.py": "systems/flashrag",
     "test_flashrag_records.py": "systems/flashrag",

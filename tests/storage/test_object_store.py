@@ -24,7 +24,7 @@ from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
-from support.helpers import cli, cli_here
+from support.helpers import cli_here
 from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
 from support.retrieval_samples import passages, write_dpr_tsv
 
@@ -171,7 +171,7 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
     fs.put_file(str(corpus), f"bench/parts/in-parts{corpus.suffix}")
     url = f"s3://bench/parts/in-parts{corpus.suffix}"
     here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
-    built = cli("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
+    built = cli_here("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
                 "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
     assert built.returncode == 0, built.stderr
     assert "read from its copy" not in built.stdout
@@ -247,7 +247,7 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
     corpus, url = local.parent / "psgs_w100.tsv", "s3://bench/built-there"
     here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
     args = ["index", "build", "--corpus", str(corpus), "--retriever", kind, "--out", url, "--shards", "3"]
-    built = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    built = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
     assert built.returncode == 0, built.stderr
     assert f"built in {url}/shards-3, no merged index" in built.stdout
     fs.get("bench/built-there/shards-3", str(tmp_path / "got"), recursive=True)
@@ -262,7 +262,7 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
     finally:
         sharded.close()
         whole.close()
-    again = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    again = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
     assert again.returncode != 0 and f"{url}/shards-3/shards.json exists; pass --overwrite" in again.stderr
     with pytest.raises(ConfigError, match="the driver's node was lost"):
         build_shards(corpus, url, kind, {}, 3, registry=installed_registry(), overwrite=True, runner=LostAfterOneShard)

@@ -3,9 +3,9 @@ started and stopped here. An index and its shards (`--retriever-arg index=s3://.
 tests' local Ray cluster (`ray_cluster`) answer as the local index; a shard file changed in the bucket is refused by
 the actor that fetches it (its content digest, one line naming its URL); an endpoint that does not answer, a
 missing bucket or key is one line naming the URL and the fix; `index build --corpus s3://...` builds the index its
-local file builds; a byte range reads as the local file's. The cluster is started again under this module's
-environment (the store's endpoint and dummy credentials, a cache folder of its own), which its actors read as a
-node's raylet passes it on."""
+local file builds; a byte range reads as the local file's. This process joins the cluster with this module's
+environment (the store's endpoint and dummy credentials, a cache folder of its own) for its workers, which its
+actors read as they would a node's own (Ray's runtime_env env_vars)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ SHARDS = 2
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """(the s3fs file system of moto's server on 127.0.0.1, the local index uploaded to s3://bench/index), this
-    module's environment set before the Ray cluster starts."""
+    module's environment set before this process joins the Ray cluster (its workers' too)."""
     folder = tmp_path_factory.mktemp("s3")
     with s3_server(folder) as fs:
         corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))

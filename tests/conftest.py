@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from support.ray_cluster import (
+    cluster_modules_first,
     ray_cluster,  # noqa: F401  (a local multi-node Ray cluster, when asked)
     stop_when_not_needed_next,
 )
@@ -88,6 +89,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     through it: 155 s -> 141 s for a 51-file sample on a 2-core VM, a fourth no faster."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores + 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of the shared Ray cluster first, together (tests/support/ray_cluster.py): one worker starts it once."""
+    cluster_modules_first(items)
 
 
 @pytest.hookimpl(hookwrapper=True)

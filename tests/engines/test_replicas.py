@@ -170,17 +170,7 @@ def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
     assert results["complete"] and len(samples(tmp_path / "run", "demo")) == 3
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """Ray, imported here (not while the tests are collected: the tests above need none)."""
-    ray = pytest.importorskip("ray", reason="pip install 'ragbench[ray]'")
-    # a Ray of this module's own: the tests' shared cluster may run beside it (tests/support/ray_cluster.py)
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    yield
-    ray.shutdown()
-
-
-def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local_ray):
+def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, ray_cluster):
     results = run(
         tmp_path,
         tasks=["demo"],
@@ -192,7 +182,7 @@ def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local
     assert results["complete"] and results["counts"]["demo"]["scored"] == 6
 
 
-def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
+def test_a_dead_ray_replica_is_replaced_by_the_live_one(ray_cluster):
     import ray
 
     engine = load_engine("scripted:echo", replicas=2, batch_size=4, registry=installed_registry())
@@ -212,7 +202,7 @@ def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
         engine.close()
 
 
-def test_a_request_fault_raised_in_a_ray_actor_is_still_a_request_fault(local_ray):
+def test_a_request_fault_raised_in_a_ray_actor_is_still_a_request_fault(ray_cluster):
     import ray
 
     @ray.remote

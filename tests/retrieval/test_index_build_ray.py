@@ -219,7 +219,7 @@ def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cl
     written = sorted(state.glob("block-*.npz"))
     written[0].write_bytes(written[0].read_bytes()[:100])  # cut short
     written[2].write_bytes(written[1].read_bytes())  # another block's
-    resumed = cli(*args)  # the same command again
+    resumed = cli_here(*args)  # the same command again, on the cluster this process is connected to
     assert resumed.returncode == 0, resumed.stderr
     assert f"resumed: {len(written) - 2} of {blocks} blocks read from the interrupted build" in resumed.stdout
     build = {"title": False, "progress": False, "chunk_size": 5}

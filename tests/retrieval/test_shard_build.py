@@ -27,7 +27,7 @@ from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.held_build import held_build
-from support.helpers import cli
+from support.helpers import cli_here
 
 pytestmark = needs("regex", "bm25s")
 REGISTRY = plugins_read_once()  # read once: the properties search each shard of each example
@@ -319,8 +319,8 @@ def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ra
     docs = [{"id": f"d{(i * 7) % 45:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(45)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
-    done = cli("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out), "--ray",
-               ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
+    done = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out),
+                    "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "3 shards of" in done.stdout and "no merged index" in done.stdout
     assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
@@ -332,8 +332,9 @@ def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ra
     finally:
         sharded.close()
     assert os.path.isfile(out / "shards-3" / "manifest.json")
-    merged = cli("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(tmp_path / "m"),
-                 "--ray", ray_cluster.address, "--shards", "3", "--merged", "--no-progress")  # fmt: skip
+    merged = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25",
+                      "--out", str(tmp_path / "m"), "--ray", ray_cluster.address, "--shards", "3", "--merged",
+                      "--no-progress")  # fmt: skip
     assert merged.returncode == 0, merged.stderr  # the one index, split as before
     assert (tmp_path / "m" / "manifest.json").is_file() and (tmp_path / "m" / "shards-3" / "shards.json").is_file()
     assert not (tmp_path / "m" / "shards-3" / "manifest.json").exists()

@@ -3,9 +3,9 @@ started and stopped here. An index and its shards (`--retriever-arg index=s3://.
 tests' local Ray cluster (`ray_cluster`) answer as the local index; a shard file changed in the bucket is refused by
 the actor that fetches it (its content digest, one line naming its URL); an endpoint that does not answer, a
 missing bucket or key is one line naming the URL and the fix; `index build --corpus s3://...` builds the index its
-local file builds; a byte range reads as the local file's. The cluster is started again under this module's
-environment (the store's endpoint and dummy credentials, a cache folder of its own), which its actors read as a
-node's raylet passes it on."""
+local file builds; a byte range reads as the local file's. This process joins the cluster with this module's
+environment (the store's endpoint and dummy credentials, a cache folder of its own) for its workers, which its
+actors read as they would a node's own (Ray's runtime_env env_vars)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
-from support.helpers import cli, cli_here
+from support.helpers import cli_here
 from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
 from support.retrieval_samples import passages, write_dpr_tsv
 
@@ -36,7 +36,7 @@ SHARDS = 2
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """(the s3fs file system of moto's server on 127.0.0.1, the local index uploaded to s3://bench/index), this
-    module's environment set before the Ray cluster starts."""
+    module's environment set before this process joins the Ray cluster (its workers' too)."""
     folder = tmp_path_factory.mktemp("s3")
     with s3_server(folder) as fs:
         corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
@@ -171,7 +171,7 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
     fs.put_file(str(corpus), f"bench/parts/in-parts{corpus.suffix}")
     url = f"s3://bench/parts/in-parts{corpus.suffix}"
     here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
-    built = cli("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
+    built = cli_here("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
                 "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
     assert built.returncode == 0, built.stderr
     assert "read from its copy" not in built.stdout
@@ -247,7 +247,7 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
     corpus, url = local.parent / "psgs_w100.tsv", "s3://bench/built-there"
     here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
     args = ["index", "build", "--corpus", str(corpus), "--retriever", kind, "--out", url, "--shards", "3"]
-    built = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    built = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
     assert built.returncode == 0, built.stderr
     assert f"built in {url}/shards-3, no merged index" in built.stdout
     fs.get("bench/built-there/shards-3", str(tmp_path / "got"), recursive=True)
@@ -262,7 +262,7 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
     finally:
         sharded.close()
         whole.close()
-    again = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    again = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
     assert again.returncode != 0 and f"{url}/shards-3/shards.json exists; pass --overwrite" in again.stderr
     with pytest.raises(ConfigError, match="the driver's node was lost"):
         build_shards(corpus, url, kind, {}, 3, registry=installed_registry(), overwrite=True, runner=LostAfterOneShard)

@@ -16,7 +16,7 @@ from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench.testing import installed_registry
 from support.held_build import held_build
-from support.helpers import cli
+from support.helpers import cli_here
 from support.object_store import (
     LostAfterOneShard,
     LostOnceFinished,
@@ -61,7 +61,7 @@ def test_a_build_lost_mid_way_resumes_on_another_machine_keeping_its_finished_sh
     url = "s3://bench/resumed-elsewhere"
     cut_build(corpus, url, monkeypatch, tmp_path)
     args = ["index", "build", "--corpus", str(corpus), "--retriever", KIND, "--out", url, "--shards", "3"]
-    resumed = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    resumed = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
     assert resumed.returncode == 0, resumed.stderr
     assert "resumed: 1 of 3 shards kept from the interrupted build" in resumed.stdout
     got = downloaded(fs, url, tmp_path / "got")

@@ -23,8 +23,8 @@ from support.ray_cluster import SHARED
 @contextmanager
 def s3_server(folder: Path) -> Iterator[Any]:
     """The s3fs file system of a moto server on 127.0.0.1 holding the bucket `bench`; meanwhile the environment
-    names its endpoint, dummy credentials and a cache folder under `folder`. The shared Ray cluster is stopped
-    before and after: `ray_cluster` starts it again under this environment, which its workers read."""
+    names its endpoint, dummy credentials and a cache folder under `folder`, and so does that of the workers of the
+    shared Ray cluster this process's `ray_cluster` joins it with (`SHARED.workers_environment`)."""
     from moto.server import ThreadedMotoServer
     from s3fs import S3FileSystem
 
@@ -33,23 +33,20 @@ def s3_server(folder: Path) -> Iterator[Any]:
     host, port = server.get_host_and_port()
     # moto's servers in one process share its in-memory backends: an earlier module's buckets would still be there
     urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST")).close()
+    variables = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "RAGBENCH_CACHE_DIR": str(folder / "cache"),
+    }
     try:
-        with pytest.MonkeyPatch.context() as env:
-            for variable, value in {
-                "AWS_ACCESS_KEY_ID": "testing",
-                "AWS_SECRET_ACCESS_KEY": "testing",
-                "AWS_DEFAULT_REGION": "us-east-1",
-                "AWS_ENDPOINT_URL": f"http://{host}:{port}",
-                "RAGBENCH_CACHE_DIR": str(folder / "cache"),
-            }.items():
+        with pytest.MonkeyPatch.context() as env, SHARED.workers_environment(variables):
+            for variable, value in variables.items():
                 env.setenv(variable, value)
             fs = S3FileSystem(skip_instance_cache=True)
             fs.mkdir("bench")
-            SHARED.stop()
-            try:
-                yield fs
-            finally:
-                SHARED.stop()
+            yield fs
     finally:
         server.stop()
 

@@ -1,14 +1,19 @@
 """One local multi-node Ray cluster a test process shares among the tests that need it (`ray_cluster`): three nodes
 of one CPU each, so actors of one CPU land on distinct nodes. A test of another module that shuts its own Ray down
-(test_replicas's `local_ray`) disconnects this process: each module that asks connects again.
+(test_sharded_node_death's cluster) disconnects this process: each module that asks connects again.
 
 The cluster lives while this process's tests need it, not to the session's end: started by the first test that asks,
 stopped after a test whose next one (`nextitem`, xdist's worker knows it too) is in a module that does not ask
-(`stop_when_not_needed_next`). Idle, its raylets and GCS cost ~2.7 s of CPU a minute, and the Ray tests sit at one
-point of the suite: kept to the end, a worker paid more for it idle than a second start (~9 s of CPU) costs."""
+(`stop_when_not_needed_next`). Idle, its raylets and GCS cost ~2.7 s of CPU a minute. The modules that ask run
+first, one after another (`cluster_modules_first`): xdist's worksteal gives each worker a run of the collection
+and steals from a run's end, so they stay on one worker, which starts the cluster once (~9 s of CPU and ~11 s each
+start), not each worker several times, two or three clusters at once on a 2-core machine."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +22,14 @@ NODES = 3
 
 
 class SharedCluster:
-    """The cluster (`ray.cluster_utils.Cluster`) while it runs, None while it does not."""
+    """The cluster (`ray.cluster_utils.Cluster`) while it runs, None while it does not; the files of the modules
+    asking for it (`cluster_modules_first`); the variables the workers of this process's jobs on it are given
+    (`workers_environment`)."""
 
     def __init__(self) -> None:
         self.cluster: Any = None
+        self.modules: set[Path] = set()
+        self.worker_env: dict[str, str] = {}
 
     def started(self) -> Any:
         if self.cluster is None:
@@ -36,15 +45,36 @@ class SharedCluster:
             self.cluster = cluster
         return self.cluster
 
-    def stop(self) -> None:
+    def disconnect(self) -> None:
+        """This process's connection to the cluster ended (not another module's own Ray): the next module's
+        `ray_cluster` joins it again, as a new job."""
         if self.cluster is None:
             return
         import ray
 
         if ray.is_initialized() and ray.get_runtime_context().gcs_address == self.cluster.address:
-            ray.shutdown()  # this process's connection to it (not another module's own Ray)
+            ray.shutdown()
+
+    def stop(self) -> None:
+        if self.cluster is None:
+            return
+        self.disconnect()
         self.cluster.shutdown()
         self.cluster = None
+
+    @contextmanager
+    def workers_environment(self, variables: dict[str, str]) -> Iterator[None]:
+        """While the block runs, the jobs this process joins the cluster with (`ray_cluster`) give their workers
+        `variables` (Ray's runtime_env env_vars), as nodes started in that environment would, without starting the
+        cluster again: the connection is ended before and after, so the next `ray_cluster` joins with them, then
+        without them."""
+        self.disconnect()
+        self.worker_env = dict(variables)
+        try:
+            yield
+        finally:
+            self.disconnect()
+            self.worker_env = {}
 
 
 SHARED = SharedCluster()
@@ -57,14 +87,23 @@ def ray_cluster():
     if ray.is_initialized() and ray.get_runtime_context().gcs_address != cluster.address:
         ray.shutdown()  # another module's local Ray
     if not ray.is_initialized():
-        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+        environment = {"env_vars": SHARED.worker_env} if SHARED.worker_env else None
+        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, runtime_env=environment)
     return cluster
 
 
 def stop_when_not_needed_next(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """After `item`: the shared cluster stopped unless the next test is of the same module (its `ray_cluster` is
-    module-scoped) or asks for it; at the session's end (no next test) stopped."""
+    """After `item`: the shared cluster stopped unless the next test is of a module asking for it (its tests that do
+    not ask run while it idles, cheaper than a start again); at the session's end (no next test) stopped."""
     if SHARED.cluster is None:
         return
-    if nextitem is None or (nextitem.path != item.path and "ray_cluster" not in getattr(nextitem, "fixturenames", ())):
+    if nextitem is None or nextitem.path not in SHARED.modules:
         SHARED.stop()
+
+
+def cluster_modules_first(items: list[pytest.Item]) -> None:
+    """`items` (the collected tests) reordered in place: those of the modules asking for `ray_cluster` (kept in
+    `SHARED.modules`) first, then the others; each module's tests stay together and in order, as do the modules of
+    each group."""
+    SHARED.modules = {item.path for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
+    items.sort(key=lambda item: item.path not in SHARED.modules)

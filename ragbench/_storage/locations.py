@@ -155,22 +155,6 @@ def read_object(url: str) -> bytes | None:
         raise remote_problem(url, exc) from None
 
 
-def create_object(url: str, data: bytes) -> bool:
-    """`data` written to the object `url` where there is none: one conditional PUT (If-None-Match: *, which the
-    store refuses where the object exists, so of two writers at once one alone makes it); False where there is one.
-    A store that ignores the condition (S3 honours it since 2024) writes it over the one there."""
-    fs, path = _filesystem(url)
-    try:
-        fs.pipe_file(path, data, mode="create")
-    except FileExistsError:
-        return False
-    except Exception as exc:
-        raise remote_problem(url, exc) from None
-    finally:
-        fs.invalidate_cache(path)
-    return True
-
-
 def put_folder(folder: Path, url: str) -> None:
     """Each file under `folder` written to `url`/its relative path, one PUT a file (a reader of the store sees an
     object whole or not at all); a ConfigError naming `url` where the store refuses."""

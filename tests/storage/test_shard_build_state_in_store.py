@@ -6,8 +6,15 @@ the store is refused in one line naming it and the fix, and the build completes 
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import shutil
+import signal
 import socket
+import time
+from collections import Counter
+from email.utils import parsedate_to_datetime
 
 import pytest
 
@@ -25,6 +32,7 @@ from support.object_store import (
     shard_files,
     store_listing,
 )
+from support.refusing_proxy import refusing_proxy
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
@@ -120,16 +128,21 @@ def test_a_resume_checks_the_recorded_files_against_one_listing_not_a_request_a_
             assert build_shards(corpus, url, KIND, {}, shards, registry=installed_registry()).kept == shards
     listings = {shards: sum("list-type=" in query for _, query in held) for shards, held in served.items()}
     assert listings[2] == listings[4] <= 6
+    for shards, held in served.items():  # each step-2 record read once (it was 4 times)
+        reads = Counter(query for method, query in held if method == "GET" and query.endswith(".finished.json"))
+        assert reads == {
+            f"/bench/listed-{shards}/shards-{shards}.building/{n:03d}.finished.json": 1 for n in range(shards)
+        }
     for held in served.values():  # a HEAD only where the object is then read (s3fs sizes it first): a record, the lock
         assert {query for method, query in held if method == "HEAD"} <= {
             query for method, query in held if method == "GET"
         }
 
 
-def test_one_driver_at_a_time_builds_into_an_out_in_a_store(store, tmp_path):
+def test_one_driver_at_a_time_builds_into_an_out_in_a_store(store, tmp_path, caplog):
     """A second driver is refused while a first, in its own process, holds the --out (its lock object), in one line
     naming the lock, its holder and the fix; the first then completes and removes its lock. A first killed outright
-    leaves its lock: the next driver names it stale, and builds once it is removed (the fix)."""
+    on this host leaves its lock stale (its pid is gone): the next driver takes it over and builds."""
     fs, corpus, uncut = store
     url = "s3://bench/two-drivers"
     lock, key = f"{url}/shards-3.lock", url.removeprefix("s3://")
@@ -141,7 +154,8 @@ def test_one_driver_at_a_time_builds_into_an_out_in_a_store(store, tmp_path):
             f"--out {url}: another ragbench shard build is writing it ({lock} is held by {held_by}"
         )
         assert str(refused.value).endswith(
-            f"wait for it to end, or, once that process is gone, remove {lock} and run the command again"
+            "wait for it to end; a holder that is gone leaves it stale once not renewed for its lease (180 s), and "
+            "the command run again then takes it over"
         )
         _, err = first.communicate("\n")  # let go on
         assert first.returncode == 0, err
@@ -150,14 +164,69 @@ def test_one_driver_at_a_time_builds_into_an_out_in_a_store(store, tmp_path):
     assert set(fs.find(key)) == {f"{key}/{name}" for name in store_listing(uncut)}  # no lock, no state left
     with held_build(corpus, f"{url}-killed", 3) as first:
         first.kill()
-    with pytest.raises(ConfigError) as refused:
-        build_shards(corpus, f"{url}-killed", KIND, {}, 3, registry=installed_registry())
-    stale = (
-        f"--out {url}-killed: {url}-killed/shards-3.lock is a stale lock: the shard build that took it "
-        f"(pid {first.pid} on this host, {socket.gethostname()}, started "
+    with caplog.at_level(logging.WARNING):
+        assert build_shards(corpus, f"{url}-killed", KIND, {}, 3, registry=installed_registry()).kept == 0
+    assert f"took over the stale lock {url}-killed/shards-3.lock (pid {first.pid} on " in caplog.text
+    assert "its process on this host is gone" in caplog.text
+    assert set(fs.find(f"{key}-killed")) == {f"{key}-killed/{name}" for name in store_listing(uncut)}
+
+
+def until(condition, what):
+    """Polls until `condition()` holds: what the test waits for is an event (a renewal written, an age the store
+    gives); the deadline only keeps a broken build from hanging the suite."""
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def store_age(fs, key):
+    """The object's age by the store's clock: the Date of its reply less the object's Last-Modified."""
+    reply = fs.call_s3("head_object", Bucket="bench", Key=key.removeprefix("bench/"))
+    return (parsedate_to_datetime(reply["ResponseMetadata"]["HTTPHeaders"]["date"]) - reply["LastModified"]).seconds
+
+
+def test_a_lock_not_renewed_for_its_lease_is_taken_over_and_its_holder_stops(store, tmp_path, monkeypatch, caplog):
+    """A holder renews its lock while it builds (counted in the object); stopped (SIGSTOP: its process alive, as a
+    holder on another node cut off is to this one), it renews it no more, and once the store gives the lock an age
+    over the lease a second driver takes it over and builds. The first, let go on, finds its lock taken at its next
+    step and stops in one line, having written nothing."""
+    fs, corpus, uncut = store
+    url, key = "s3://bench/leased", "bench/leased"
+    monkeypatch.setenv("RAGBENCH_STORE_LOCK_LEASE", "1.5")  # renewed every 0.5 s
+    with held_build(corpus, url, 3) as first:
+        until(lambda: json.loads(fs.cat_file(f"{key}/shards-3.lock"))["renewals"] >= 2, "the holder renews")
+        first.send_signal(signal.SIGSTOP)
+        until(lambda: store_age(fs, f"{key}/shards-3.lock") > 1.5, "the lock's age passes its lease")
+        with caplog.at_level(logging.WARNING):
+            assert build_shards(corpus, url, KIND, {}, 3, registry=installed_registry()).kept == 0
+        assert f"took over the stale lock {url}/shards-3.lock (pid {first.pid} on " in caplog.text
+        assert "its lease 1.5 s" in caplog.text
+        first.send_signal(signal.SIGCONT)
+        _, err = first.communicate("\n")
+    assert first.returncode != 0
+    assert (
+        f"--out {url}: this build lost its lock: {url}/shards-3.lock was taken over by another driver (it is now "
+        "removed), not renewed within its lease of 1.5 s" in err
     )
-    assert str(refused.value).startswith(stale) and str(refused.value).endswith(
-        f"is gone; remove {url}-killed/shards-3.lock, then run the command again"
-    )
-    fs.rm_file(f"{key}-killed/shards-3.lock")
-    assert build_shards(corpus, f"{url}-killed", KIND, {}, 3, registry=installed_registry()).kept == 0
+    fs.get(f"{key}/shards-3", str(tmp_path / "got"), recursive=True)
+    assert shard_files(tmp_path / "got") == shard_files(uncut)
+    assert set(fs.find(key)) == {f"{key}/{name}" for name in store_listing(uncut)}
+
+
+@pytest.mark.parametrize(("status", "code"), [(409, "ConditionalRequestConflict"), (412, "PreconditionFailed")])
+def test_a_lock_put_the_store_refuses_names_the_holder(store, monkeypatch, status, code):
+    """The store's refusal of the conditional put of the lock, as S3 answers two conditional puts racing (409
+    ConditionalRequestConflict; 412 without naming the condition), is the line naming the holder, not a store
+    error."""
+    fs, corpus, _ = store
+    url = f"s3://bench/refused-{status}"
+    with held_build(corpus, url, 3) as first:
+        with refusing_proxy(os.environ["AWS_ENDPOINT_URL"], ".lock", status, code, "refused") as proxy:
+            monkeypatch.setenv("AWS_ENDPOINT_URL", proxy)
+            with pytest.raises(ConfigError) as refused:
+                build_shards(corpus, url, KIND, {}, 3, registry=installed_registry())
+        assert str(refused.value).startswith(
+            f"--out {url}: another ragbench shard build is writing it ({url}/shards-3.lock is held by pid {first.pid} "
+            f"on {socket.gethostname()}, started "
+        )

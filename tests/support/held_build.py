@@ -1,6 +1,7 @@
 """A shard build held mid-way in a process of its own (`held_build`): the first of two drivers building into one
---out, held while it holds the --out (its lock taken, step 1 not begun) until the test lets it go on or kills it.
-Ordered by its pipes alone (it says when it holds the --out; a line on its stdin lets it go on): no waiting on time."""
+--out, held while it holds the --out (its lock taken, its runner started, step 1 not begun) until the test lets it go
+on, stops or kills it. Ordered by its pipes alone (it says when it holds the --out; a line on its stdin lets it go on):
+no waiting on time."""
 
 from __future__ import annotations
 
@@ -18,11 +19,9 @@ from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench.testing import installed_registry
 
 class Held(InProcess):
-    def map(self, function, calls, **options):
-        if function.__name__ == "analyse_part":
-            print("held", flush=True)
-            sys.stdin.readline()
-        return super().map(function, calls, **options)
+    def __init__(self):  # started once the --out is held, before step 1
+        print("held", flush=True)
+        sys.stdin.readline()
 
 corpus, out, shards = sys.argv[1:]
 build_shards(Path(corpus), out if "://" in out else Path(out), "lucene_bm25", {}, int(shards),

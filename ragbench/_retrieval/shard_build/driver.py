@@ -116,10 +116,12 @@ def build_shards(
     }
     builder = kind_class(options, registry, text)
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
-    with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext():
+    with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext() as lease:
         if store is not None:
             store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
-        state: BuildFolder | StoreState = StoreState(store, key) if store else BuildFolder(target, key, out)
+        state: BuildFolder | StoreState = (
+            StoreState(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
+        )
         try:
             on = runner()
             try:
@@ -137,8 +139,9 @@ def built(
 ) -> ShardBuild:  # fmt: skip
     """The shards' two steps run on `runner` and the shards put in place (`build_shards`): in `store` where given."""
     shards, name = len(parts), builder.name
-    results = step_one(builder, parts, state, text, runner)
-    kept = sum(state.kept(n, "finished") is not None for n in range(shards))
+    finished = [state.kept(n, "finished") for n in range(shards)]  # each record read once
+    results = step_one(builder, parts, state, text, runner, finished)
+    kept = sum(record is not None for record in finished)
     try:
         check_passages(corpus, results, state)
     except ConfigError:
@@ -147,11 +150,11 @@ def built(
     shared = builder.merge([result["stats"] for result in results])
     if results[0].get("terms") is not None:
         shared.update(merged_by_term(results, builder.term_order, state, runner))
-    finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
         (builder, state.files, n, runner.share(shared), results[n]["stats"], store.shard(n) if store else None)
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
+    state.held()
     runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
     after = part_corpus_state(corpus)
     if after != before:
@@ -165,7 +168,7 @@ def built(
         ranges.append((start, start + int(result["passages"])))
         start += int(result["passages"])
     folders = [state.folder / shard_name(n) for n in range(shards)]  # their names
-    files = [state.kept(n, "finished")["files"] for n in range(shards)]
+    files = [(state.kept(n, "finished") if record is None else record)["files"] for n, record in enumerate(finished)]
     manifest_text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
     layout = partial(layout_record, name, manifest.doc_count, state.folder, folders, ranges, files)
     if isinstance(state, StoreState):
@@ -176,15 +179,19 @@ def built(
 
 
 def step_one(
-    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Runner
-) -> list[Stats]:
-    """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed."""
+    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Runner,
+    finished: list[Any],
+) -> list[Stats]:  # fmt: skip
+    """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed. A shard
+    `finished` (its step-2 record, else None) keeps it unchecked (its step-1 files are gone); one whose step 1 is
+    not kept is forgotten, its entry in `finished` set to None."""
+    state.held()  # before a step forgotten is removed
     results: list[Stats | None] = []
     for part in parts:
-        finished = state.kept(part.number, "finished") is not None
-        kept = state.kept(part.number, "analysed", check=not finished)
+        kept = state.kept(part.number, "analysed", check=finished[part.number] is None)
         if kept is None:
             state.forget(part.number)
+            finished[part.number] = None
         results.append(kept["result"] if kept is not None else None)
     todo = [part for part, result in zip(parts, results) if result is None]
     calls = [(builder, part, state.files, text, len(parts)) for part in todo]
@@ -201,6 +208,7 @@ def merged_by_term(results: list[Stats], order: TermOrder, state: ShardBuildStat
     counts = [state.kept_bucket(n, inputs) for n in range(len(results))]
     todo = [n for n, kept in enumerate(counts) if kept is None]
     calls = [(state.files, offsets, n, order, inputs) for n in todo]
+    state.held()
     for n, merged in zip(todo, runner.map(merge_bucket, calls)):
         counts[n] = merged
     return {

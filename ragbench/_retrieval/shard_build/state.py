@@ -69,6 +69,10 @@ class ShardBuildState(ABC):
     def close(self) -> None:
         """What the driver holds of the state let go, at the end of the build, whether it completed or failed."""
 
+    @abstractmethod
+    def held(self) -> None:
+        """The build's lock confirmed held now, before a step changes the state; a ConfigError where it was lost."""
+
     def finished_file(self, number: int, name: str) -> str:
         """Where shard `number`'s finished file `name` is (here: in its building folder)."""
         return self.files.location(f"{shard_name(number)}/{name}")
@@ -173,6 +177,9 @@ class BuildFolder(ShardBuildState):
     def damaged(self, record: str, where: str, problem: str) -> None:
         """The record removed: its step is done again."""
         self.files.removed(record)
+
+    def held(self) -> None:
+        """Nothing to do: the kernel's lock on the folder is held until the driver's process ends."""
 
     def problem(self, where: str, entry: Any) -> str | None:
         return None if matches(Path(where), entry) else "not the file recorded"

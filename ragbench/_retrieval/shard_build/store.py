@@ -27,6 +27,7 @@ from ..sharded.remote import remote_layout
 from .kind import Stats
 from .state import ShardBuildState
 from .state_files import BUILD_FILE, StateFiles, damaged_state, shard_name
+from .store_lock import Lease
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,8 @@ class StoreState(ShardBuildState):
     docstring): resumed where it holds the same key, emptied where it holds another's, refused where it holds
     objects but no key (not a ragbench build's)."""
 
-    def __init__(self, target: StoreTarget, key: Stats) -> None:
-        self.target = target
+    def __init__(self, target: StoreTarget, key: Stats, lease: Lease) -> None:
+        self.target, self.lease = target, lease
         self.url = target.folder + ".building"
         self.files = StateFiles(url=self.url, scratch=f"driver-{secrets.token_hex(8)}")
         self.listings: dict[str, dict[str, RemoteFile]] = {}  # a folder's listing, by its URL (`problem`)
@@ -83,6 +84,10 @@ class StoreState(ShardBuildState):
             else:
                 self.listings[self.url] = listed
         self.files.write_record(BUILD_FILE, key)
+
+    def held(self) -> None:
+        """The lease on the lock object renewed now (`store_lock.Lease.confirm`)."""
+        self.lease.confirm()
 
     @property
     def folder(self) -> Path:
@@ -124,6 +129,7 @@ class StoreState(ShardBuildState):
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / MANIFEST_FILE).write_text(manifest_text, encoding="utf-8")
         (self.folder / LAYOUT_FILE).write_text(layout(), encoding="utf-8")
+        self.held()
         put_file(self.folder / MANIFEST_FILE, joined(self.target.folder, MANIFEST_FILE))
         put_file(self.folder / LAYOUT_FILE, joined(self.target.folder, LAYOUT_FILE))
         remote_layout(kind, self.target.url, None, self.target.shards)  # every shard file listed there at its size

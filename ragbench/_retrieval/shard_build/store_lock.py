@@ -33,7 +33,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._storage.conditional_objects import created, read_with_age, removed_if, replaced
 from ..._storage.run_lock import process_alive
-from ..._values.seconds import seconds_in_environment
+from ..._values.environment import seconds_in_environment
 
 LOCK_SUFFIX = ".lock"
 LEASE_VARIABLE = "RAGBENCH_STORE_LOCK_LEASE"

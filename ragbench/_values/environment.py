@@ -1,8 +1,9 @@
 """Settings read from environment variables: a deadline ($RAGBENCH_RAY_TIMEOUT, $RAGBENCH_RAY_PLACEMENT_TIMEOUT,
-$RAGBENCH_STORAGE_TIMEOUT, $RAGBENCH_STORE_LOCK_LEASE: a finite number of seconds above 0), the worker pool's size and niceness
-($RAGBENCH_WORKERS, $RAGBENCH_WORKERS_NICE) and whether replaced files are flushed ($RAGBENCH_FSYNC: on or off).
-A value that is none of these is one line naming the variable and its value: `environment_problems` lists them
-for the pre-flight and the command line, so that a typo is refused before any work, never read as the default."""
+$RAGBENCH_STORAGE_TIMEOUT, $RAGBENCH_STORE_LOCK_LEASE: a finite number of seconds above 0), the worker pool's size
+and niceness ($RAGBENCH_WORKERS, $RAGBENCH_WORKERS_NICE) and whether replaced files are flushed ($RAGBENCH_FSYNC:
+on or off). A value that is none of these is one line naming the variable and its value: `environment_problems`
+lists those of the pool and the flushes for the pre-flight and the command line, so that a typo is refused before
+any work, never read as the default; a deadline is checked where it is read."""
 
 from __future__ import annotations
 

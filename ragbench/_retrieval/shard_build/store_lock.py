@@ -75,10 +75,11 @@ class Lease:
                 return
 
     def release(self) -> None:
-        """Renewals stopped; the lock removed where it is still the version this driver last wrote."""
+        """Renewals stopped; the lock removed where it is still the version this driver last wrote: read first, as a
+        store that ignores If-Match on a delete would delete another driver's lock that replaced it."""
         self.stopped.set()
         self.thread.join()
-        if not self.lost:
+        if not self.lost and (held := read_with_age(self.url)) is not None and held.etag == self.etag:
             removed_if(self.url, self.etag)
 
     def taken_line(self) -> str:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from conftest import needs
 from ragbench._cost.prices import model_price
 from ragbench._cost.vendor_prices import PRICE_LISTS, read_price_lists, vendor_prices
 from support.helpers import cli_here, preflight_problems, run
+from support.http_threads import serving
 
 PROMPT, COMPLETION = 1000, 10  # each answer's usage, as the fake Messages API reports it
 
@@ -51,14 +51,8 @@ class _Messages(BaseHTTPRequestHandler):
 
 @contextmanager
 def messages_api() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Messages)
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Messages, poll_seconds=0.01) as url:
+        yield url
 
 
 ANTHROPIC = "api.anthropic.com"

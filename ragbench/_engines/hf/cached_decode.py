@@ -24,6 +24,7 @@ from typing import Any
 
 from .decoding import StopTracker
 from .prefill import Prefill
+from .prefix_cache import shared_length
 
 NGRAM = 3  # tokens that must recur for a guess
 DRAFT_TOKENS = 12  # at most this many guessed tokens a step
@@ -71,7 +72,7 @@ def decode_greedy(
             **{prefill.argument: cache},
         ).logits
         picks = logits.to(dtype=torch.float32).argmax(dim=-1).tolist()
-        agreed = min(_agreed(row_guess[:drafted], row_picks) for row_guess, row_picks in zip(guesses, picks))
+        agreed = min(shared_length(row_guess[:drafted], row_picks) for row_guess, row_picks in zip(guesses, picks))
         if agreed < drafted:  # the states of the guesses from the first one the model did not pick on, forgotten
             cache.crop(agreed - drafted)
             mask = mask[:, : mask.shape[1] - (drafted - agreed)]
@@ -102,13 +103,3 @@ def decode_greedy(
                 for layer in cache.layers:
                     layer.drop_leading(unused)
     return generated
-
-
-def _agreed(row_guess: list[int], row_picks: list[int]) -> int:
-    """How many leading guesses are what the model picked at the position before each."""
-    count = 0
-    for guessed, picked in zip(row_guess, row_picks):
-        if guessed != picked:
-            break
-        count += 1
-    return count

@@ -40,7 +40,7 @@ def _slice(layers: Layers, start: int, end: int) -> Layers:
     return [(k.narrow(2, start, end - start).clone(), v.narrow(2, start, end - start).clone()) for k, v in layers]
 
 
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
+def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
     """How many leading items `a` and `b` share."""
     count = 0
     for x, y in zip(a, b):
@@ -64,7 +64,7 @@ class PrefixCache:
         perhaps the last's)."""
         path, node, position = [], self._root, 0
         while position < len(ids) and (child := node.children.get(ids[position])) is not None:
-            matched = _shared(child.tokens, ids[position : position + len(child.tokens)])
+            matched = shared_length(child.tokens, ids[position : position + len(child.tokens)])
             path.append((child, matched))
             position += matched
             if matched < len(child.tokens):

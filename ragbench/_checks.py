@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import itertools
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -176,9 +177,16 @@ def unreachable(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
         return redact_urls(f"no answer from {url} within {timeout:g} s ({reason})")
 
 
+HUB_FLAGS = threading.RLock()
+"""Held by a load that reads huggingface_hub's process-wide offline flag to decide whether to ask the hub (a hub
+dataset's load, which sets the flag for itself where the hub does not answer: `_yaml_tasks.hf`; a hub model's check
+and fetch: `hub_fetch_problem`'s callers), so that no load reads the flag another thread's load set for itself."""
+
+
 def hub_fetch_problem(model: str) -> str | None:
     """Why `model` cannot be had: a name that is neither a folder on disk nor in the local Hugging Face cache, when
-    the hub does not answer (transformers would spend a minute retrying before it says so); else None."""
+    the hub does not answer (transformers would spend a minute retrying before it says so); else None. A caller
+    fetching what this allows holds HUB_FLAGS over both."""
     if Path(model).expanduser().exists():
         return None
     from huggingface_hub import constants, try_to_load_from_cache
@@ -187,9 +195,10 @@ def hub_fetch_problem(model: str) -> str | None:
         cached = try_to_load_from_cache(model, "config.json")
     except Exception:  # not a valid hub name: the loader says so
         return None
-    if isinstance(cached, str) or constants.HF_HUB_OFFLINE:  # offline, the loaders fail at once themselves
-        return None
-    why = unreachable(constants.ENDPOINT)
+    with HUB_FLAGS:
+        if isinstance(cached, str) or constants.HF_HUB_OFFLINE:  # offline, the loaders fail at once themselves
+            return None
+        why = unreachable(constants.ENDPOINT)
     return (
         None
         if why is None

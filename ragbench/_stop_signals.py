@@ -11,6 +11,7 @@ each signal and acts only on the process's own (`_WakeUpChannel`)."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import signal
 import socket
@@ -42,13 +43,40 @@ def raise_stopped(signum: int, frame: Any) -> None:
 
 class StopHandler:
     """A stop signal's handler ragbench installed (`install_stop_handler`): `action`, and what it replaced (the
-    handler; for the watcher's, the wake-up fd too), which a forked child gets back (`_as_before_in_child`)."""
+    handler; for the watcher's, the wake-up fd too), which a forked child gets back (`_as_before_in_child`). A
+    signal that comes while an extension module initialises is acted on once it has (`in_extension_init`)."""
 
     def __init__(self, action: Callable[[int, Any], Any], replaced: Any, wakeup_replaced: int | None = None) -> None:
         self.action, self.replaced, self.wakeup_replaced = action, replaced, wakeup_replaced
 
     def __call__(self, signum: int, frame: Any) -> Any:
+        if in_extension_init(frame):
+            deliver_again(signum)
+            return None
         return self.action(signum, frame)
+
+
+_EXTENSION_INIT = tuple(
+    getattr(importlib.machinery.ExtensionFileLoader, step).__code__ for step in ("create_module", "exec_module")
+)
+
+
+def in_extension_init(frame: Any) -> bool:
+    """Whether `frame` runs within an extension module's initialisation. C code there may not expect the Python it
+    calls to raise: orjson 3.8's crashed the process (SIGSEGV, no word) when a stop signal's exception came out of
+    its import of `uuid`, as `ragbench` started."""
+    while frame is not None:
+        if frame.f_code in _EXTENSION_INIT:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def deliver_again(signum: int) -> None:
+    """The signal sent again shortly, from a thread: the main thread acts on it where it is by then."""
+    timer = threading.Timer(0.01, signal.raise_signal, (signum,))
+    timer.daemon = True
+    timer.start()
 
 
 def install_stop_handler(signum: int, action: Callable[[int, Any], Any], wakeup_replaced: int | None = None) -> Any:
@@ -159,7 +187,7 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
         and dropped by Python: the signal is sent again, from a thread, so that it stops the command once
         the main thread is out of the finalizer (and again should it land in another one)."""
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            threading.Timer(0.01, signal.raise_signal, (signal_of(unraisable.exc_value),)).start()
+            deliver_again(signal_of(unraisable.exc_value))
             return
         previous_hook(unraisable)
 

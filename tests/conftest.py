@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from support.ray_cluster import (
-    note_cluster_modules,
+    cluster_modules_first,
     ray_cluster,  # noqa: F401  (a local multi-node Ray cluster, when asked)
     stop_when_not_needed_next,
 )
@@ -98,9 +98,9 @@ LONGEST_FIRST = ("tests/project/test_static_checks.py::test_mypy_finds_nothing",
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest single tests first (LONGEST_FIRST); the modules of the shared Ray cluster noted
-    (tests/support/ray_cluster.py)."""
-    note_cluster_modules(items)
+    """The longest single tests first (LONGEST_FIRST), then the tests of the shared Ray cluster, together
+    (tests/support/ray_cluster.py): one worker starts it once."""
+    cluster_modules_first(items)
     items.sort(key=lambda item: item.nodeid not in LONGEST_FIRST)
 
 

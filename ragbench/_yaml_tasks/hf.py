@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from .._checks import HUB_FLAGS
 from .._errors import ConfigError
 from .._storage.datafiles import is_saved_dataset
 from .located import did_you_mean
@@ -38,7 +39,8 @@ def hub_reachable(timeout: float = HUB_TIMEOUT) -> bool:
 
 @contextlib.contextmanager
 def offline_mode() -> Iterator[None]:
-    """`datasets` and `huggingface_hub` read their offline flags at call time: set for this load only."""
+    """`datasets` and `huggingface_hub` read their offline flags at call time: set for this load only (its
+    caller holds HUB_FLAGS)."""
     import datasets.config
     from huggingface_hub import constants
 
@@ -84,17 +86,18 @@ def load_split(
         if folder
         else f"Hugging Face dataset '{name}'" + (f" (config {config})" if config else "")
     )
-    offline = name is not None and not hub_reachable()
-    try:
-        with quiet(), offline_mode() if offline else contextlib.nullcontext():
-            if parquet is not None:
-                loaded = datasets.load_dataset("parquet", data_files=str(parquet))
-            elif folder is not None and is_saved_dataset(folder):
-                loaded = datasets.load_from_disk(str(folder))
-            else:
-                loaded = datasets.load_dataset(str(folder) if folder else name, config, revision=revision)
-    except Exception as exc:  # datasets raises many kinds; each becomes one line
-        raise ConfigError(_load_failure(task, what, name, config, split, exc, offline)) from exc
+    with HUB_FLAGS if name is not None else contextlib.nullcontext():  # the flag read, maybe set, for this load
+        offline = name is not None and not hub_reachable()
+        try:
+            with quiet(), offline_mode() if offline else contextlib.nullcontext():
+                if parquet is not None:
+                    loaded = datasets.load_dataset("parquet", data_files=str(parquet))
+                elif folder is not None and is_saved_dataset(folder):
+                    loaded = datasets.load_from_disk(str(folder))
+                else:
+                    loaded = datasets.load_dataset(str(folder) if folder else name, config, revision=revision)
+        except Exception as exc:  # datasets raises many kinds; each becomes one line
+            raise ConfigError(_load_failure(task, what, name, config, split, exc, offline)) from exc
     return _split(task, what, loaded, split)
 
 

@@ -4,7 +4,6 @@ cannot give failing at once, and install hints naming the folder ragbench was in
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import given
@@ -48,11 +47,11 @@ def test_a_task_named_by_its_own_name_or_a_group_gets_no_alias_line(tmp_path):
     assert done.returncode == 0 and "alias" not in done.stderr
 
 
-def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be_reached(tmp_path):
+def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be_reached(tmp_path, monkeypatch):
+    for offline in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # `cli` passes this process's environment on
+        monkeypatch.delenv(offline, raising=False)
     with closed_port() as port:
-        env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
-        env.pop("HF_HUB_OFFLINE", None)
-        env.pop("TRANSFORMERS_OFFLINE", None)
+        env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
         done = cli(
             *cli_run_args("hf:someorg/not-a-model", "--limit", "1", "--output", str(tmp_path / "run")),
             env=env,

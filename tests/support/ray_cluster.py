@@ -4,11 +4,10 @@ of one CPU each, so actors of one CPU land on distinct nodes. A test of another 
 
 The cluster lives while this process's tests need it, not to the session's end: started by the first test that asks,
 stopped after a test whose next one (`nextitem`, xdist's worker knows it too) is in a module that does not ask
-(`stop_when_not_needed_next`). Idle, its raylets and GCS cost ~2.7 s of CPU a minute. The modules that ask are
-noted when the tests are collected (`note_cluster_modules`). Collecting them first, together (one worker started
-the cluster once), was tried and undone: it moved tests/cli's after other families on a worker, where
-test_newcomer_lines' hub-unreachable test failed in two CI runs out of two (a leak of some earlier test's, not
-found yet)."""
+(`stop_when_not_needed_next`). Idle, its raylets and GCS cost ~2.7 s of CPU a minute. The modules that ask run
+first, one after another (`cluster_modules_first`): xdist's worksteal gives each worker a run of the collection
+and steals from a run's end, so they stay on one worker, which starts the cluster once (~9 s of CPU and ~11 s each
+start), not each worker several times, two or three clusters at once on a 2-core machine."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ NODES = 3
 
 class SharedCluster:
     """The cluster (`ray.cluster_utils.Cluster`) while it runs, None while it does not; the files of the modules
-    asking for it (`note_cluster_modules`); the variables the workers of this process's jobs on it are given
+    asking for it (`cluster_modules_first`); the variables the workers of this process's jobs on it are given
     (`workers_environment`)."""
 
     def __init__(self) -> None:
@@ -102,6 +101,9 @@ def stop_when_not_needed_next(item: pytest.Item, nextitem: pytest.Item | None) -
         SHARED.stop()
 
 
-def note_cluster_modules(items: list[pytest.Item]) -> None:
-    """The modules of `items` (the collected tests) asking for `ray_cluster`, kept in `SHARED.modules`."""
+def cluster_modules_first(items: list[pytest.Item]) -> None:
+    """`items` (the collected tests) reordered in place: those of the modules asking for `ray_cluster` (kept in
+    `SHARED.modules`) first, then the others; each module's tests stay together and in order, as do the modules of
+    each group."""
     SHARED.modules = {item.path for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
+    items.sort(key=lambda item: item.path not in SHARED.modules)

@@ -5,12 +5,14 @@ line saying what to download where, at once, also when the hub's address does no
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
 from conftest import needs
-from support.helpers import cli
+from ragbench.api import ConfigError
+from support.helpers import cli, closed_port
 
 pytestmark = needs("datasets")  # not imported while the tests are collected
 
@@ -176,3 +178,39 @@ def test_the_data_option_replaces_a_hub_name_with_a_saved_folder(tmp_path, offli
     )
     assert result.returncode == 0, result.stderr
     assert scored(tmp_path)["counts"]["hotpot_hf"]["scored"] == 2
+
+
+def test_a_hub_dataset_loaded_offline_leaves_a_model_checked_in_another_thread_online(tmp_path, monkeypatch):
+    """A hub dataset whose hub does not answer is loaded in the libraries' offline mode, a process-wide flag: a hub
+    model checked meanwhile in another thread still finds the hub unreachable and says so (was: it read the
+    dataset's flag, took the hub for off on purpose and went on to the model's loader, which failed otherwise)."""
+    import datasets
+    from huggingface_hub import constants
+
+    from ragbench._checks import hub_fetch_problem
+    from ragbench._yaml_tasks.hf import load_split
+
+    inside, release = threading.Event(), threading.Event()
+
+    def held_load(*args, **kwargs):
+        inside.set()
+        release.wait()
+        raise FileNotFoundError("not in the cache")
+
+    answers = []
+    with closed_port() as port:
+        monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+        monkeypatch.setattr(datasets, "load_dataset", held_load)
+        loader = threading.Thread(target=lambda: pytest.raises(ConfigError, load_split, "t", name="someorg/data"))
+        loader.start()
+        inside.wait()  # the dataset's load is under way, offline
+        checker = threading.Thread(target=lambda: answers.append(hub_fetch_problem("someorg/a-model")))
+        checker.start()
+        checker.join(timeout=2)  # a check reading the flag has answered by now; one waiting for the load has not
+        release.set()
+        loader.join()
+        checker.join()
+    [answer] = answers
+    assert answer is not None and "the hub cannot be reached: no answer from" in answer

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..._checks import hub_fetch_problem
+from ..._checks import HUB_FLAGS, hub_fetch_problem
 from ..._errors import ConfigError
 from ..local.embedded import embedded_safetensors_dir, is_embedded
 
@@ -66,6 +66,7 @@ def cache_then_hub(load: Callable[[bool], Loaded], place: ModelPlace) -> Loaded:
     except OSError:
         if place.local_only:
             raise
+    with HUB_FLAGS:
         if why := hub_fetch_problem(place.folder):
             raise ConfigError(
                 f"hf engine: {why}; give the model's folder (--model hf:/path/to/model) or fetch it "

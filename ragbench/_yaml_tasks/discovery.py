@@ -5,7 +5,10 @@ header only (ragbench._yaml_tasks.header); its full spec is read when its task i
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Iterable
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -36,10 +39,27 @@ def packaged_header(resource: str, name: str) -> TaskHeader:
     package, sep, inside = resource.partition(":")
     if not sep or not inside:
         raise ConfigError(f"task '{name}': yaml {resource!r} is not of the form package:path/inside.yaml")
-    header = task_header(Path(str(resources.files(package).joinpath(inside))), resource)
+    header = _packaged_header(Path(str(resources.files(package).joinpath(inside))), resource)
     if header.name != name:
         raise ConfigError(f"{resource} declares task '{header.name}', but the catalogue names it '{name}'")
     return header
+
+
+def _packaged_header(path: Path, resource: str) -> TaskHeader:
+    """The header of a file a package ships, read again only where the file changed (its inode, size or
+    modification time): every registry reads every catalogue's files (a third of `Registry.discover`), which an
+    installed package does not change. The caller's own copy."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return task_header(path, resource)  # its read says what is wrong
+    header = _header_as_of(path, resource, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    return dataclasses.replace(header, system_args=copy.deepcopy(header.system_args))
+
+
+@lru_cache(maxsize=1024)
+def _header_as_of(path: Path, resource: str, inode: int, size: int, modified_ns: int) -> TaskHeader:
+    return task_header(path, resource)
 
 
 def folder_tasks(folder: str | Path) -> list[TaskHeader]:

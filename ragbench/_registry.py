@@ -16,6 +16,7 @@ new one of the installed plugins each call, for the command line and for callers
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -58,11 +59,7 @@ class Registry:
         (entry point name, provider, module or object with hook implementations)."""
         registry = cls()
         loaded: list[tuple[str, str, Any]] = []
-        entry_points = sorted(
-            _with_providers(metadata.entry_points(group=group)),
-            key=lambda pair: (pair[1] != PROJECT, pair[1], pair[0].name),
-        )
-        for entry_point, provider in entry_points:
+        for entry_point, provider in _by_provider(metadata.entry_points(group=group)):
             try:
                 loaded.append((entry_point.name, provider, entry_point.load()))
             except Exception as exc:
@@ -403,18 +400,12 @@ def _each_plugin(manager: pluggy.PluginManager, hook: str) -> Iterable[tuple[str
         yield impl.plugin_name, results[0] if results else None
 
 
-def _with_providers(entry_points: Iterable[metadata.EntryPoint]) -> list[tuple[metadata.EntryPoint, str]]:
-    """Each entry point with the name of the distribution that declares it ("?" where unknown), each
-    distribution's metadata parsed once (`Distribution.name` parses it on every read: a parse per entry point,
-    three times, was a third of `discover`)."""
-    names: dict[int, str] = {}  # by the distribution object, which a distribution's entry points share
-    named = []
-    for entry_point in entry_points:
-        dist = entry_point.dist
-        if dist is not None and id(dist) not in names:
-            names[id(dist)] = dist.name
-        named.append((entry_point, names[id(dist)] if dist is not None else "?"))
-    return named
+def _by_provider(entry_points: Iterable[metadata.EntryPoint]) -> list[tuple[metadata.EntryPoint, str]]:
+    """Each entry point with its distribution's name ("?" where unknown), ragbench's first, then by provider and
+    name. Each distribution's metadata is parsed once (`Distribution.name` parses it at every read)."""
+    name = functools.cache(lambda dist: str(dist.name))  # a distribution's entry points share its object
+    named = [(entry_point, name(entry_point.dist) if entry_point.dist else "?") for entry_point in entry_points]
+    return sorted(named, key=lambda pair: (pair[1] != PROJECT, pair[1], pair[0].name))
 
 
 def unknown_name_message(what: str, name: str, known: Iterable[str], listing: str) -> str:

@@ -3,6 +3,7 @@ listed or looked up, and whole only when its task is used; the header read agree
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -137,3 +138,36 @@ def test_listing_reports_a_task_file_no_run_reads(tmp_path, monkeypatch):
     registry.check_task_files()
     assert [(f.plugin, f.provider) for f in registry.failures] == [("two_files", "two-files")]
     assert "broken.yaml:3: key 'fields.gold.answerz': unknown key" in registry.failures[0].error
+
+
+def test_a_packaged_task_file_is_read_again_by_the_next_registry_once_it_changed(tmp_path, monkeypatch):
+    """Every registry reads the header of every task file the installed packages ship, kept from one registry to
+    the next while the file is unchanged: a file rewritten since (longer, or of the same size and a later
+    modification time) is read again, and each registry has its own system_args."""
+    package = tmp_path / "yaml_changed_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "d.jsonl").write_text('{"question": "q", "a": "x"}\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = package / "kept.yaml"
+
+    class Plugin:
+        @hookimpl
+        def ragbench_catalog(self) -> dict:
+            return {"tasks": {"kept": {"yaml": "yaml_changed_pkg:kept.yaml"}}}
+
+    def entry(description: str | None = None, ahead_ns: int = 0):
+        if description is not None:
+            before = path.stat().st_mtime_ns if path.exists() else 0
+            path.write_text(yaml.safe_dump({"task": "kept", "description": description, "system_args": {"k": 5}}))
+            if ahead_ns:
+                os.utime(path, ns=(before + ahead_ns, before + ahead_ns))
+        registry = Registry.discover(plugins=[("changed", "changed", Plugin())])
+        assert registry.failures == []
+        return registry.entry("tasks", "kept")
+
+    first = entry("before")
+    first.defaults["system_args"]["k"] = 99
+    assert (entry().description, entry().defaults["system_args"]) == ("before", {"k": 5})
+    assert entry("after, longer").description == "after, longer"
+    assert entry("after, LONGER", ahead_ns=10**9).description == "after, LONGER"

@@ -146,6 +146,20 @@ sys.argv = ["ragbench", "--tasks", "demo", "--system", "closed_book", "--model",
 entry.main()
 """
 
+
+def stopped_command(tmp_path, script: str) -> subprocess.CompletedProcess:
+    """`script` run as the module `stopped_command` with the run folder tmp_path/run as its argument: with -m, as
+    `python -m ragbench` is (CPython's SIGINT exit below happens on that path, not a script's)."""
+    (tmp_path / "stopped_command.py").write_text(script)
+    return subprocess.run(
+        [sys.executable, "-m", "stopped_command", str(tmp_path / "run")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 # a dataclass's methods are made by `exec`: a plain KeyboardInterrupt that leaves exec'd code makes CPython end
 # the process by SIGINT (-2) at exit, whatever exit code the command chose after catching it
 IN_EXEC = 'exec("import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10 ** 7): pass")'
@@ -176,17 +190,7 @@ IN_A_CLASS_MADE = """class Field:
 def test_a_stop_signal_the_imports_meet_still_ends_in_one_line_and_128_plus_the_signal(
     tmp_path, name, what_the_signal_meets
 ):
-    (tmp_path / "stopped_command.py").write_text(
-        STOPPED_WHILE_IMPORTING.replace("{what_the_signal_meets}", what_the_signal_meets)
-    )
-    # run with -m, as `python -m ragbench` is: CPython's SIGINT exit above happens on that path, not a script's
-    done = subprocess.run(
-        [sys.executable, "-m", "stopped_command", str(tmp_path / "run")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = stopped_command(tmp_path, STOPPED_WHILE_IMPORTING.replace("{what_the_signal_meets}", what_the_signal_meets))
     signum = getattr(signal, name)
     stopped = "interrupted" if name == "SIGINT" else f"stopped by {name}"
     assert (done.returncode, done.stderr.strip()) == (
@@ -235,14 +239,7 @@ def test_a_stop_signal_while_an_extension_module_initialises_ends_in_one_line_no
     machine. A signal there is acted on once the extension is loaded."""
     pytest.importorskip("orjson")
     script = STOPPED_IN_AN_EXTENSION_S_INIT.replace("{extension}", "orjson.orjson")
-    (tmp_path / "stopped_command.py").write_text(script.replace("{imports}", repr(("uuid", "zoneinfo"))))
-    done = subprocess.run(
-        [sys.executable, "-m", "stopped_command", str(tmp_path / "run")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = stopped_command(tmp_path, script.replace("{imports}", repr(("uuid", "zoneinfo"))))
     assert (done.returncode, done.stderr.strip()) == (
         128 + signal.SIGTERM,
         "ragbench: stopped by SIGTERM while starting; nothing was written: run the command again",

@@ -6,7 +6,8 @@ the task is loaded (`TaskHeader.spec`), and must declare what the header read.
 The header is read from the file's top-level lines: the blocks of the header keys are kept where they are
 and every other line is read as a comment, so a problem keeps its line number. A file whose top level is
 not plain block style (a document marker, a flow mapping, a complex key) is parsed whole instead. Nothing
-is cached: each read reads the file as it is now."""
+is cached here: each read reads the file as it is now (ragbench._yaml_tasks.discovery keeps the header of a file a
+package ships while the file is unchanged)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -381,14 +382,15 @@ def _sentence_transformer(model: str, device: str | None) -> SentenceTransformer
     except ImportError as exc:
         raise ConfigError("the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'") from exc
     location = model_location(model)
-    with HUB_FLAGS:
+    on_disk = Path(location).is_dir()
+    with nullcontext() if on_disk else HUB_FLAGS:  # a hub name's load reads the hub's offline flags
         if why := hub_fetch_problem(location):
             raise ConfigError(
                 f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
                 "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2"
             )
         try:
-            return SentenceTransformer(location, device=device, local_files_only=Path(location).is_dir())
+            return SentenceTransformer(location, device=device, local_files_only=on_disk)
         except Exception as exc:  # hub misses, bad folders: one clear line
             raise ConfigError(
                 f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeAlias
 
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
+from ._values.images import Image
 
 # A value as JSON holds it, for payloads whose shape is open (a vendor's request body, a record's extras): unlike
 # `Any`, a reader must narrow it (isinstance) before using it. Shapes that are known get a TypedDict or a dataclass.
@@ -49,6 +50,7 @@ class Document(ReadOnly):
     url: str | None = None
     score: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    image: Image | None = None  # a page or picture as the passage (ViDoRe's pages, an image search's hits)
 
     def to_dict(self) -> JsonObject:
         """The fields that are set, the metadata copied (as `dataclasses.asdict` copies it; written field by
@@ -60,6 +62,7 @@ class Document(ReadOnly):
             "url": self.url,
             "score": self.score,
             "metadata": _copied(self.metadata),
+            "image": None if self.image is None else image_summary(self.image),
         }
         return {key: value for key, value in out.items() if value not in (None, {})}
 
@@ -83,6 +86,14 @@ class Document(ReadOnly):
             score=float(score) if score not in (None, "") else None,
             metadata=metadata,
         )
+
+
+def image_summary(image: Image) -> JsonObject:
+    """What a record holds of an image: its digest, media type and size (the bytes stay with the task's data)."""
+    out: JsonObject = {"sha256": image.digest, "media_type": image.media_type, "bytes": len(image.data)}
+    if image.source:
+        out["source"] = image.source
+    return out
 
 
 TEXT_LIST_GOLD = ("answers", "claims", "long_answers")  # gold kinds that hold a list of texts
@@ -130,7 +141,8 @@ class Example(ReadOnly):
 
     `gold` holds whatever the task's metrics need (answers, label, choices, qa_pairs ...);
     `meta` holds slice fields (domain, question_type ...); `extras` holds inputs other than
-    the question (query_time, choices to show ...). `turns` is set for conversational items.
+    the question (query_time, choices to show ...). `turns` is set for conversational items. `images` are
+    the pictures the question is asked about (CRAG-MM's), sent with it to a model that takes images.
     `gold_error` is set when it is built: why its gold would be mis-scored, naming the example and the
     kind (the run counts it as a bad record), or None.
     """
@@ -142,6 +154,7 @@ class Example(ReadOnly):
     meta: dict[str, Any] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, str]] | None = None
+    images: tuple[Image, ...] = ()
     index: int = 0  # position in the task's data, keeps samples and aggregates in data order
     gold_error: str | None = field(init=False, default=None, repr=False, compare=False)
 
@@ -166,6 +179,8 @@ class Example(ReadOnly):
             out["meta"] = self.meta
         if self.turns is not None:
             out["turns"] = self.turns
+        if self.images:
+            out["images"] = [image_summary(image) for image in self.images]
         return out
 
 

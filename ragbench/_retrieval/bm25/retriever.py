@@ -197,31 +197,23 @@ class BM25Builder(IndexBuilder):
         """bm25s's files of this build's passages into `files_dir`, terms numbered `numbers[term]` in `vocab` (this
         build's own, or the whole corpus's of which this build is a shard), scored with `corpus`'s statistics
         (this build's, or the whole corpus's); the postings written."""
-        bm25s = import_bm25s()
-        from bm25s import scoring
-
-        method, k1, b, delta = (self.params[key] for key in ("method", "k1", "b", "delta"))
-        n_vocab, avg_len = len(vocab), corpus.avg_len
-        doc_freqs = dict(enumerate(corpus.doc_freqs.tolist()))
-        idf = scoring._build_idf_array(doc_freqs, corpus.n_docs, scoring._select_idf_scorer(method), "float32")
-        tfc_scorer = scoring._select_tfc_scorer(method)
-        nonoccurrence = None
-        if method in ("bm25l", "bm25+"):
-            nonoccurrence = scoring._build_nonoccurrence_array(
-                doc_freqs,
-                corpus.n_docs,
-                scoring._select_idf_scorer(method),
-                tfc_scorer,
-                avg_len,
-                avg_len,
-                k1,
-                b,
-                delta,
-                "float32",
-            )
-
         out = self.folder / self.files_dir
         out.mkdir(exist_ok=True)
+        scorer = _Scoring.of(self.params, corpus)
+        indptr = self._write_postings(out, len(vocab), numbers, scorer)
+        whole_postings = int(corpus.doc_freqs.sum())  # int32 pointers as the whole index's
+        np.save(
+            out / "indptr.csc.index.npy",
+            indptr.astype(np.int32) if self.int32_pointers and whole_postings < 2**31 else indptr,
+        )
+        if scorer.nonoccurrence is not None:
+            np.save(out / "nonoccurrence_array.index.npy", scorer.nonoccurrence)
+        self._write_vocab_and_params(out, vocab)
+        shutil.rmtree(self.spill)
+        return int(indptr[-1])
+
+    def _write_postings(self, out: Path, n_vocab: int, numbers: np.ndarray, scorer: _Scoring) -> np.ndarray:
+        """The score and passage arrays of the CSC matrix, column by column from the spilled chunks; its pointers."""
         lengths = np.concatenate(self.lengths)
         counts = np.zeros(n_vocab, dtype=np.int64)
         np.add.at(counts, numbers[: len(self.doc_freqs)], self.doc_freqs)
@@ -233,11 +225,7 @@ class BM25Builder(IndexBuilder):
         for path in self.chunk_files:
             with np.load(path) as chunk:
                 docs, terms, tf = chunk["doc"], numbers[chunk["term"]], chunk["tf"]
-            # bm25s scores one passage at a time with scalar lengths; the same float64 operations
-            # on arrays give the same bits.
-            scores = idf[terms] * tfc_scorer(tf_array=tf, l_d=lengths[docs], l_avg=avg_len, k1=k1, b=b, delta=delta)
-            if nonoccurrence is not None:
-                scores -= nonoccurrence[terms]
+            scores = scorer.scores(terms, tf, lengths[docs])
             order = np.argsort(terms, kind="stable")  # column-major, passages ascending in a column
             terms = terms[order]
             columns, starts, sizes = np.unique(terms, return_index=True, return_counts=True)
@@ -248,29 +236,73 @@ class BM25Builder(IndexBuilder):
         data.flush()
         indices.flush()
         del data, indices
-        whole_postings = int(corpus.doc_freqs.sum())  # int32 pointers as the whole index's
-        np.save(
-            out / "indptr.csc.index.npy",
-            indptr.astype(np.int32) if self.int32_pointers and whole_postings < 2**31 else indptr,
-        )
-        if nonoccurrence is not None:
-            np.save(out / "nonoccurrence_array.index.npy", nonoccurrence)
+        return indptr
+
+    def _write_vocab_and_params(self, out: Path, vocab: dict[str, int]) -> None:
+        """bm25s's vocab.index.json and params.index.json of this build."""
+        n_vocab = len(vocab)
         if self.empty_token:
             vocab = {**vocab}
             vocab.setdefault("", n_vocab)  # bm25s's index() adds this empty token the same way
         (out / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         params = {
             **self.params,
-            "idf_method": method,
+            "idf_method": self.params["method"],
             "dtype": "float32",
             "int_dtype": "int32",
             "num_docs": self.n_docs,
-            "version": bm25s.__version__,
+            "version": import_bm25s().__version__,
             "backend": self.backend,
         }
         (out / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
-        shutil.rmtree(self.spill)
-        return int(indptr[-1])
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """bm25s's scorers of a build's method and parameters, with the corpus's statistics: a term's idf, the term
+    frequency scorer, and (bm25l, bm25+) the score of a term a passage lacks."""
+
+    params: JsonObject
+    avg_len: float
+    idf: np.ndarray
+    tfc_scorer: Any
+    nonoccurrence: np.ndarray | None
+
+    @classmethod
+    def of(cls, params: JsonObject, corpus: CorpusStats) -> _Scoring:
+        import_bm25s()
+        from bm25s import scoring
+
+        method, k1, b, delta = (params[key] for key in ("method", "k1", "b", "delta"))
+        doc_freqs = dict(enumerate(corpus.doc_freqs.tolist()))
+        idf = scoring._build_idf_array(doc_freqs, corpus.n_docs, scoring._select_idf_scorer(method), "float32")
+        tfc_scorer = scoring._select_tfc_scorer(method)
+        nonoccurrence = None
+        if method in ("bm25l", "bm25+"):
+            nonoccurrence = scoring._build_nonoccurrence_array(
+                doc_freqs,
+                corpus.n_docs,
+                scoring._select_idf_scorer(method),
+                tfc_scorer,
+                corpus.avg_len,
+                corpus.avg_len,
+                k1,
+                b,
+                delta,
+                "float32",
+            )
+        return cls(params, corpus.avg_len, idf, tfc_scorer, nonoccurrence)
+
+    def scores(self, terms: np.ndarray, tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """bm25s scores one passage at a time with scalar lengths; the same float64 operations on arrays give
+        the same bits."""
+        k1, b, delta = (self.params[key] for key in ("k1", "b", "delta"))
+        scores = self.idf[terms] * self.tfc_scorer(
+            tf_array=tf, l_d=lengths, l_avg=self.avg_len, k1=k1, b=b, delta=delta
+        )
+        if self.nonoccurrence is not None:
+            scores -= self.nonoccurrence[terms]
+        return scores
 
 
 @dataclass(frozen=True)

@@ -151,12 +151,34 @@ def compare_runs(
                 f"{run.label} is incomplete ({reason}): examples or metrics that failed are left out of the comparison"
             )
     for task in sorted(set(baseline.samples) & set(other.samples)):
+        _TaskComparison.of(report, task, metric_class).compare(iterations, seed, slices)
+    if not report.rows:
+        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}")
+    return report
+
+
+@dataclass
+class _TaskComparison:
+    """One task's paired comparison within `report`: the examples both runs scored (`rows_a`, `rows_b`: their
+    places in each run's scores) and what is not like for like between the runs."""
+
+    report: Report
+    task: str
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    unlike: list[str]
+    judged_unlike: list[str]
+    judged: set[str] | None
+
+    @classmethod
+    def of(cls, report: Report, task: str, metric_class: MetricClass | None) -> _TaskComparison:
+        """The task's shared examples, with a warning in `report` for each thing that is not paired."""
+        baseline, other = report.baseline, report.other
         ours, theirs = baseline.samples[task], other.samples[task]
         shared = sorted(ours.ids() & theirs.ids())
         left_out = len(ours.ids() ^ theirs.ids())
         report.differences += example_set_difference(task, ours.ids(), theirs.ids())
         report.differences += sampling_differences(task, baseline.results, other.results)
-        unlike_here = unlike(baseline.results, other.results, task)
         judged_unlike = judge_differences(baseline.config, other.config)
         judged = judged_keys(baseline.config, task, metric_class) if judged_unlike and metric_class else None
         if left_out:
@@ -168,56 +190,67 @@ def compare_runs(
                 f"{task}: {changed} shared example(s) differ in their data between the runs "
                 "(question, gold or documents): their scores are not paired on the same example"
             )
-        details = baseline.details(task)
-        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other.details(task))))
+        unlike_here = unlike(baseline.results, other.results, task)
+        return cls(report, task, rows_a, rows_b, unlike_here, judged_unlike, judged)
+
+    def compare(self, iterations: int, seed: int, slices: bool) -> None:
+        """A row for each metric the runs both score, over all shared examples and (`slices`) each slice."""
+        task, report = self.task, self.report
+        details = report.baseline.details(task)
+        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(report.other.details(task))))
         if unpaired:
             report.warnings.append(f"{task}: {', '.join(unpaired)} scored in only one run: not compared")
         for metric in _example_keys(details):
-            if metric in unpaired:
-                continue
-            a, b = ours.values(metric)[rows_a], theirs.values(metric)[rows_b]
-            one_sided = int(np.sum(np.isnan(a) != np.isnan(b)))
-            if one_sided:
+            if metric not in unpaired:
+                self._compare_metric(metric, details, iterations, seed, slices)
+
+    def _compare_metric(
+        self, metric: str, details: dict[str, KeyDetails], iterations: int, seed: int, slices: bool
+    ) -> None:
+        task, report = self.task, self.report
+        baseline, other = report.baseline, report.other
+        ours = baseline.samples[task]
+        a, b = ours.values(metric)[self.rows_a], other.samples[task].values(metric)[self.rows_b]
+        one_sided = int(np.sum(np.isnan(a) != np.isnan(b)))
+        if one_sided:
+            report.warnings.append(
+                f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
+                "(not scorable, or the metric failed, in the other) and are left out"
+            )
+        report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
+        paired = ~np.isnan(a) & ~np.isnan(b)
+        a, b = a[paired], b[paired]
+        with np.errstate(over="ignore"):
+            if not np.all(np.isfinite(b - a)):
                 report.warnings.append(
-                    f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
-                    "(not scorable, or the metric failed, in the other) and are left out"
+                    f"{task} {metric}: values so large that their differences overflow: not compared"
                 )
-            report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
-            paired = ~np.isnan(a) & ~np.isnan(b)
-            a, b = a[paired], b[paired]
-            with np.errstate(over="ignore"):
-                if not np.all(np.isfinite(b - a)):
-                    report.warnings.append(
-                        f"{task} {metric}: values so large that their differences overflow: not compared"
-                    )
-                    continue
-            groups = {"": np.arange(len(a))}  # positions of the pairs of each row, in id order
-            for slice_field in _slice_fields(details) if slices else ():
-                labels = baseline.slice_labels[task][slice_field]
-                groups.update(ours.slice_groups(slice_field, labels, rows_a[paired]))
-            for name, group in groups.items():
-                if not len(group):
-                    continue
-                interval, p, test = compare_values(a[group], b[group], iterations, seed)
-                report.rows.append(
-                    Comparison(
-                        task,
-                        metric,
-                        name,
-                        len(group),
-                        mean(a[group]),
-                        mean(b[group]),
-                        mean(b[group] - a[group]),
-                        interval,
-                        p if len(group) >= MIN_TESTED else None,
-                        test,
-                        details[metric].get("higher_is_better", True),
-                        unlike_here + (judged_unlike if judged is None or metric in judged else []),
-                    )
+                return
+        groups = {"": np.arange(len(a))}  # positions of the pairs of each row, in id order
+        for slice_field in _slice_fields(details) if slices else ():
+            labels = baseline.slice_labels[task][slice_field]
+            groups.update(ours.slice_groups(slice_field, labels, self.rows_a[paired]))
+        not_like = self.unlike + (self.judged_unlike if self.judged is None or metric in self.judged else [])
+        for name, group in groups.items():
+            if not len(group):
+                continue
+            interval, p, test = compare_values(a[group], b[group], iterations, seed)
+            report.rows.append(
+                Comparison(
+                    task,
+                    metric,
+                    name,
+                    len(group),
+                    mean(a[group]),
+                    mean(b[group]),
+                    mean(b[group] - a[group]),
+                    interval,
+                    p if len(group) >= MIN_TESTED else None,
+                    test,
+                    details[metric].get("higher_is_better", True),
+                    not_like,
                 )
-    if not report.rows:
-        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}")
-    return report
+            )
 
 
 def adjust_p_values(reports: list[Report], method: str = "holm") -> None:

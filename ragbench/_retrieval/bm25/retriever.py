@@ -262,14 +262,14 @@ class _Scoring:
     """bm25s's scorers of a build's method and parameters, with the corpus's statistics: a term's idf, the term
     frequency scorer, and (bm25l, bm25+) the score of a term a passage lacks."""
 
-    params: JsonObject
+    params: Mapping[str, Any]
     avg_len: float
     idf: np.ndarray
     tfc_scorer: Any
     nonoccurrence: np.ndarray | None
 
     @classmethod
-    def of(cls, params: JsonObject, corpus: CorpusStats) -> _Scoring:
+    def of(cls, params: Mapping[str, Any], corpus: CorpusStats) -> _Scoring:
         import_bm25s()
         from bm25s import scoring
 
@@ -297,7 +297,7 @@ class _Scoring:
         """bm25s scores one passage at a time with scalar lengths; the same float64 operations on arrays give
         the same bits."""
         k1, b, delta = (self.params[key] for key in ("k1", "b", "delta"))
-        scores = self.idf[terms] * self.tfc_scorer(
+        scores: np.ndarray = self.idf[terms] * self.tfc_scorer(
             tf_array=tf, l_d=lengths, l_avg=self.avg_len, k1=k1, b=b, delta=delta
         )
         if self.nonoccurrence is not None:

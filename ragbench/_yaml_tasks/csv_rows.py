@@ -55,20 +55,10 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                     row = next(rows)
             except StopIteration:
                 if short is not None:
-                    yield (
-                        short[0],
-                        short[0].error(
-                            f"the last line has {len(short[1])} of the header's "
-                            f"{len(rows.fieldnames or [])} columns and no line end: the file "
-                            "is cut short"
-                        ),
-                    )
+                    yield _cut_short(short, len(rows.fieldnames or []))
                 return
             except UnicodeDecodeError:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
-                where = utf8_problem(path) if compression(path) is None else None
-                raise ConfigError(
-                    f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; save the file as UTF-8"
-                ) from None
+                raise _not_utf8(path, rows.line_num) from None
             except (csv.Error, OSError, EOFError) as exc:
                 if short is not None:
                     yield short
@@ -91,6 +81,19 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                 short = place, record
             else:
                 yield place, record
+
+
+def _cut_short(short: Item, columns: int) -> Item:
+    """The bad record of a last row short of the header's `columns` without a line end."""
+    place, record = short
+    return place, place.error(
+        f"the last line has {len(record)} of the header's {columns} columns and no line end: the file is cut short"
+    )
+
+
+def _not_utf8(path: Path, line: int) -> ConfigError:
+    where = utf8_problem(path) if compression(path) is None else None
+    return ConfigError(f"{where or f'{path}: the rows after line {line} are not UTF-8'}; save the file as UTF-8")
 
 
 def _csv_header(where: str, row: list[str], delimiter: str, header_row: int | None = None) -> list[str]:

@@ -4,7 +4,9 @@ import _registry`), anywhere in the file, and the strings that name a name insid
 path, the targets of monkeypatches by string (`monkeypatch.setattr("ragbench._run.x.y", ...)`,
 `mock.patch("ragbench._...")`, or `"ragbench._cli.main.split_names"` in a parametrize list that a patch is later
 handed), which break when a room moves. For comparison with a plain `grep -l ragbench._` it also counts the files
-that name `ragbench._` anywhere.
+that name `ragbench._` anywhere. A file counts as reaching the internals also where a test-side module it imports
+(tests/support's helpers, a family's own helper modules), or one those import in turn, imports one (issue 92: a
+helper that imports `Evaluator` puts every test using it on the internals).
 
     python tools/tests_on_internals.py            # the counts
     python tools/tests_on_internals.py --list     # and the files, each with the private modules it imports
@@ -64,6 +66,53 @@ def test_files() -> list[Path]:
     return sorted(TESTS.rglob("test_*.py"))
 
 
+def test_side_modules() -> dict[str, Path]:
+    """The modules of tests/ by the names tests import them under: a family folder's modules by their own name
+    (tests/conftest.py puts every family folder on sys.path), tests/support's as `support.NAME`."""
+    found: dict[str, Path] = {}
+    for path in sorted(TESTS.rglob("*.py")):
+        if path.name.startswith("test_") or path.name in ("__init__.py", "conftest.py"):
+            continue
+        folder = path.parent.relative_to(TESTS)
+        found[f"support.{path.stem}" if folder.parts[:1] == ("support",) else path.stem] = path
+    return found
+
+
+def test_side_imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
+    """The test-side modules (`modules`' names) a module imports, at any depth of the file."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module in modules:
+                found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules}
+    return found
+
+
+def reached_internals(files: list[Path]) -> dict[Path, set[str]]:
+    """Each file of `files` that reaches a private ragbench module, directly or through test-side modules, with
+    the private modules reached."""
+    modules = test_side_modules()
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in {*files, *modules.values()}}
+    direct = {path: private_modules(tree) for path, tree in trees.items()}
+    helpers = {path: test_side_imports(tree, modules) for path, tree in trees.items()}
+    reached: dict[Path, set[str]] = {}
+    for path in files:
+        seen, todo, found = {path}, [path], set()
+        while todo:
+            current = todo.pop()
+            found |= direct[current]
+            for name in helpers[current]:
+                if modules[name] not in seen:
+                    seen.add(modules[name])
+                    todo.append(modules[name])
+        if found:
+            reached[path] = found
+    return reached
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="list the files and the private modules each imports")
@@ -78,11 +127,17 @@ def main() -> None:
         patches += names_inside_internals(tree)
         if modules := private_modules(tree):
             on_internals[path] = modules
+    reached = reached_internals(files)
     if options.list:
-        for path, modules in on_internals.items():
-            print(f"{path.relative_to(REPO)}: {', '.join(sorted(modules))}")
+        for path, modules in reached.items():
+            how = "" if path in on_internals else " (through test helpers)"
+            print(f"{path.relative_to(REPO)}{how}: {', '.join(sorted(modules))}")
     share = len(on_internals) / len(files) if files else 0.0
     print(f"test files importing ragbench internals: {len(on_internals)} of {len(files)} ({share:.0%})")
+    share = len(reached) / len(files) if files else 0.0
+    print(
+        f"test files reaching ragbench internals, through test helpers too: {len(reached)} of {len(files)} ({share:.0%})"
+    )
     print(f"test files naming `ragbench._` anywhere (imports, strings, docstrings): {mentions} of {len(files)}")
     print(f"strings naming a name inside an internal module (monkeypatch targets by path): {patches}")
 

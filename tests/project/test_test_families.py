@@ -80,6 +80,26 @@ def test_sort_tests_finds_nothing_to_move_or_rewrite():
     assert counted.stdout.startswith("test files importing ragbench internals: ")
 
 
+def test_the_internals_count_follows_test_helpers(tmp_path, monkeypatch):
+    """A test file that imports only a helper counts as on the internals when the helper (or a helper it imports)
+    imports a private module; one whose helpers import only the public face does not (issue 92: counted
+    transitively)."""
+    sys.path.insert(0, str(paths.REPO / "tools"))
+    try:
+        import tests_on_internals as counter
+    finally:
+        sys.path.remove(str(paths.REPO / "tools"))
+    (tmp_path / "support").mkdir()
+    (tmp_path / "support" / "inner.py").write_text("from ragbench._run.evaluator import Evaluator\n")
+    (tmp_path / "support" / "outer.py").write_text("from support import inner\n")
+    (tmp_path / "support" / "public.py").write_text("from ragbench.api import Task\n")
+    (tmp_path / "test_through.py").write_text("from support.outer import x\n")
+    (tmp_path / "test_public.py").write_text("from support import public\nimport ragbench.testing\n")
+    monkeypatch.setattr(counter, "TESTS", tmp_path)
+    reached = counter.reached_internals(counter.test_files())
+    assert reached == {tmp_path / "test_through.py": {"ragbench._run.evaluator"}}
+
+
 HEAVY_PACKAGES = {
     "torch", "transformers", "sentence_transformers", "sklearn", "ray", "datasets", "scipy", "matplotlib", "faiss",
     "bm25s", "mauve", "evaluate", "vllm",

@@ -11,7 +11,11 @@ from support import paths
 
 REPO = paths.REPO
 SOURCES = ("ragbench", "plugins", "tasks", "metrics")
-MOST_LINES = 420  # "no module over ~400 lines"
+# A module is cut by concept, not by length (issue 92: a cap of 420 lines cut _registry.py, _scheduler.py and
+# llm_calls.py mid-idea). One past REVIEW_LINES is read again by a reviewer: kept whole where it holds one concept
+# (named in REVIEWED with why), else split where its concepts part.
+REVIEW_LINES = 500
+REVIEWED: dict[str, str] = {}  # path -> the one concept a review found it to hold
 
 
 def packages() -> list[Path]:
@@ -19,14 +23,18 @@ def packages() -> list[Path]:
     return sorted(p.parent for root in ("ragbench", "plugins") for p in (REPO / root).rglob("__init__.py"))
 
 
-def test_no_module_is_too_long():
+def test_every_long_module_was_reviewed():
     long = {
         str(p.relative_to(REPO)): n
         for root in SOURCES
         for p in (REPO / root).rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MOST_LINES
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > REVIEW_LINES
+        and str(p.relative_to(REPO)) not in REVIEWED
     }
-    assert not long, f"split these into modules with one job each: {long}"
+    assert not long, (
+        f"modules over {REVIEW_LINES} lines not reviewed: {long}; split each where its concepts part, or name it in "
+        "REVIEWED with the one concept it holds"
+    )
 
 
 def test_one_class_per_name():

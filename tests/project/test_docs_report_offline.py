@@ -4,11 +4,10 @@ page shows under it."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_docs_commands import Block, blocks, environment
+from test_docs_commands import Block, blocks, environment, run_block
 
 from conftest import ROOT
 
@@ -40,13 +39,4 @@ def test_a_report_tasks_offline_example_prints_what_its_page_shows(name, tmp_pat
     (tmp_path / "tests").symlink_to(ROOT / "tests")
     env = environment(tmp_path)
     for block, rows in found:
-        done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", block.body],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"{block.where()}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
-        assert table_rows(done.stdout) == rows, block.where()
+        assert table_rows(run_block(block, tmp_path, env).stdout) == rows, block.where()

@@ -150,6 +150,11 @@ class System(RefusesDeclaredByName):
         what cannot be given. Default: nothing beyond generation."""
         return None
 
+    def calls_at_most(self) -> int | None:
+        """The most LLM calls one example of this system makes (its options' step budget), if it has such a bound:
+        the progress bar's ETA before an example ends. Default None: no bound known."""
+        return None
+
     def check_model(self, engine: Engine) -> None:
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
         vocabulary entries the system reads log-probs of); called once the engines are loaded,

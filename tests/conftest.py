@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from support.instant_failures import register as name_failures_at_once
 from support.ray_cluster import (
     cluster_modules_first,
     ray_cluster,  # noqa: F401  (a local multi-node Ray cluster, when asked)
@@ -119,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     process and each xdist worker), so the commands they start get it too."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    name_failures_at_once(config)  # each failure named as it happens (tests/support/instant_failures.py)
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -177,6 +177,8 @@ EXACT: dict[str, str] = {
     "test_package_data.py": "project",
     "test_benchmarks_quick.py": "project",
     "test_ci_readme.py": "project",
+    "test_instant_failures.py": "project",
+    "test_dependency_bounds.py": "project",
     "test_import_boundaries.py": "project",
     "test_layout.py": "project",
     "test_test_families.py": "project",

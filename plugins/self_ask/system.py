@@ -84,6 +84,9 @@ class SelfAsk(System):
         if search_after_kept_follow_up is not None:
             self.search_after_kept_follow_up = bool(search_after_kept_follow_up)
 
+    def calls_at_most(self) -> int:
+        return self.max_iter  # one call a round; the search before them is no LLM call
+
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question = example.question
         exemplars, follow_ups = (SINGLE_HOP, "No.") if self.single_hop else (MULTI_HOP, "Yes.")

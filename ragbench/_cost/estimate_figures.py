@@ -79,11 +79,14 @@ def _usage(prefix: str, usage: TokenUsage, prices: ModelPrices, usd_key: str) ->
 @dataclass(frozen=True)
 class EstimatedTotal:
     """A total's point estimate and its 95% interval (`low`, `high`; `high` None: unbounded, too few examples ran
-    to tell a spread)."""
+    to tell a spread). `each`: the one per-example value every example that ran had (two or more of them), a figure
+    fixed by design (vanilla's one LLM call an example), shown as its point and that value with no interval; else
+    None."""
 
     point: float
     low: float
     high: float | None
+    each: float | None = None
 
     def holds(self, value: float) -> bool:
         return self.low <= value and (self.high is None or value <= self.high)
@@ -129,7 +132,7 @@ def extrapolated(paid: float, observed: list[float], remaining: int) -> Estimate
         return EstimatedTotal(point, paid, None)
     unseen = rule_of_three(point, remaining * mean, observed)
     if min(observed) == max(observed):
-        return EstimatedTotal(point, max(paid, unseen), point)
+        return EstimatedTotal(point, max(paid, unseen), point, observed[0])
     values = np.asarray(observed, dtype=float)
 
     def mean_and_error(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -315,11 +318,15 @@ class Totals:
 
 def summed(intervals: Iterable[Mapping[str, EstimatedTotal]]) -> dict[str, EstimatedTotal]:
     """Tasks' intervals added up, figure by figure (each task's bounds added: a conservative interval of the sum;
-    unbounded where any task's is)."""
+    unbounded where any task's is; fixed by design where every task's is, at the same value an example)."""
     out: dict[str, EstimatedTotal] = {}
     for each in intervals:
         for key, interval in each.items():
-            before = out.get(key, EstimatedTotal(0.0, 0.0, 0.0))
+            before = out.get(key)
+            if before is None:
+                out[key] = interval
+                continue
             high = None if before.high is None or interval.high is None else before.high + interval.high
-            out[key] = EstimatedTotal(before.point + interval.point, before.low + interval.low, high)
+            fixed = before.each if before.each == interval.each else None
+            out[key] = EstimatedTotal(before.point + interval.point, before.low + interval.low, high, fixed)
     return out

@@ -11,11 +11,14 @@ example, for each example left, counted down from the last finish; past that est
 example finishes there is no estimate, but while examples wait for a place to run there is a least one ("ETA at
 least 00:40"): the examples waiting, a batch of the examples running at a time, each batch at least as long as the
 running ones have taken so far (a multi-step run whose first examples take half an hour says so from the start).
-With every example running and none finished there is no total to count down from: no system declares how many
-LLM calls an example makes at most (a search budget bounds searches; the one bound, --max-steps-per-example, is a
-ceiling of 10,000 steps), so the bar says when an ETA comes and how fast the calls are answered meanwhile ("ETA
-once an example ends (a call every 4.1 s)", beside the calls answered so far); "ETA estimating" only before a call
-is answered.
+Before an example finishes, a system that bounds the LLM calls of an example (`System.calls_at_most`: `self_ask`'s
+`max_iter`) gives an ETA from the calls: the calls left at most (the examples left times the bound, less the calls
+answered) at the pace the calls have been answered so far ("ETA at most 08:20 (5 calls an example at most)"; with
+examples waiting, "ETA at least 02:00, at most 08:20"). A multi-step run whose examples all run at once, none
+ending for ten minutes, has one from its first answered call. Without a bound there is no total to count down from
+(a search budget bounds searches; the one bound, --max-steps-per-example, is a ceiling of 10,000 steps), so the bar
+says when an ETA comes and how fast the calls are answered meanwhile ("ETA once an example ends (a call every 4.1
+s)", beside the calls answered so far); "ETA estimating" only before a call is answered.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
 ESTIMATING = "estimating"  # the ETA before an example of this attempt has finished or a call was answered
 PACE = "once an example ends (a call every {seconds:.1f} s)"  # the ETA while every example runs and none ended
+AT_MOST = "at most {time} ({calls} calls an example at most)"  # the ETA from a system's bound on its calls
 BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} examples [{elapsed}{postfix}]"
 COUNT = "{desc}: {n_fmt} examples [{elapsed}{postfix}]"  # a run whose size is not known
 LOADS_WEIGHTS = ("hf", "vllm")  # engines whose models load on this machine: seconds to minutes before a call
@@ -54,7 +58,8 @@ def loading_lines(model: str | None) -> list[str]:
 
 class Progress:
     """The bar of one attempt: `passed` and `advance` count the examples done; `clock` (seconds) times the ETA;
-    `batches`: the run's board of the batches out at a vendor's batch API (RunServices.batch_board), shown beside."""
+    `batches`: the run's board of the batches out at a vendor's batch API (RunServices.batch_board), shown beside;
+    `calls_at_most`: the most LLM calls an example makes (PlannedRun.calls_at_most), None where unbounded."""
 
     def __init__(
         self,
@@ -63,8 +68,10 @@ class Progress:
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
         batches: BatchBoard | None = None,
+        calls_at_most: int | None = None,
     ) -> None:
         self.stats, self.known, self.clock, self.batches = stats, total, clock, batches
+        self.calls_at_most = calls_at_most
         self.started = self.last_finish = clock()
         self.passed = self.finished = self.errors = self.begun = 0
         self.bar: tqdm[Any] | None = None
@@ -128,6 +135,16 @@ class Progress:
         waiting = total - self.done - running
         return waiting / running * (self.clock() - self.started) if waiting > 0 else None
 
+    def most(self) -> float | None:
+        """Seconds left at the most before an example of this attempt finished, where the system bounds its calls:
+        the calls left at most, at the pace calls have been answered so far; None without a bound, a total or an
+        answered call, or once an example finished (`eta`)."""
+        total, answered = self.total, self.answered
+        if total is None or self.finished or self.calls_at_most is None or not answered:
+            return None
+        left = (total - self.done) * self.calls_at_most - answered
+        return max(0.0, left * (self.clock() - self.started) / answered)
+
     @property
     def answered(self) -> int:
         """The LLM calls answered so far: by an engine, failed, by the cache or by an identical call in flight."""
@@ -135,16 +152,21 @@ class Progress:
         return stats.calls + stats.errors + stats.cache_hits + stats.shared
 
     def eta_text(self) -> str:
-        """The ETA (`eta`), else the least one (`least`), else, with calls answered, the pace they are answered at
-        (`PACE`: the time so far over them), else "estimating"."""
+        """The ETA (`eta`), else the least one (`least`) and the most one (`most`: `AT_MOST`), else, with calls
+        answered, the pace they are answered at (`PACE`: the time so far over them), else "estimating"."""
         from tqdm import tqdm
 
         seconds = self.eta()
         if seconds is not None:
             return str(tqdm.format_interval(seconds))
-        least = self.least()
+        least, most = self.least(), self.most()
+        if least and most is not None and most < least:
+            most = None  # the calls' pace promises less than the examples waiting take at the least: not kept to
+        at_most = None if most is None else AT_MOST.format(time=tqdm.format_interval(most), calls=self.calls_at_most)
         if least:
-            return f"at least {tqdm.format_interval(least)}"
+            return f"at least {tqdm.format_interval(least)}" + (f", {at_most}" if at_most else "")
+        if at_most:
+            return at_most
         answered = self.answered
         return PACE.format(seconds=(self.clock() - self.started) / answered) if answered else ESTIMATING
 

@@ -210,3 +210,62 @@ def test_progress_total_comes_from_the_data_and_the_limit():
         ).plan.known_total()
         == 5
     )
+
+
+def test_a_system_that_bounds_its_calls_has_an_eta_from_its_first_answered_call(monkeypatch):
+    """self_ask on 300 questions, all running at once, none ending for ten minutes: with at most 5 calls an
+    example (max_iter), the calls left at most at the pace calls are answered is an ETA from the first call."""
+    out = quiet(monkeypatch)
+    clock = Clock()
+    stats = CallStats()
+    bar = Progress(stats, total=3, clock=clock, calls_at_most=5)
+    for _ in range(3):
+        bar.begin()
+    clock.now += 5
+    bar.refresh()
+    assert "ETA estimating" in bar_lines(out.getvalue())[-1]  # no call answered yet: no pace
+    stats.calls = 6  # two rounds of the three examples in 60 s: 10 s a call, at most 15 - 6 = 9 calls left
+    clock.now += 55
+    bar.refresh()
+    assert bar.eta() is None and bar.most() == 90.0
+    assert "ETA at most 01:30 (5 calls an example at most), calls 6" in bar_lines(out.getvalue())[-1]
+    bar.advance()  # one ended: the ETA from finished examples, as before
+    assert bar.most() is None and bar.eta() == 2 * 60
+    bar.close()
+
+
+def test_with_examples_waiting_the_bounded_eta_stands_beside_the_least_one(monkeypatch):
+    quiet(monkeypatch)
+    clock = Clock()
+    stats = CallStats()
+    bar = Progress(stats, total=20, clock=clock, calls_at_most=5)
+    for _ in range(4):
+        bar.begin()
+    stats.calls = 8
+    clock.now += 30  # 4 running, 16 waiting: at least 4 batches of 30 s; at most 100 - 8 = 92 calls at 3.75 s
+    assert bar.eta_text() == "at least 02:00, at most 05:45 (5 calls an example at most)"
+    stats.calls = 95  # a pace that promises less than the least: only the least is said
+    assert bar.eta_text() == "at least 02:00"
+    bar.close()
+
+
+def test_a_self_ask_run_gives_the_bar_its_max_iter(tmp_path, monkeypatch):
+    """Through a run: self_ask's bound (max_iter, 3 here) reaches the bar, whose ETA before the first example
+    ends is the bounded one (read as the first example ends, by a scripted model that answers at once)."""
+    from ragbench._run.modes import attempt
+
+    seen = []
+
+    class Recording(Progress):
+        def advance(self, failed: bool = False) -> None:
+            if not self.finished:
+                seen.append(self.eta_text())
+            super().advance(failed)
+
+    monkeypatch.setattr(attempt, "Progress", Recording)
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"response": "So the final answer is: Paris"}]))
+    args = cli_run_args(f"scripted:{rules}", "--limit", "3", system="self_ask")
+    result = cli_here(*args, "--system-arg", "max_iter=3", "--output", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert len(seen) == 1 and seen[0].startswith("at most ") and seen[0].endswith("(3 calls an example at most)")

@@ -108,6 +108,19 @@ def test_the_text_report_names_each_figure_and_the_command_that_reuses_the_pilot
     assert "--resume" in done.stdout.splitlines()[-1] and "--pilot" not in done.stdout.splitlines()[-1]
 
 
+def test_a_count_fixed_by_design_is_given_without_an_interval(tmp_path: Path) -> None:
+    """vanilla makes one LLM call an example: every example of the pilot made one, and the estimate says so, the
+    calls' total without an interval (its tokens, which vary, keep theirs)."""
+    done = cli_here("estimate", "--pilot", "4", *options(tmp_path))
+    assert done.returncode == 0, done.stderr
+    calls = next(line for line in done.stdout.splitlines() if line.startswith("LLM calls (system):"))
+    assert calls.startswith("LLM calls (system): 24  (1 an example in every example that ran);") and "95%" not in calls
+    tokens = next(line for line in done.stdout.splitlines() if line.startswith("output tokens (system):"))
+    assert "[95%: " in tokens
+    estimate = estimated(tmp_path / "json")
+    assert estimate["totals"]["llm_calls"]["each"] == 1.0 and "each" not in estimate["totals"]["completion_tokens"]
+
+
 def test_a_bad_pilot_size_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
     done = cli_here("estimate", "--pilot", "150%", *options(tmp_path))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--pilot" in done.stderr

@@ -34,3 +34,12 @@ def test_ci_runs_them_in_a_fresh_virtualenv_and_keeps_pytests_exit_status():
         < script.index('eval "$command"')
     )
     assert "pip install" not in script.replace("# ", "")  # nothing installed but by the README's commands
+
+
+def test_the_quick_start_says_to_make_and_activate_a_virtualenv_before_its_commands():
+    """A new user's first step, said in the prose above the two commands (not a third command: .ci/run makes its
+    own virtualenv and runs exactly the two)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    first_command = section.index("\n    pip install ")
+    assert "`python3 -m venv .venv && . .venv/bin/activate`" in section[:first_command]

@@ -136,7 +136,8 @@ def environment(folder: Path) -> dict[str, str]:
     }
 
 
-def run_block(block: Block, folder: Path, env: dict[str, str]) -> None:
+def run_block(block: Block, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The block run by bash in `folder`, exited 0 (its output for the pages that show it)."""
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block.body],
         cwd=folder,
@@ -149,6 +150,7 @@ def run_block(block: Block, folder: Path, env: dict[str, str]) -> None:
         f"{block.where()} exited {done.returncode}:\n{block.body}\n"
         f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
     )
+    return done
 
 
 def serve_block(block: Block, folder: Path, env: dict[str, str]) -> None:

@@ -8,12 +8,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .comparison import Report, Run
+from .comparison import Comparison, Report, Run
 from .cost_table import cost_rows
+
+UNTESTED = "lightgray"  # a row with too few shared examples to test (p_value None): neither better nor worse
+
+
+def colour(row: Comparison) -> str:
+    """Green where B is better, red where worse, gray where neither is (no direction, no difference) and light gray
+    where the row was not tested (MIN_TESTED): its difference is no finding either way."""
+    if row.p_value is None:
+        return UNTESTED
+    if row.higher_is_better is None or row.diff == 0:
+        return "tab:gray"
+    return "tab:green" if (row.diff > 0) == row.higher_is_better else "tab:red"
 
 
 def plot(report: Report, path: Path) -> Path | None:
-    """Differences with their intervals, one bar per task and metric (all shared examples)."""
+    """Differences with their intervals, one bar per task and metric (all shared examples). Each bar's label stands
+    past the end of its interval, inside the axes, whose limits leave room for it (never over the title)."""
     rows = [r for r in report.rows if not r.slice]
     if not rows:
         return None
@@ -22,29 +35,36 @@ def plot(report: Report, path: Path) -> Path | None:
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4))
     positions = np.arange(len(rows))
-    errors = [
-        [max(0.0, r.diff - (r.ci95 or (r.diff, r.diff))[0]) for r in rows],
-        [max(0.0, (r.ci95 or (r.diff, r.diff))[1] - r.diff) for r in rows],
-    ]
-    bars = axes.bar(
+    low = [min(r.diff, (r.ci95 or (r.diff, r.diff))[0]) for r in rows]
+    high = [max(r.diff, (r.ci95 or (r.diff, r.diff))[1]) for r in rows]
+    axes.bar(
         positions,
         [r.diff for r in rows],
-        yerr=errors,
+        yerr=[[r.diff - lo for r, lo in zip(rows, low)], [hi - r.diff for r, hi in zip(rows, high)]],
         capsize=3,
-        color=[
-            "tab:gray"
-            if r.higher_is_better is None or r.diff == 0
-            else "tab:green"
-            if (r.diff > 0) == r.higher_is_better
-            else "tab:red"
-            for r in rows
-        ],
+        color=[colour(r) for r in rows],
+        hatch=["//" if r.p_value is None else "" for r in rows],
     )
-    axes.bar_label(bars, [f"{r.diff:+.3f}\nn={r.n}" for r in rows], fontsize=6, padding=2)
-    axes.set_ylabel("B - A (green: B better, red: worse, gray: neither)")
+    for x, r, lo, hi in zip(positions, rows, low, high):
+        below = r.diff < 0
+        axes.annotate(
+            f"{r.diff:+.3f}\nn={r.n}" + ("\nnot tested" if r.p_value is None else ""),
+            (x, lo if below else hi),
+            xytext=(0, -3 if below else 3),
+            textcoords="offset points",
+            ha="center",
+            va="top" if below else "bottom",
+            fontsize=6,
+        )
+    bottom, top = min(0.0, *low), max(0.0, *high)
+    room = 0.3 * ((top - bottom) or 1.0)  # three lines of 6-point text on a 4-inch figure take under a fifth
+    axes.set_ylim(bottom - (room if bottom < 0 or min(r.diff for r in rows) < 0 else 0.05 * room), top + room)
+    axes.set_ylabel("B - A (green: B better, red: worse,\ngray: neither, hatched: not tested)")
     axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
     axes.axhline(0, color="black", linewidth=0.6)
-    axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
+    axes.set_title(
+        f"B - A (95% paired bootstrap)\nB = {report.other.label}, A = {report.baseline.label}", fontsize=9, wrap=True
+    )
     return save_figure(figure, path)
 
 

@@ -314,7 +314,10 @@ def as_json(estimate: RunEstimate) -> dict[str, Any]:
     """The estimate as JSON (`ragbench estimate --json`)."""
 
     def interval(value: EstimatedTotal | None) -> dict[str, Any] | None:
-        return None if value is None else {"point": value.point, "low": value.low, "high": value.high}
+        if value is None:
+            return None
+        fixed = {} if value.each is None else {"each": value.each}  # the same in every example that ran
+        return {"point": value.point, "low": value.low, "high": value.high, **fixed}
 
     return {
         "run_dir": estimate.run_dir,

@@ -163,7 +163,11 @@ class Attempt:
         cost.counting(calls.scheduler.stats)
         inflight = examples_in_flight(config.limits.max_inflight, opened.engines.model)
         progress = Progress(
-            calls.scheduler.stats, self.run.known_total(), enabled=config.output.progress, batches=calls.batches
+            calls.scheduler.stats,
+            self.run.known_total(),
+            enabled=config.output.progress,
+            batches=calls.batches,
+            calls_at_most=self.run.calls_at_most(),
         )
         saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
         following = asyncio.ensure_future(progress.follow())

@@ -109,6 +109,13 @@ class PlannedRun:
             total += min(x for x in (size, self.config.what.limit) if x is not None)
         return total
 
+    def calls_at_most(self) -> int | None:
+        """The most LLM calls an example of this run makes, where every task's system bounds them (the progress
+        bar's ETA before an example ends); None otherwise."""
+        bounds = [system_of(p).calls_at_most() if p.system is not None else None for p in self.planned]
+        known = [bound for bound in bounds if bound is not None]
+        return max(known) if known and len(known) == len(bounds) else None
+
     def example_workers(self, inflight: int) -> int:
         """How many example workers run `inflight` examples at once: fewer where --limit bounds the records
         (each worker takes records until none is left: one with none to take only starts and stops)."""

@@ -10,10 +10,11 @@ from pathlib import Path
 
 from .._records import SampleRecord
 from .._storage.files import open_file
+from .._storage.thumbnails import thumbnail_url
 from .._system import System, trace_outline
 from .._trace_groups import outline
 from .._types import Document, JsonObject, Step, json_object
-from .page_data import DocumentView, ExampleView, Reason, StepView
+from .page_data import DocumentView, ExampleView, ImageView, Reason, StepView
 from .runs import RunFolder, clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
@@ -53,6 +54,25 @@ def _call_lines(calls: object) -> list[str]:
 
 def _dump(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=1)
+
+
+def image_views(images: list[dict[str, object]], run: Path) -> list[ImageView]:
+    """An example's images as the page shows them: each by its digest, with the thumbnail the run kept of it
+    (ragbench._storage.thumbnails); the task's own image files are not read."""
+    views: list[ImageView] = []
+    for image in images:
+        digest = str(image.get("sha256") or "")
+        size, kind, source = image.get("bytes"), image.get("media_type"), image.get("source")
+        views.append(
+            {
+                "sha256": digest,
+                "media_type": kind if isinstance(kind, str) else None,
+                "bytes": size if isinstance(size, int) else None,
+                "source": source if isinstance(source, str) else None,
+                "thumbnail": thumbnail_url(run, digest),
+            }
+        )
+    return views
 
 
 def document_views(docs: list[Document]) -> list[DocumentView]:
@@ -188,6 +208,7 @@ def example_page(record: SampleRecord, system: type[System] | None, run: RunFold
         "question": record.question,
         "gold": record.gold,
         "gold_text": gold_text(record),
+        "images": image_views(record.images, run.path),
         "answer": record.answer,
         "output": record.output,
         "error": record.error,

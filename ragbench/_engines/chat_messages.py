@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict, cast
 
 from .._types import JsonValue
-from .._values.content_parts import Part, parts_text
+from .._values.content_parts import Part, data_url, parts_text
 from .._values.images import Image
 from .._values.llm_calls import Request
 from .._values.tool_calls import Message
@@ -62,3 +62,18 @@ def content_of(turn: ChatMessage, text: Callable[[str], Any], image: Callable[[I
     if "parts" not in turn:
         return turn["content"]
     return [text(part) if isinstance(part, str) else image(part) for part in turn["parts"]]
+
+
+def openai_message(turn: ChatMessage) -> dict[str, Any]:
+    """A turn as OpenAI's chat API (and vLLM's server) takes it: its images as `image_url` parts with a base64 `data:`
+    URL; the output items of a Responses-API answer left out."""
+    out: dict[str, Any] = {key: value for key, value in turn.items() if key not in ("items", "parts")}
+    out["content"] = content_of(
+        turn, text_part, lambda image: {"type": "image_url", "image_url": {"url": data_url(image)}}
+    )
+    return out
+
+
+def text_part(text: str) -> dict[str, str]:
+    """A text as OpenAI's (and the Messages API's, and chat templates') typed text part."""
+    return {"type": "text", "text": text}

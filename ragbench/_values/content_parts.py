@@ -74,13 +74,10 @@ def image_record(image: Image) -> dict[str, Any]:
     return {"sha256": image.digest, "media_type": image.media_type, "bytes": len(image.data)}
 
 
-def part_dicts(parts: Iterable[Part], image_form: Any = None) -> list[Any]:
-    """The parts in the OpenAI form, each image as `image_form(image)` (default: `{"type": "image", "image":
-    image_record}`, a record's form)."""
+def part_dicts(parts: Iterable[Part]) -> list[dict[str, Any]]:
+    """The parts as a record writes them: OpenAI's text parts, an image `{"type": "image", "image": image_record}`."""
     return [
-        {"type": "text", "text": part}
-        if isinstance(part, str)
-        else (image_form(part) if image_form is not None else {"type": "image", "image": image_record(part)})
+        {"type": "text", "text": part} if isinstance(part, str) else {"type": "image", "image": image_record(part)}
         for part in parts
     ]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
+from conftest import needs
 from ragbench._values.llm_calls import Request, RequestError, Response
 from ragbench.api import Image, user_turn
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+pytestmark = needs("torch", "transformers")  # imported by the tests that use them, not while collecting
 
 WORDS = ["<pad>", "<unk>", "<s>", "</s>", "<image>", "USER", "ASSISTANT", ":", "what", "is", "this", "?"]
 WORDS += [chr(c) for c in range(97, 123)]
@@ -27,6 +27,8 @@ TEMPLATE = (
 
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    import transformers
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     folder = tmp_path_factory.mktemp("tiny-llava")
@@ -106,6 +108,8 @@ def test_an_image_text_model_answers_a_request_with_images(engine):
 
 
 def test_the_image_changes_what_the_model_reads(engine):
+    import torch
+
     from ragbench._engines.local.vision import vision_prompt
 
     def logits(image: bytes):
@@ -139,6 +143,8 @@ def test_vllm_gets_a_multimodal_prompt(tiny_vlm):
 
 
 def test_the_preflight_reads_whether_a_local_model_takes_images(tiny_vlm, tmp_path):
+    import transformers
+
     from ragbench._engines.hf.engine import HFEngine
 
     assert HFEngine.images_problem(str(tiny_vlm), {}) is None

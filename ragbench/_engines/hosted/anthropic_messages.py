@@ -38,7 +38,7 @@ from ..._types import JsonObject, JsonValue
 from ..._values.images import Image
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
-from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of
+from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of, text_part
 from .api_engine import call_arguments_object
 from .openai_responses import sampling_sent, top_logprobs_asked
 from .usage_counts import ANTHROPIC, read_usage
@@ -145,12 +145,8 @@ def messages(turns: list[ChatMessage]) -> list[JsonValue]:
             blocks += [_tool_use(call) for call in turn["tool_calls"]]
             out.append({"role": turn["role"], "content": blocks})
         else:
-            out.append({"role": turn["role"], "content": content_of(turn, _text_block, _image_block) or ""})
+            out.append({"role": turn["role"], "content": content_of(turn, text_part, _image_block) or ""})
     return out
-
-
-def _text_block(text: str) -> JsonObject:
-    return {"type": "text", "text": text}
 
 
 def _image_block(image: Image) -> JsonObject:

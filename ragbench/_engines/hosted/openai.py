@@ -62,10 +62,9 @@ from typing import Any, Literal, get_args
 import openai
 
 from ..._errors import ConfigError
-from ..._values.content_parts import data_url
 from ..._values.llm_calls import CUTOFFS, EngineNeeds, Request, Response
 from ..batches.interface import BatchVendor
-from ..chat_messages import ChatMessage, chat_messages, content_of
+from ..chat_messages import chat_messages, openai_message
 from .batch_openai import OpenAIBatches
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header
 from .openai_responses import (
@@ -202,7 +201,7 @@ class OpenAIEngine(StainlessEngine):
         chat = request.is_chat or self.mode == "chat" or bool(request.images)  # completions take no images
         args: dict[str, Any] = {"model": sampling.lora or self.model}
         if chat:
-            args["messages"] = [chat_message(turn) for turn in chat_messages(request)]
+            args["messages"] = [openai_message(turn) for turn in chat_messages(request)]
             if request.tools:
                 args["tools"] = request.tool_dicts()
             if request.tool_choice is not None:
@@ -267,14 +266,3 @@ class OpenAIEngine(StainlessEngine):
 
     def batch_vendor(self) -> BatchVendor:
         return OpenAIBatches(self)
-
-
-def chat_message(turn: ChatMessage) -> dict[str, Any]:
-    """A turn as the chat API takes it: its images as `image_url` parts with a base64 `data:` URL."""
-    out: dict[str, Any] = {key: value for key, value in turn.items() if key not in ("items", "parts")}
-    out["content"] = content_of(
-        turn,
-        lambda text: {"type": "text", "text": text},
-        lambda image: {"type": "image_url", "image_url": {"url": data_url(image)}},
-    )
-    return out

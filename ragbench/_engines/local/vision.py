@@ -15,7 +15,7 @@ from typing import Any
 
 from ..._values.images import Image
 from ..._values.llm_calls import Request
-from ..chat_messages import ChatMessage, chat_messages, content_of
+from ..chat_messages import ChatMessage, chat_messages, content_of, text_part
 from .embedded import is_embedded
 
 INSTEAD = "use an image-text-to-text model, e.g. HuggingFaceTB/SmolVLM-256M-Instruct or Qwen/Qwen2.5-VL-3B-Instruct"
@@ -49,14 +49,10 @@ def pil_images(images: tuple[Image, ...]) -> list[Any]:
     return [PILImage.open(io.BytesIO(image.data)).convert("RGB") for image in images]
 
 
-def _text_part(text: str) -> dict[str, str]:
-    return {"type": "text", "text": text}
-
-
 def template_turn(turn: ChatMessage) -> dict[str, Any]:
     """A turn as a processor's chat template reads it: content as typed parts, an image part `{"type": "image"}`."""
-    content = content_of(turn, _text_part, lambda image: {"type": "image"})
-    return {"role": turn["role"], "content": content if "parts" in turn else [_text_part(content or "")]}
+    content = content_of(turn, text_part, lambda image: {"type": "image"})
+    return {"role": turn["role"], "content": content if "parts" in turn else [text_part(content or "")]}
 
 
 def vision_prompt(processor: Any, request: Request) -> tuple[str, list[Any]]:

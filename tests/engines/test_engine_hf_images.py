@@ -11,7 +11,7 @@ import pytest
 from PIL import Image as PILImage
 
 from conftest import needs
-from ragbench._values.llm_calls import Request, RequestError, Response
+from ragbench._values.llm_calls import Request, RequestError, Response, Sampling
 from ragbench.api import Image, user_turn
 
 pytestmark = needs("torch", "transformers")  # imported by the tests that use them, not while collecting
@@ -42,21 +42,10 @@ def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
         unk_token="<unk>",
         extra_special_tokens={"image_token": "<image>"},
     )
-    vision = transformers.CLIPVisionConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=16, patch_size=8
-    )
-    text = transformers.LlamaConfig(
-        vocab_size=len(WORDS),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        bos_token_id=2,
-        eos_token_id=3,
-        pad_token_id=0,
-    )
+    tiny = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
+    vision = transformers.CLIPVisionConfig(**tiny, image_size=16, patch_size=8)
+    ids = {"bos_token_id": 2, "eos_token_id": 3, "pad_token_id": 0}
+    text = transformers.LlamaConfig(**tiny, **ids, vocab_size=len(WORDS), max_position_embeddings=256)
     config = transformers.LlavaConfig(vision_config=vision, text_config=text, image_token_index=4)
     torch.manual_seed(0)
     transformers.LlavaForConditionalGeneration(config).save_pretrained(folder)
@@ -91,8 +80,6 @@ def engine(tiny_vlm: Path):
 
 
 def asked(image: bytes, **sampling) -> Request:
-    from ragbench._values.llm_calls import Sampling
-
     return Request.chat([user_turn("what is this ?", [image])], Sampling.make(max_tokens=6, **sampling))
 
 
@@ -105,6 +92,10 @@ def test_an_image_text_model_answers_a_request_with_images(engine):
     assert isinstance(sampled, Response) and len(sampled.texts) == 2
     refused = engine.generate([asked(RED, logprobs=2)])[0]
     assert isinstance(refused, RequestError) and "log-probs" in str(refused)
+    text = Request.chat([{"role": "user", "content": "what is this ?"}], Sampling(max_tokens=6))
+    answered = engine.generate([text, Request(prompt="what is", sampling=Sampling(max_tokens=6))])
+    assert [isinstance(a, Response) for a in answered] == [True, True]  # the same model's text requests
+    assert answered[0].prompt_tokens == len("USER : what is this ? ASSISTANT :".split())  # the processor's template
 
 
 def test_the_image_changes_what_the_model_reads(engine):

@@ -51,6 +51,10 @@ Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable
 - `Response.token_ids` (and the trace's llm steps) holds the first sample's generated ids, those
   completion_tokens counts: up to and including the EOS / stop-completing token.
 
+Image-text-to-text checkpoints (a config with a `vision_config`: LLaVA, Idefics3/SmolVLM, Qwen2-VL ...) load with
+AutoModelForImageTextToText and their AutoProcessor: a request with images, and every chat, is rendered with the
+processor's chat template and generated alone (hf/vision.py); prompt requests without images take the path above.
+
 Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
 google/t5_xxl_true_nli_mixture) load with AutoModelForSeq2SeqLM: the prompt is the encoder input
 (tokenized as is, so T5 appends its </s>) and the text is the decoder's output.
@@ -263,7 +267,8 @@ class HFEngine(Engine):
     # -- generation -----------------------------------------------------------------------
 
     def _with_images(self, request: Request) -> Response | EngineError:
-        """A request with images, alone (hf/vision.py); refused by a text model."""
+        """A request with images, or any chat of an image-text model (its processor's template reads typed content
+        parts), alone (hf/vision.py); a request with images is refused by a text model."""
         if self.processor is None:
             return RequestError(f"hf engine: {self.model} takes no images (a text model); {INSTEAD}")
         try:
@@ -289,7 +294,7 @@ class HFEngine(Engine):
         # Requests that differ only in seed share a batch: every row draws from its own generator.
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
-            if request.sent_images():
+            if request.sent_images() or self.processor is not None and request.is_chat:
                 results[index] = self._with_images(request)
                 continue
             if request.ensemble is not None:

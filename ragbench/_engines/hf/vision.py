@@ -1,5 +1,5 @@
-"""The hf engine's requests with images: an image-text-to-text model (AutoModelForImageTextToText) and its
-AutoProcessor, one request at a time (local/vision.py renders it).
+"""The hf engine's requests with images, and every chat of an image-text-to-text model (AutoModelForImageTextToText),
+whose processor's chat template reads typed content parts: one request at a time (local/vision.py renders it).
 
 Decoding follows the engine's text path where it can: only the request's Sampling counts (the model's own
 generation_config is not read), greedy at temperature 0, otherwise sampled with temperature and top_p (no top_k)
@@ -23,7 +23,7 @@ def generate_with_images(engine: Any, request: Request) -> Response:
         raise RequestError("hf engine: log-probs of a request with images are not read")
     torch, transformers = engine._torch, engine.transformers
     text, images = vision_prompt(engine.processor, request)
-    inputs = engine.processor(text=text, images=images, return_tensors="pt").to(engine.device)
+    inputs = engine.processor(text=text, images=images or None, return_tensors="pt").to(engine.device)
     sampled = sampling.temperature > 0
     config = transformers.GenerationConfig(
         max_new_tokens=sampling.max_tokens,

@@ -243,6 +243,63 @@ def test_gemini_gets_inline_data_parts_the_sdk_takes():
     assert sdk.model_dump(mode="json")["parts"][0]["inline_data"]["data"] == base64.urlsafe_b64encode(RED).decode()
 
 
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "gemini"])
+def test_each_vendor_sdk_sends_the_image_as_its_api_documents(vendor, monkeypatch):
+    """Over the wire, through the vendor's own SDK, to the fake server of its API (tests/engines/test_engine_*.py)."""
+    import test_engine_anthropic
+    import test_engine_gemini
+    from test_engine_openai import FakeServer, generate
+
+    pytest.importorskip({"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai"}[vendor])
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    answers = {"anthropic": test_engine_anthropic.echo, "gemini": test_engine_gemini.echo}
+    server = FakeServer(answer=answers.get(vendor))
+    try:
+        engine = {
+            "openai": lambda: OpenAIEngine("gpt-4o-mini", base_url=server.base_url, max_retries=0),
+            "anthropic": lambda: test_engine_anthropic.engine(server),
+            "gemini": lambda: test_engine_gemini.engine(server),
+        }[vendor]()
+        generate(engine, asked(RED))
+        body = server.requests[0]["body"]
+    finally:
+        server.stop()
+    if vendor == "openai":  # platform.openai.com/docs/guides/images-vision: an image_url part, a base64 data URL
+        assert body["messages"][1]["content"] == [
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(RED)}"}},
+            {"type": "text", "text": "What is this?"},
+        ]
+    elif vendor == "anthropic":  # docs.anthropic.com/en/docs/build-with-claude/vision: a base64 image block
+        assert body["messages"][0]["content"] == [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(RED)}},
+            {"type": "text", "text": "What is this?"},
+        ]
+    else:  # ai.google.dev/gemini-api/docs/image-understanding: an inline_data part, base64, and its mime type
+        image, text = body["contents"][0]["parts"]
+        inline = image.get("inlineData") or image["inline_data"]
+        assert base64.b64decode(inline["data"], altchars=b"-_") == RED
+        assert (inline.get("mimeType") or inline["mime_type"]) == "image/png" and text == {"text": "What is this?"}
+
+
+def test_the_batch_apis_send_the_same_bodies(monkeypatch):
+    from ragbench._engines.hosted.anthropic import AnthropicEngine
+    from ragbench._engines.hosted.batch_anthropic import AnthropicBatches
+    from ragbench._engines.hosted.batch_openai import OpenAIBatches
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    openai = OpenAIEngine("gpt-4o-mini")
+    url, line = OpenAIBatches(openai).line(asked(RED), "c1")
+    assert (
+        url == "/v1/chat/completions" and line["body"]["messages"] == openai.call_arguments(asked(RED))[1]["messages"]
+    )
+    anthropic = AnthropicEngine("claude-sonnet-4-5")
+    _, line = AnthropicBatches(anthropic).line(asked(RED), "c2")
+    assert line["params"]["messages"] == message_arguments(asked(RED), "claude-sonnet-4-5")["messages"]
+    assert line["params"]["messages"][0]["content"][0]["source"]["data"] == b64(RED)
+
+
 def test_a_prompt_requests_images_go_before_its_text_in_one_user_turn():
     turns = chat_messages(Request(prompt="What?", images=(Image.of(RED),)))
     assert turns[0]["content"] == "What?" and turns[0]["parts"] == [Image.of(RED), "What?"]

@@ -35,8 +35,22 @@ def _turn_text(message: Mapping[str, object]) -> str:
     parts, as JSON) and the tool calls an assistant turn made."""
     head = f"[{message.get('role', '?')}]" + (f" ({message['tool_call_id']})" if message.get("tool_call_id") else "")
     calls = _call_lines(message.get("tool_calls"))
-    text = _dump(message.get("content") or "")
+    text = _content_text(message.get("content") or "")
     return "\n".join([head, *([text] if text or not calls else []), *calls])
+
+
+def _content_text(content: object) -> str:
+    """A turn's content as text; parts that hold an image each on its line, an image as `[image sha256:…]` (the
+    record's digest: the picture itself is the example's, shown at the top of its page)."""
+    if not (isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image" for p in content)):
+        return _dump(content)
+    return "\n".join(
+        f"[image sha256:{json_object(part.get('image')).get('sha256')}]"
+        if part.get("type") == "image"
+        else str(part.get("text", _dump(part)))
+        for part in content
+        if isinstance(part, dict)
+    )
 
 
 def _call_lines(calls: object) -> list[str]:

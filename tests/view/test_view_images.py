@@ -87,6 +87,8 @@ def test_the_example_page_shows_each_images_thumbnail(pictures_run, tmp_path):
     data = base64.b64decode(shown[0]["thumbnail"].removeprefix("data:image/png;base64,"))
     assert data == (out / "images" / f"{Image.of(BIG).digest}.png").read_bytes()
     assert exported_page(site, f"example/{rid}/pictures/2")["images"] == []
+    prompt = exported_page(site, f"example/{rid}/pictures/0")["steps"][0]["prompt"]
+    assert prompt == f"[user]\n[image sha256:{Image.of(BIG).digest}]\nwhat colour?"
     (out / "images" / f"{Image.of(SMALL).digest}.png").unlink()
     site = export_view([out], tmp_path / "again")
     assert exported_page(site, f"example/{rid}/pictures/1")["images"][0]["thumbnail"] is None

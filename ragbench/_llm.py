@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._types import JsonObject, Step
 from ._values.ceiling import CeilingHeld, ExampleCeiling
+from ._values.images import Image
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ._values.traced_replies import traced_texts
 
@@ -107,10 +108,15 @@ class LLM(CeilingHeld):
     def sampling(self, **overrides: Any) -> Sampling:
         return Sampling.make(**{**self.defaults, **overrides})
 
-    async def generate(self, prompt: str, *, step: str = "generate", **sampling: Any) -> Response:
+    async def generate(
+        self, prompt: str, *, step: str = "generate", images: Sequence[Any] = (), **sampling: Any
+    ) -> Response:
         """Complete `prompt` (sent as is, no chat template).
 
         step: the name of this call in the example's trace (the viewer's timeline), e.g. "rerank".
+        images: pictures sent with the prompt (each anything `Image.of` reads; `Request.images`): a local
+            engine hands them to the model's processor with the prompt as written, which must then hold the
+            model's image placeholders; a chat API gets them before the prompt in one user turn.
         **sampling: any field of `Sampling`, overriding `defaults`: max_tokens, temperature, top_p,
             stop, seed, n, logprobs, logprob_tokens, logprob_window, lora, skip_special_tokens,
             json_mode, json_schema, keep_stop, left_to_server, max_tokens_as, frequency_penalty, presence_penalty,
@@ -118,7 +124,8 @@ class LLM(CeilingHeld):
         Returns the `Response` (`.text`, `.texts`, `.logprobs`, token counts, `.finish_reason`); an
         engine failure raises `EngineError` after the call is traced.
         """
-        return await self.send(Request(prompt=prompt, sampling=self.sampling(**sampling)), step)
+        request = Request(prompt=prompt, sampling=self.sampling(**sampling), images=tuple(map(Image.of, images)))
+        return await self.send(request, step)
 
     async def chat(
         self,
@@ -131,7 +138,10 @@ class LLM(CeilingHeld):
     ) -> Response:
         """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
         rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
-        `step` and `**sampling` as for `generate`.
+        `step` and `**sampling` as for `generate`. A turn's content may be a list of parts, texts and images in
+        order: `{"type": "text", "text": ...}`, `{"type": "image", "image": X}` (X anything `Image.of` reads;
+        `ragbench.api.user_turn(text, images)` writes such a turn); each image is sent in the engine's own form,
+        and is in the cache key and the record by its digest.
 
         tools: functions the model may call, in the OpenAI form (`{"type": "function", "function": {"name",
             "description", "parameters"}}`); the answer's `.tool_calls` are the calls it made (each with `.id`,
@@ -171,6 +181,8 @@ class LLM(CeilingHeld):
         return await self.send(Request.ensemble_of(inputs, weights, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:
+        if not getattr(self.engine, "takes_images", False) and request.sent_images():
+            raise RequestError(f"the {self.engine.kind} engine sends no images (`Engine.takes_images`)")
         if self.ceiling is not None:  # a call past the example's ceiling is neither sent nor traced
             self.ceiling.take_step(request.text_length())
         request = self._seeded(request)

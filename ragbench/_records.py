@@ -88,6 +88,7 @@ class SampleRecord(ReadOnly):
     gold_references: list[str] = field(default_factory=list)  # the gold as the task reads it (Task.gold_references)
     meta: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, str]] | None = None
+    images: list[dict[str, Any]] = field(default_factory=list)  # the example's images, by digest (`image_summary`)
     answer: str = ""
     output: str | None = None  # the raw model output the answer was made from
     citations: list[list[int]] = field(default_factory=list)
@@ -136,6 +137,7 @@ class SampleRecord(ReadOnly):
             gold_references=record.get("gold_references") or [],
             meta=record.get("meta") or {},
             turns=record.get("turns"),
+            images=record.get("images") or [],
             answer=prediction.get("answer") or "",
             output=record.get("output") if has_text else None,
             citations=prediction.get("citations") or [],
@@ -235,7 +237,7 @@ def sample_line(record: SampleRecord) -> dict[str, Any]:
         "question": record.question,
         "gold": record.gold,
     }
-    _put(line, meta=record.meta, turns=record.turns, example_sha256=record.example_sha256)
+    _put(line, meta=record.meta, turns=record.turns, images=record.images, example_sha256=record.example_sha256)
     if record.gold_references_error is None:
         line["gold_references"] = record.gold_references
     else:

@@ -39,6 +39,7 @@ class RecordedRequest(TypedDict, total=False):
     """A request as a record holds it (`Request.to_dict()`, read back from JSON)."""
 
     prompt: str
+    images: list[JsonObject]  # a prompt's images: {"sha256", "media_type", "bytes"}
     messages: list[JsonObject]
     ensemble: list[JsonObject]
     tools: list[JsonObject]

@@ -38,6 +38,9 @@ class Engine:
     # Whether `generate` / `agenerate_one` sends a request's tools (`Request.tools`) and reads the model's tool
     # calls; an engine that cannot refuses a tool request rather than dropping its tools.
     calls_tools: ClassVar[bool] = False
+    # Whether `generate` / `agenerate_one` sends a request's images (`Request.sent_images`) in the engine's own form;
+    # an engine that cannot refuses a request with images rather than dropping them (`images_problem`).
+    takes_images: ClassVar[bool] = False
     # it sends a remote MCP server (`Tool.remote_mcp`) for the API's servers to call its tools (anthropic; openai
     # with api=responses, set per engine)
     connects_mcp: bool = False
@@ -90,6 +93,17 @@ class Engine:
         """Why this engine cannot offer `model` tools, found without loading it; None where it can or cannot
         tell before it loads."""
         return None
+
+    @classmethod
+    def images_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
+        """Why `model` on this engine takes no images, found without loading it; None where it takes them or
+        where that cannot be told before it loads (a vendor's model: the API refuses the request)."""
+        if cls.takes_images:
+            return None
+        return (
+            f"the {cls.kind} engine sends no images; run an image-text model with --model openai:, anthropic:, "
+            "gemini:, vllm: or hf:"
+        )
 
     @property
     def engine_id(self) -> str:

@@ -113,11 +113,25 @@ def _request_text(request: RecordedRequest) -> str:
     """What a recorded request (`Request.to_dict()` fields) is looked up by: the prompt, or the messages' roles
     and contents, and, where a chat used tools, the turns' tool calls and results and the tools offered (JSON)."""
     if request.get("prompt") is not None:
-        return str(request["prompt"])
-    lines = [f"[{m['role']}] {m['content']}" + _tool_parts(m) for m in request.get("messages") or []]
+        images = request.get("images")  # a prompt's images by digest (`Request.to_dict`), never their paths
+        return str(request["prompt"]) + ("\n[images] " + " ".join(str(i["sha256"]) for i in images) if images else "")
+    lines = [f"[{m['role']}] {_content(m['content'])}" + _tool_parts(m) for m in request.get("messages") or []]
     if request.get("tools") or request.get("tool_choice") is not None:
         lines.append("[tools] " + json.dumps([request.get("tools"), request.get("tool_choice")], ensure_ascii=False))
     return "\n".join(lines)
+
+
+def _content(content: JsonValue) -> str:
+    """A turn's content as matched: its text, or its parts as JSON (an image part by its digest: a run's record
+    writes `{"sha256", "media_type", "bytes"}`, a hand-written one may give `{"sha256"}` alone)."""
+    if not isinstance(content, list):
+        return str(content)
+    return json.dumps([_digest_part(part) for part in content], ensure_ascii=False)
+
+
+def _digest_part(part: JsonValue) -> JsonValue:
+    image = part.get("image") if isinstance(part, dict) and part.get("type") == "image" else None
+    return {"type": "image", "sha256": image.get("sha256")} if isinstance(image, dict) else part
 
 
 def _tool_parts(message: JsonObject) -> str:
@@ -128,6 +142,7 @@ def _tool_parts(message: JsonObject) -> str:
 class ReplayEngine(Engine):
     kind = "replay"
     starts_processes = False
+    takes_images = True  # matched by their digests (`_request_text`)
     calls_tools = True  # a recorded answer's tool calls are in its "response_data" (or a record's "tool_calls")
     connects_mcp = True  # a request offering a remote MCP server gets the recorded answer, its servers' calls in it
     cacheable = False  # the file is the cache

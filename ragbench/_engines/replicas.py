@@ -65,6 +65,7 @@ class ReplicaSet(Engine):
         self.names = describe or [f"replica {i}" for i in range(len(replicas))]
         self.concurrent = bool(first.concurrent)
         self.calls_tools = bool(getattr(first, "calls_tools", False))  # type: ignore[misc]
+        self.takes_images = bool(getattr(first, "takes_images", False))  # type: ignore[misc]
         self.max_batch_size = first.max_batch_size
         self.max_concurrency = sum(r.max_concurrency for r in replicas)
         self.parallel_batches = len(replicas)
@@ -187,6 +188,7 @@ class ReplicaInfo(TypedDict):
     max_batch_size: int
     max_concurrency: int
     calls_tools: bool
+    takes_images: bool
 
 
 class RayReplica:
@@ -200,6 +202,7 @@ class RayReplica:
         self.max_batch_size = info["max_batch_size"]
         self.max_concurrency = info["max_concurrency"]
         self.calls_tools = bool(info.get("calls_tools"))
+        self.takes_images = bool(info.get("takes_images"))
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         import ray
@@ -236,6 +239,7 @@ class _EngineActor:
             "max_batch_size": engine.max_batch_size,
             "max_concurrency": engine.max_concurrency,
             "calls_tools": engine.calls_tools,
+            "takes_images": engine.takes_images,
         }
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:

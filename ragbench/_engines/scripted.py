@@ -157,6 +157,7 @@ class ScriptedEngine(Engine):
     kind = "scripted"
     starts_processes = False
     calls_tools = True  # an answer {"tool_calls": [...]} (see the module docstring)
+    takes_images = True  # rules read the text; a test's engine takes what a real one would
 
     def __init__(
         self,

@@ -18,8 +18,9 @@ from .._metric import InvalidScore, Metric, reported_keys, score_keys, typed_sco
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
+from .._storage.thumbnails import keep_thumbnails
 from .._task import Task
-from .._types import Example, Prediction, Step
+from .._types import Example, Prediction, Step, image_summary
 from .._values.ceiling import ExampleCeiling
 from .._values.urls import redacted
 from .judges.raters import Rater, headline_is_a_rater, raters, rating_entry
@@ -93,6 +94,8 @@ async def process_example(
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback)
+    if services.run_folder is not None and example.images:
+        keep_thumbnails(services.run_folder, example.images)  # what the viewer shows of them
     record = await scored(record, planned, example, prediction, services)
     return writable_sample(record.read_only(seconds=round(time.perf_counter() - started, 4)))
 
@@ -161,6 +164,7 @@ def sample_record(
         gold=example.gold,
         meta=example.meta,
         turns=example.turns,
+        images=[image_summary(image) for image in example.images],
         example_sha256=record_digest(example),
         **(gold_references(task, example) if task else {}),
         answer=prediction.answer,

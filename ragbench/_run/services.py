@@ -28,6 +28,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from .._components.pooling import Components
@@ -75,6 +76,7 @@ class ExampleServices:
     strict_infra: bool = False
     ceiling: Ceiling = field(default_factory=Ceiling)
     examples: ExamplesInFlight | None = None  # the examples in flight, whose calls the scheduler's batches wait for
+    run_folder: Path | None = None  # where the examples' image thumbnails are kept (ragbench._storage.thumbnails)
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,7 @@ class RunServices:
             strict_infra=config.limits.strict_infra,
             ceiling=Ceiling.of(config.limits.max_steps_per_example, config.limits.max_prompt_chars_per_example),
             examples=examples,
+            run_folder=self.run_dir.path,
         )
         try:
             value = await work(Calls(scheduler, recorder, services, self.batch_board))

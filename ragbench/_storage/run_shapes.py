@@ -26,6 +26,7 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "gold": (dict, NONE),
     "meta": (dict, NONE),
     "turns": (list, NONE),
+    "images": (list,),
     "prediction": (dict,),
     "trace": (list,),
     "judge_trace": (list,),

@@ -8,7 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .content_parts import IMAGE_LENGTH, image_record, images_in
+from .images import Image
 from .tool_calls import (
+    Message,
     Tool,
     ToolCall,
     Turn,
@@ -148,12 +151,18 @@ class Request:
     ensemble: tuple[tuple[str | tuple[tuple[str, str], ...], float], ...] | None = None
     tools: tuple[Tool, ...] = ()  # functions the model may call (chat requests only)
     tool_choice: str | None = None  # "auto", "none", "required" or a tool's name; None: the engine's default
+    # A prompt request's images (a chat turn holds its own, `Message.parts`): a chat API gets them before the prompt
+    # in one user turn; a local engine passes them to the model's processor as they are, the prompt as written
+    # (holding the model's image placeholders).
+    images: tuple[Image, ...] = ()
 
     def __post_init__(self) -> None:
         if sum(part is not None for part in (self.prompt, self.messages, self.ensemble)) != 1:
             raise ValueError("a request has exactly one of `prompt`, `messages` or `ensemble`")
         if (self.tools or self.tool_choice is not None) and self.messages is None:
             raise ValueError("only a chat request (`messages`) offers tools")
+        if self.images and self.prompt is None:
+            raise ValueError("`images` go with a prompt; a chat turn holds its images among its content parts")
 
     @classmethod
     def chat(
@@ -197,6 +206,17 @@ class Request:
     def is_chat(self) -> bool:
         return self.messages is not None
 
+    def sent_images(self) -> tuple[Image, ...]:
+        """Every image the request sends: a prompt's, or its turns' in order."""
+        turns = (turn.parts for turn in self.messages or () if isinstance(turn, Message))
+        return self.images + tuple(image for parts in turns for image in images_in(parts))
+
+    def _turn_parts(self) -> tuple[tuple[int, tuple[object, ...]], ...]:
+        """The turns that hold images, by position, with their parts (the cache key's: images by digest)."""
+        return tuple(
+            (i, turn.parts) for i, turn in enumerate(self.messages or ()) if isinstance(turn, Message) and turn.parts
+        )
+
     def message_dicts(self) -> list[JsonObject]:  # OpenAI's {"role", "content"}, plus "tool_calls"/"tool_call_id"
         return [turn_dict(turn) for turn in self.messages or ()]
 
@@ -207,17 +227,19 @@ class Request:
         return None if self.tool_choice is None else tool_choice_payload(self.tool_choice)
 
     def text_length(self) -> int:
-        """Characters of input, the sort key for length-sorted batching."""
+        """Characters of input, the sort key for length-sorted batching; an image counts as IMAGE_LENGTH."""
         if self.prompt is not None:
-            return len(self.prompt)
+            return len(self.prompt) + IMAGE_LENGTH * len(self.images)
         if self.ensemble is not None:
             return sum(len(i) if isinstance(i, str) else sum(len(c) for _, c in i) for i, _ in self.ensemble)
-        return sum(len(turn_text(turn)) for turn in self.messages or ())
+        return sum(len(turn_text(turn)) for turn in self.messages or ()) + IMAGE_LENGTH * len(self.sent_images())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.prompt is not None:
             out["prompt"] = self.prompt
+            if self.images:
+                out["images"] = [image_record(image) for image in self.images]
         elif self.ensemble is not None:
             out["ensemble"] = [
                 {"prompt": i, "weight": w}
@@ -241,8 +263,9 @@ class Request:
         return out
 
     def cache_key(self, engine_id: str) -> str:
-        """sha256 of (engine, prompt or messages, every sampling field, tools and tool choice); `repr` of
-        these plain values (and frozen dataclasses of them) is stable and much cheaper than JSON on the hot path."""
+        """sha256 of (engine, prompt or messages, every sampling field, tools and tool choice, images); `repr` of
+        these plain values (and frozen dataclasses of them) is stable and much cheaper than JSON on the hot path.
+        An image is in it by its digest (`Image.__repr__`), never its path."""
         payload = repr(
             (engine_id, self.prompt, self.messages, self.sampling)
             + ((self.ensemble,) if self.ensemble is not None else ())
@@ -251,6 +274,8 @@ class Request:
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
             + tuple((self.sampling.penalties() | self.sampling.penalties(CUTOFFS)).items())
             + tuple((n, v) for n in ("json_schema", "enable_thinking") if (v := getattr(self.sampling, n)) is not None)
+            + ((("images", self.images),) if self.images else ())
+            + ((("parts", parts),) if (parts := self._turn_parts()) else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -386,6 +411,8 @@ class EngineNeeds:
     tools: bool = False  # it offers the model tools (`Request.tools`): `Engine.calls_tools` must hold
     # it reads whether a text ended at a kept stop string or at the model's own end: `Engine.says_which_stop` must hold
     stop_known: bool = False
+    # it sends the model images (`Engine.images_problem` must find none); None: as the task says (`Task.holds_images`)
+    images: bool | None = None
 
 
 class EngineError(RuntimeError):

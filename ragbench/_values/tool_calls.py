@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .content_parts import Part, holds_image, part_dicts, parts_of, parts_text
 from .json_values import TooDeep, json_of
 from .tool_arguments import arguments_problem
 
@@ -138,7 +139,8 @@ class Message:
     Responses-API server wrote may hold its output `items` (JSON text of the list, reasoning items included):
     sent back as they are by an engine speaking that API, left out by the others. A turn whose content is a list of
     content parts (an earlier reply of a server that answered so, sent back as instructor sends it) holds their JSON
-    text in `content_parts`, sent as that list in place of `content`."""
+    text in `content_parts`, sent as that list in place of `content`. A turn that sends images holds its
+    content as `parts`, texts and images in order (ragbench._values.content_parts), `content` their text."""
 
     role: str
     content: str | None
@@ -146,9 +148,14 @@ class Message:
     tool_call_id: str | None = None
     items: str | None = None
     content_parts: str | None = None
+    # out of the repr, so that a turn without images keeps its cache key; `Request.cache_key` adds them
+    parts: tuple[Part, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> JsonObject:
-        content = self.content if self.content_parts is None else json.loads(self.content_parts)
+        """The OpenAI form; an image part as its record (`{"type": "image", "image": {"sha256", ...}}`)."""
+        content: Any = self.content if self.content_parts is None else json.loads(self.content_parts)
+        if self.parts:
+            content = part_dicts(self.parts)
         out: JsonObject = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
@@ -164,7 +171,7 @@ Turn = tuple[str, str] | Message  # a plain (role, content) pair, or a turn with
 
 def turn_of(message: Mapping[str, Any]) -> Turn:
     """A chat message dict as a request holds it: a (role, content) pair unless it carries tool calls or a
-    tool result (or content None, or a list of content parts)."""
+    tool result (or content None, or a list of content parts: `parts` where they hold an image)."""
     calls = message.get("tool_calls") or ()
     items = message.get("items")
     plain = items is None and message.get("tool_call_id") is None
@@ -172,10 +179,13 @@ def turn_of(message: Mapping[str, Any]) -> Turn:
     if not calls and plain and isinstance(content, str):
         return message["role"], content
     parts = isinstance(content, list)
+    images = isinstance(content, list) and holds_image(content)
+    held = parts_of(content) if isinstance(content, list) and images else ()
     return Message(
         role=message["role"],
-        content=None if parts else content,
-        content_parts=json.dumps(content, ensure_ascii=False) if parts else None,
+        content=parts_text(held) if images else None if parts else content,
+        content_parts=json.dumps(content, ensure_ascii=False) if parts and not images else None,
+        parts=held,
         tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
         tool_call_id=message.get("tool_call_id"),
         items=items if items is None or isinstance(items, str) else json.dumps(items, ensure_ascii=False),

@@ -10,10 +10,11 @@ from pathlib import Path
 
 from .._records import SampleRecord
 from .._storage.files import open_file
+from .._storage.thumbnails import thumbnail_url
 from .._system import System, trace_outline
 from .._trace_groups import outline
 from .._types import Document, JsonObject, Step, json_object
-from .page_data import DocumentView, ExampleView, Reason, StepView
+from .page_data import DocumentView, ExampleView, ImageView, Reason, StepView
 from .runs import RunFolder, clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
@@ -34,8 +35,22 @@ def _turn_text(message: Mapping[str, object]) -> str:
     parts, as JSON) and the tool calls an assistant turn made."""
     head = f"[{message.get('role', '?')}]" + (f" ({message['tool_call_id']})" if message.get("tool_call_id") else "")
     calls = _call_lines(message.get("tool_calls"))
-    text = _dump(message.get("content") or "")
+    text = _content_text(message.get("content") or "")
     return "\n".join([head, *([text] if text or not calls else []), *calls])
+
+
+def _content_text(content: object) -> str:
+    """A turn's content as text; parts that hold an image each on its line, an image as `[image sha256:…]` (the
+    record's digest: the picture itself is the example's, shown at the top of its page)."""
+    if not (isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image" for p in content)):
+        return _dump(content)
+    return "\n".join(
+        f"[image sha256:{json_object(part.get('image')).get('sha256')}]"
+        if part.get("type") == "image"
+        else str(part.get("text", _dump(part)))
+        for part in content
+        if isinstance(part, dict)
+    )
 
 
 def _call_lines(calls: object) -> list[str]:
@@ -53,6 +68,25 @@ def _call_lines(calls: object) -> list[str]:
 
 def _dump(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=1)
+
+
+def image_views(images: list[dict[str, object]], run: Path) -> list[ImageView]:
+    """An example's images as the page shows them: each by its digest, with the thumbnail the run kept of it
+    (ragbench._storage.thumbnails); the task's own image files are not read."""
+    views: list[ImageView] = []
+    for image in images:
+        digest = str(image.get("sha256") or "")
+        size, kind, source = image.get("bytes"), image.get("media_type"), image.get("source")
+        views.append(
+            {
+                "sha256": digest,
+                "media_type": kind if isinstance(kind, str) else None,
+                "bytes": size if isinstance(size, int) else None,
+                "source": source if isinstance(source, str) else None,
+                "thumbnail": thumbnail_url(run, digest),
+            }
+        )
+    return views
 
 
 def document_views(docs: list[Document]) -> list[DocumentView]:
@@ -188,6 +222,7 @@ def example_page(record: SampleRecord, system: type[System] | None, run: RunFold
         "question": record.question,
         "gold": record.gold,
         "gold_text": gold_text(record),
+        "images": image_views(record.images, run.path),
         "answer": record.answer,
         "output": record.output,
         "error": record.error,

@@ -209,6 +209,17 @@ class Reason(TypedDict):
     reply: str
 
 
+class ImageView(TypedDict):
+    """One of an example's images: what its record holds (`image_summary`) and the run's thumbnail of it, a `data:`
+    URL (None where the run kept none: a run of an older ragbench, an image PIL could not read)."""
+
+    sha256: str
+    media_type: str | None
+    bytes: int | None
+    source: str | None
+    thumbnail: str | None
+
+
 class ExampleView(TypedDict):
     """An example's page from its sample record; `outline` as the system's `trace_outline` gives it."""
 
@@ -216,6 +227,7 @@ class ExampleView(TypedDict):
     question: str
     gold: JsonObject
     gold_text: str
+    images: list[ImageView]
     answer: str
     output: str | None
     error: str | None

@@ -51,6 +51,10 @@ Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable
 - `Response.token_ids` (and the trace's llm steps) holds the first sample's generated ids, those
   completion_tokens counts: up to and including the EOS / stop-completing token.
 
+Image-text-to-text checkpoints (a config with a `vision_config`: LLaVA, Idefics3/SmolVLM, Qwen2-VL ...) load with
+AutoModelForImageTextToText and their AutoProcessor: a request with images, and every chat, is rendered with the
+processor's chat template and generated alone (hf/vision.py); prompt requests without images take the path above.
+
 Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
 google/t5_xxl_true_nli_mixture) load with AutoModelForSeq2SeqLM: the prompt is the encoder input
 (tokenized as is, so T5 appends its </s>) and the text is the decoder's output.
@@ -80,6 +84,7 @@ from ..local.content import local_model_digest
 from ..local.embedded import embedded_model_dir, is_embedded
 from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from ..local.tool_parsers import TOOL_PARSERS, ParserName, tool_parser_id, tool_sampling, with_tool_calls
+from ..local.vision import INSTEAD, images_problem, takes_images
 from . import batching
 from .cached_decode import decode_greedy
 from .decoding import StopTracker, TokenPicker, responses_of
@@ -87,6 +92,7 @@ from .ensemble import LogitMixer, decode_ensemble
 from .loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
 from .prefill import Prefill, cache_argument
 from .prefix_cache import PrefixCache
+from .vision import generate_with_images
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -99,6 +105,7 @@ class HFEngine(Engine):
     kind = "hf"
     decodes_ensembles = True
     calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
+    takes_images = True  # an image-text-to-text model (hf/vision.py); `images_problem` refuses a text model
 
     def __init__(
         self,
@@ -132,6 +139,8 @@ class HFEngine(Engine):
         self.tool_parser = tool_parser
         self._lock = threading.Lock()
         self._content: str | None = None  # a local model's files (ragbench._engines.local.content), set by _load
+        self.transformers = transformers
+        self.processor: Any = None  # an image-text model's AutoProcessor (hf/vision.py), set by _load
         if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
@@ -169,6 +178,10 @@ class HFEngine(Engine):
     def tools_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
         return tools_template_problem(model)
 
+    @classmethod
+    def images_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
+        return images_problem(model)
+
     # -- loading --------------------------------------------------------------------------
 
     def _load(self, transformers: Any) -> tuple[Any, Any]:
@@ -194,6 +207,11 @@ class HFEngine(Engine):
             )
             self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
             auto = transformers.AutoModelForSeq2SeqLM if self.seq2seq else transformers.AutoModelForCausalLM
+            if takes_images(config):  # an image-text-to-text model: its processor renders requests with images
+                auto = transformers.AutoModelForImageTextToText
+                self.processor = transformers.AutoProcessor.from_pretrained(
+                    folder, local_files_only=local_files_only, **extra
+                )
             model = auto.from_pretrained(folder, dtype=dtype, local_files_only=local_files_only, **extra)
             return model, tokenizer
 
@@ -248,6 +266,19 @@ class HFEngine(Engine):
 
     # -- generation -----------------------------------------------------------------------
 
+    def _with_images(self, request: Request) -> Response | EngineError:
+        """A request with images, or any chat of an image-text model (its processor's template reads typed content
+        parts), alone (hf/vision.py); a request with images is refused by a text model."""
+        if self.processor is None:
+            return RequestError(f"hf engine: {self.model} takes no images (a text model); {INSTEAD}")
+        try:
+            with self._lock:
+                return generate_with_images(self, request)
+        except RequestError as exc:
+            return exc
+        except Exception as exc:  # a processor or template that cannot take the request
+            return RequestError(f"hf engine: cannot read the request's images ({_one_line(exc)})")
+
     def encode(self, request: Request) -> list[int]:
         """Token ids of a request's prompt (chat requests through the chat template)."""
         if request.is_chat:
@@ -263,6 +294,9 @@ class HFEngine(Engine):
         # Requests that differ only in seed share a batch: every row draws from its own generator.
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
+            if request.sent_images() or self.processor is not None and request.is_chat:
+                results[index] = self._with_images(request)
+                continue
             if request.ensemble is not None:
                 results[index] = decode_ensemble(
                     request, self.encode, self._run, self.context_length, self._lock, _one_line

@@ -5,7 +5,8 @@ A chat request's system turns become `system` (joined by a blank line), the othe
 assistant's tool calls `tool_use` blocks (its text before them), consecutive tool results one user turn of
 `tool_result` blocks, an assistant turn that holds the content blocks of an earlier answer (`Message.items`:
 thinking blocks must go back with the tool calls they led to) those blocks as they were. A prompt request is one
-user turn. Tools go as `{name, description, input_schema}`, a remote MCP server tool as an `mcp_servers` entry
+user turn. A turn's images are `image` blocks with a base64 `source` and their media type, in order with its `text`
+blocks. Tools go as `{name, description, input_schema}`, a remote MCP server tool as an `mcp_servers` entry
 (the beta MCP connector: the API's servers call its tools), the tool choice as `{"type": "auto" | "none" | "any"
 | "tool"}`; with the `anthropic` engine's `prompt_cache` option the last tool and the system prompt carry
 `cache_control` (`cache_marked`). Sampling: `max_tokens`, `temperature` and `top_p` unless left to the server (`top_p` only when below
@@ -29,13 +30,15 @@ takes nothing else), and so is that of any tool-use block of kept items.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, TypeGuard
 
 from ..._types import JsonObject, JsonValue
+from ..._values.images import Image
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
-from ..chat_messages import ChatMessage, ToolCallForm, chat_messages
+from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of, text_part
 from .api_engine import call_arguments_object
 from .openai_responses import sampling_sent, top_logprobs_asked
 from .usage_counts import ANTHROPIC, read_usage
@@ -142,8 +145,14 @@ def messages(turns: list[ChatMessage]) -> list[JsonValue]:
             blocks += [_tool_use(call) for call in turn["tool_calls"]]
             out.append({"role": turn["role"], "content": blocks})
         else:
-            out.append({"role": turn["role"], "content": turn["content"] or ""})
+            out.append({"role": turn["role"], "content": content_of(turn, text_part, _image_block) or ""})
     return out
+
+
+def _image_block(image: Image) -> JsonObject:
+    """An image as the Messages API takes one inline: a base64 source with its media type."""
+    data = base64.b64encode(image.data).decode("ascii")
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": data}}
 
 
 def _all_results(content: JsonValue) -> TypeGuard[list[JsonValue]]:

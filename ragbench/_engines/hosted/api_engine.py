@@ -74,6 +74,7 @@ class ApiEngine(Engine):
 
     concurrent = True
     calls_tools = True
+    takes_images = True  # each vendor's form (openai, anthropic, gemini); a model without vision is the API's to refuse
     DEFAULT_BASE_URL: ClassVar[str]
     BASE_URL_ENV: ClassVar[str]  # the environment variable that may hold the base URL
     DEFAULT_KEY_ENV: ClassVar[str]

@@ -6,7 +6,8 @@ assistant turn role "model" with a text part and a `function_call` part per tool
 tool result a `function_response` part (`id`, the called function's `name`, `response: {"result": text}`),
 consecutive results one user turn; an assistant turn that holds the parts of an earlier answer
 (`Message.items`: thought signatures must go back with the calls they came with) those parts as they were. A
-prompt request is one user turn. Tools go as one tool of `function_declarations` (the JSON schema as
+prompt request is one user turn. A turn's images are `inline_data` parts (the SDK's `Part.from_bytes`: the bytes and
+their `mime_type`), in order with its `text` parts. Tools go as one tool of `function_declarations` (the JSON schema as
 `parameters_json_schema`), the tool choice as `function_calling_config` (AUTO, NONE, ANY, or ANY limited to the
 named function; a schema of upper-case types, a Gemini Schema, as `parameters`); the SDK's automatic function
 calling is off. Sampling: `max_output_tokens`, `temperature`, `top_p` and `seed` (each unless left to the server),
@@ -33,9 +34,10 @@ import json
 from typing import Any
 
 from ..._types import JsonObject, JsonValue
+from ..._values.images import Image
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
-from ..chat_messages import ChatMessage, ToolCallForm, chat_messages
+from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of
 from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
 from .openai_responses import kept_stop, sampling_sent, token_limit_sent, top_logprobs_asked
@@ -120,10 +122,21 @@ def contents(turns: list[ChatMessage]) -> list[JsonValue]:
         if "items" in turn:
             out.append({"role": role, "parts": list(turn["items"])})
             continue
-        given: list[JsonValue] = [{"text": turn["content"]}] if turn["content"] else []
+        given: list[JsonValue] = (
+            content_of(turn, lambda text: {"text": text}, _inline_data)
+            if "parts" in turn
+            else [{"text": turn["content"]}]
+            if turn["content"]
+            else []
+        )
         given += [{"function_call": _function_call(call)} for call in turn.get("tool_calls") or ()]
         out.append({"role": role, "parts": given or [{"text": ""}]})
     return out
+
+
+def _inline_data(image: Image) -> JsonObject:
+    """An image as a Gemini part sent inline (the SDK's `Part.from_bytes`: a Blob of the bytes and their type)."""
+    return {"inline_data": {"mime_type": image.media_type, "data": image.data}}  # type: ignore[dict-item]
 
 
 def _function_call(call: ToolCallForm) -> JsonObject:

@@ -7,7 +7,9 @@ https://api.openai.com/v1; it must include the API prefix (`http://localhost:800
 
 Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
 sends a prompt request to the chat endpoint as one user message, for servers or models that only
-serve chat. Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
+serve chat. A chat turn's images are `image_url` parts with a base64 `data:` URL, in order with its text parts; a
+prompt request with images goes to the chat endpoint whatever the mode (completions take none), its images before
+its prompt in one user message. Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
 OpenAI reasoning model, which refuses max_tokens: o1-o9, gpt-5 to gpt-19, codex-mini, or where `max_tokens_as`
 says so), temperature, top_p, n and seed (when set, per request; but those `left_to_server`, sent as the request
 holds them: top_p 1 is sent as 1, 1.0 as 1.0), frequency_penalty and presence_penalty (where the request sets
@@ -62,6 +64,7 @@ import openai
 from ..._errors import ConfigError
 from ..._values.llm_calls import CUTOFFS, EngineNeeds, Request, Response
 from ..batches.interface import BatchVendor
+from ..chat_messages import chat_messages, openai_message
 from .batch_openai import OpenAIBatches
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header
 from .openai_responses import (
@@ -195,14 +198,10 @@ class OpenAIEngine(StainlessEngine):
         sampling = request.sampling
         if self.api == "responses":
             return True, self._sent(request, responses_arguments(request, sampling.lora or self.model))
-        chat = request.is_chat or self.mode == "chat"
+        chat = request.is_chat or self.mode == "chat" or bool(request.images)  # completions take no images
         args: dict[str, Any] = {"model": sampling.lora or self.model}
         if chat:
-            args["messages"] = (
-                [{k: v for k, v in m.items() if k != "items"} for m in request.message_dicts()]
-                if request.is_chat
-                else [{"role": "user", "content": request.prompt}]
-            )
+            args["messages"] = [openai_message(turn) for turn in chat_messages(request)]
             if request.tools:
                 args["tools"] = request.tool_dicts()
             if request.tool_choice is not None:

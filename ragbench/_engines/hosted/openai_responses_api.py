@@ -1,6 +1,7 @@
 """OpenAI's Responses API (`POST /v1/responses`, the `openai` engine's `api=responses`), as BrowseComp-Plus's
 clients speak it (search_agent/openai_client.py at commit 97c637c): a chat request becomes `input` items (a
-first system turn the `instructions`; user and assistant texts messages; an assistant's tool calls
+first system turn the `instructions`; user and assistant texts messages (a turn's images `input_image` parts with a
+base64 `data:` URL, its texts then `input_text` parts); an assistant's tool calls
 `function_call` items, or the output items its Responses answer held, reasoning included, sent back as they
 are; a tool result a `function_call_output`), tools the API's flat function form (a remote MCP server tool,
 `{"type": "mcp", ...}`, as it is: OpenAI's servers call its tools, the answer's `mcp_call` items kept), the limit
@@ -17,9 +18,10 @@ import json
 from typing import Any
 
 from ..._types import JsonObject, JsonValue
+from ..._values.content_parts import data_url
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import TOOL_CHOICES, ToolCall
-from ..chat_messages import ChatMessage, chat_messages
+from ..chat_messages import ChatMessage, chat_messages, content_of
 from .openai_responses import sampling_sent, token_limit_sent, top_logprobs_asked
 from .usage_counts import OPENAI_RESPONSES, read_usage
 
@@ -62,7 +64,12 @@ def input_items(turn: ChatMessage) -> list[JsonValue]:
         return list(turn["items"])
     if turn["role"] == "tool":
         return [{"type": "function_call_output", "call_id": turn["tool_call_id"], "output": turn["content"]}]
-    items: list[JsonValue] = [] if turn["content"] is None else [{"role": turn["role"], "content": turn["content"]}]
+    content = content_of(
+        turn,
+        lambda text: {"type": "input_text", "text": text},
+        lambda image: {"type": "input_image", "image_url": data_url(image)},
+    )
+    items: list[JsonValue] = [] if content is None else [{"role": turn["role"], "content": content}]
     for call in turn.get("tool_calls") or ():
         function = call["function"]
         items.append(

@@ -55,6 +55,7 @@ from ..local.content import content_digest, local_model_digest
 from ..local.embedded import embedded_safetensors_dir, is_embedded
 from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from ..local.tool_parsers import tool_parser_id, with_tool_calls
+from ..local.vision import images_problem, vision_prompt
 from .logprobs import LogprobGate, read_logprobs
 from .options import (
     DEFAULT_MAX_LOGPROBS,
@@ -75,6 +76,7 @@ class VLLMEngine(Engine):
     kind = "vllm"
     max_batch_size = 256
     calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
+    takes_images = True  # an image-text model's multimodal prompts (`prompt_of`); `images_problem` refuses a text one
 
     def __init__(
         self,
@@ -104,6 +106,7 @@ class VLLMEngine(Engine):
         self._adapter_contents: dict[str, str | None] = {}  # adapter folder -> its digest, read once a run
         self._lock = threading.Lock()
         self._tokenizer: Any = None
+        self._processor: Any = None
         self._vocabulary_ids: dict[str, int | None] = {}
         self.named_logprobs = accepts(vllm.SamplingParams, "logprob_token_ids")
         self.tool_parser = tool_parser
@@ -144,6 +147,10 @@ class VLLMEngine(Engine):
     @classmethod
     def tools_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
         return tools_template_problem(model, cache_dir_option(options))
+
+    @classmethod
+    def images_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
+        return images_problem(model, cache_dir_option(options))
 
     @property
     def engine_id(self) -> str:
@@ -196,8 +203,23 @@ class VLLMEngine(Engine):
         """The model's tokenizer has a chat template (what vLLM's own chat needs)."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
+    @property
+    def processor(self) -> Any:
+        """The model's AutoProcessor (its chat template writes the image placeholders), read when a request
+        first sends images."""
+        if self._processor is None:
+            from transformers import AutoProcessor
+
+            self._processor = AutoProcessor.from_pretrained(self.path)
+        return self._processor
+
     def prompt_of(self, request: Request) -> Any:
-        """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
+        """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat; a request with images
+        vLLM's multimodal prompt, `{"prompt": text with the model's image placeholders, "multi_modal_data":
+        {"image": [PIL images]}}` (local/vision.py)."""
+        if request.sent_images():
+            text, images = vision_prompt(self.processor, request)
+            return {"prompt": text, "multi_modal_data": {"image": images}}
         if request.is_chat:
             messages, thinking = chat_messages(request), request.sampling.enable_thinking
             return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, messages, request.tool_dicts(), thinking)}

@@ -23,6 +23,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._values.llm_calls import Request
 from ..._values.tool_calls import ToolCall
+from ..chat_messages import chat_messages, openai_message
 from ..local.tool_parsers import PARSER_NAMES, TOOL_PARSERS, Parsed, call_id, tool_sampling
 
 # Where vLLM keeps them: newer releases moved the parsers out of the OpenAI server package.
@@ -63,7 +64,7 @@ class ServerToolParser:
         """(the parser for `request`, the ChatCompletionRequest the server would generate and parse with)."""
         asked = self.chat_request(
             model="ragbench",
-            messages=request.message_dicts(),
+            messages=[openai_message(turn) for turn in chat_messages(request)],  # images as data URLs
             tools=request.tool_dicts(),
             **({"tool_choice": request.tool_choice_payload()} if request.tool_choice else {}),
         )

@@ -21,7 +21,7 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from ..._registry import Registry
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.environment import environment_problems
+from ..._values.llm_calls import EngineNeeds
 from ..._values.run_config import RunConfig
 from ..._values.run_groups import RunJudging, RunModels, RunRetrieval
 from ..models.sent_to import model_urls
@@ -57,8 +58,18 @@ def check_run_options(config: RunConfig, check: Preflight, registry: Registry) -
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
-    """What the run's systems need of the engines serving them, task by task (`System.engine_needs`)."""
-    return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
+    """What the run's systems need of the engines serving them, task by task (`System.engine_needs`); a task whose
+    examples hold images (`Task.holds_images`) needs a model that takes them, unless its system says it sends none
+    (`EngineNeeds(images=False)`)."""
+    out = []
+    for p in planned:
+        need = p.system.engine_needs(p.task)
+        if getattr(p.task, "holds_images", False) and (need is None or need.images is None):
+            system = getattr(p.system, "name", "") or type(p.system).__name__
+            need = replace(need or EngineNeeds(system=f"{system} on {p.task.name}"), images=True)
+        if need is not None:
+            out.append(need)
+    return out
 
 
 def needs_problems(
@@ -82,6 +93,8 @@ def needs_problems(
                 f"the {engine_class.kind} engine cannot tell (its API does not say); run the model with --model "
                 "vllm:, hf:, scripted: or replay:"
             )
+        if need.images and (problem := engine_class.images_problem(name, options)):
+            cannot.append(f"{need.system} sends the model images: {problem}")
         if need.tools:
             tools_cannot, tools_unmet = _tools_problems(engine_class, name, options, need.system)
             cannot += tools_cannot

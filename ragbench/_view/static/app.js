@@ -289,6 +289,13 @@ function outlineNodes(items, steps, used) {
 
 const tracebackNode = text => h("details", {class: "traceback"}, h("summary", {}, "traceback"), h("pre", {class: "bad"}, text));
 
+// an example's image: the run's thumbnail of it, titled by its digest and source; its digest where none was kept
+const imageNode = im => {
+  const about = `sha256 ${im.sha256}${im.source ? ` · ${im.source}` : ""}${im.bytes != null ? ` · ${im.bytes} bytes` : ""}`;
+  return im.thumbnail ? h("img", {class: "thumb", src: im.thumbnail, alt: about, title: about})
+    : h("span", {class: "muted", title: about}, `[image ${im.sha256.slice(0, 12)}: no thumbnail kept]`);
+};
+
 function exampleBody(x) {
   const field = (label, value, cls) => h("div", {class: "field"}, h("b", {}, label), " ", h("span", {class: cls || ""}, value));
   const tracebacks = x.score_tracebacks || {};
@@ -296,7 +303,8 @@ function exampleBody(x) {
   const timeline = outlineNodes(x.outline, x.steps, used);
   const rest = x.steps.filter(s => !used.has(s.i)).map(stepNode);
   return [
-    h("div", {class: "card"}, field("id", x.id), field("question", x.question), field("gold", x.gold_text),
+    h("div", {class: "card"}, field("id", x.id), field("question", x.question),
+      (x.images || []).length ? field("images", (x.images).map(imageNode)) : null, field("gold", x.gold_text),
       field("answer", x.answer, "answer"), x.output !== x.answer ? field("raw output", x.output) : null,
       x.error ? field("error", x.error, "bad") : null,
       x.traceback ? tracebackNode(x.traceback) : null,

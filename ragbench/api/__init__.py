@@ -15,7 +15,7 @@ The layout:
   and `OutputFormat`, what the system records per example, from which the core reports its statistics and
   format adherence), `Metric` (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one
   of a metric's keys as compare and the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
-  `resampled`, `cohen_kappa` and `kendall_tau` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
+  `resampled`, `cohen_kappa` and `kendall_tau` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`, an example's `Image`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
   for the plugin's hook module, and the errors:
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from ragbench._task.prompting import Prompt, TaskPrompting
     from ragbench._task.scoring import TaskScoring
     from ragbench._types import Document, Example, Prediction, Step
+    from ragbench._values.images import Image
     from ragbench._values.llm_calls import EngineError
 
 # the internal module that defines each name
@@ -91,6 +92,7 @@ _MODULES = {
     "ragbench._statistics.bootstrap": ("resampled",),
     "ragbench._statistics.rater_agreement": ("cohen_kappa", "kendall_tau"),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
+    "ragbench._values.images": ("Image",),
     "ragbench._context": ("Context", "ScoringContext"),
     "ragbench._records": ("SampleRecord",),
     "ragbench._checks": ("Preflight",),

@@ -12,7 +12,8 @@ moves them all); `replacing` (a file written whole or not at all: a corpus a com
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
-whose shape is open, such as a vendor's request body: a reader narrows them before use).
+whose shape is open, such as a vendor's request body: a reader narrows them before use); `load_split` (one split of a
+Hugging Face dataset from a `save_to_disk` folder, a folder of data files or a Parquet file, every failure one line).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._storage.files import replacing
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
     from ragbench._types import JsonObject, JsonValue
+    from ragbench._yaml_tasks.hf import load_split
 
 _MODULES = {
     "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
@@ -38,5 +40,6 @@ _MODULES = {
     "ragbench._imports": ("load_callable",),
     "ragbench._builtin": ("packaged_yaml", "section"),
     "ragbench._types": ("JsonValue", "JsonObject"),
+    "ragbench._yaml_tasks.hf": ("load_split",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

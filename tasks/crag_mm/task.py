@@ -1,0 +1,134 @@
+"""CRAG-MM single-turn and multi-turn (KDD Cup 2025) from the user's local copy of the hub datasets.
+
+crag_mm_single  crag-mm-2025/crag-mm-single-turn-public (v0.1.2), one question per image
+crag_mm_multi   crag-mm-2025/crag-mm-multi-turn-public (v0.1.2), conversations about one image; each turn is an
+                example whose `turns` hold the earlier questions and their gold answers
+
+Options (--task-arg): split=validation|public_test (default validation, the only split v0.1.2 publishes),
+tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
+DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
+image_cache=DIR (upstream's image download cache, for rows with only an image_url).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
+from ragbench.api.data import data_dir, load_split
+
+from .metrics import TOKENIZER_ENV
+from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
+
+REVISION = "v0.1.2"
+SPLITS = ("validation", "public_test")
+EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
+SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
+
+
+class CragMMTask(Task):
+    scoring = TaskScoring(metrics=("crag_mm",), slice_fields=SLICES, gold_fields=("answers",))
+    own_documents = False  # questions about an image; retrieval, if any, is the system's
+    kind: ClassVar[str] = "single"
+    repo: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        data_path: str | Path | None = None,
+        split: str = "validation",
+        tokenizer: str | None = None,
+        evaluation: str = "upstream",
+        image_cache: str | None = None,
+    ) -> None:
+        for name, value, allowed in (("split", split, SPLITS), ("evaluation", evaluation, tuple(EVALUATIONS))):
+            if value not in allowed:
+                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
+        super().__init__(data_path, split=split, tokenizer=tokenizer, evaluation=evaluation, image_cache=image_cache)
+        self.split = split
+        self.scoring = replace(self.scoring, metrics=EVALUATIONS[evaluation])
+        self.tokenizer_path = tokenizer
+        self.image_cache = image_cache_dir(image_cache)
+        self.path: Path | None = None
+
+    def prepare(self) -> None:
+        self.path = self.resolve_data()
+        self.tokenizer_path = self.resolve_tokenizer()
+
+    def preflight(self, check: Any) -> None:
+        """The data copy, and the Llama-3.2 tokenizer (by its vocabulary), each on its own."""
+        from .preflight import check_llama32_tokenizer
+
+        with check.step(f"task {self.name}: local copy of {self.repo}"):
+            self.path = self.resolve_data()
+        with check.step(f"task {self.name}: Llama-3.2 tokenizer"):
+            self.tokenizer_path = self.resolve_tokenizer()
+            check_llama32_tokenizer(self.name, self.tokenizer_path)
+
+    def resolve_data(self) -> Path:
+        if self.data_path is not None:
+            if not self.data_path.exists():
+                raise ConfigError(f"--data {self.name}={self.data_path}: no such file or folder")
+            return self.data_path
+        local = data_dir() / self.repo.rsplit("/", 1)[1]
+        if local.exists():
+            return local
+        raise refuse_missing(self.name, self.repo, REVISION, data_dir())
+
+    def resolve_tokenizer(self) -> str:
+        candidates = [self.tokenizer_path, os.environ.get(TOKENIZER_ENV), data_dir() / "llama32_tokenizer"]
+        for candidate in candidates:
+            if candidate and (Path(candidate) / "tokenizer.json").is_file():
+                return str(candidate)
+        given = self.tokenizer_path or os.environ.get(TOKENIZER_ENV)
+        where = f"{given} has no tokenizer.json; " if given else ""
+        raise ConfigError(
+            f"task {self.name}: {where}CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that "
+            f"tokenizer: pass --task-arg tokenizer=DIR (a folder with meta-llama/Llama-3.2-1B-Instruct's "
+            f"tokenizer.json), set ${TOKENIZER_ENV}, or put it in {data_dir() / 'llama32_tokenizer'}"
+        )
+
+    def load(self) -> Any:
+        """The split as a `datasets.Dataset`, images left undecoded (bytes); a Parquet file is the split."""
+        import datasets
+
+        assert self.path is not None
+        path = self.path
+        parquet = path if path.is_file() else None
+        split = load_split(
+            self.name, folder=None if parquet else path, parquet=parquet, split=None if parquet else self.split
+        )
+        if "image" in split.features:
+            split = split.cast_column("image", datasets.Image(decode=False))
+        return split
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        if self.path is None:
+            self.prepare()
+        rows = self.load()
+        names = label_names(rows.features)
+        where = str(self.path)
+        read_image = ImageReader(self.image_cache, self.name)
+        for number, row in enumerate(rows):
+            try:
+                yield from row_examples(row, number, where, self.kind, names, read_image)
+            except RecordError as exc:
+                yield exc
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        return [str(answer) for answer in gold["answers"]]
+
+
+class CragMMSingle(CragMMTask):
+    name = "crag_mm_single"
+    kind = "single"
+    repo = "crag-mm-2025/crag-mm-single-turn-public"
+
+
+class CragMMMulti(CragMMTask):
+    name = "crag_mm_multi"
+    kind = "multi"
+    repo = "crag-mm-2025/crag-mm-multi-turn-public"

@@ -6,7 +6,7 @@
 (a record's field, or the bad record's error), `parse_json` (json.loads where JSON nested too deeply is a
 ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
 `StreamBroken` (the record error where a stream broke off); `resolve_data_file` and `data_dir` (where a
-task's data is); `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
+task's data is), `is_saved_dataset`; `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
 ~/.cache/ragbench: a plugin keeps its own caches under it, so that `ragbench cache` lists them and one variable
 moves them all); `replacing` (a file written whole or not at all: a corpus a command builds);
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._builtin import packaged_yaml, section
     from ragbench._imports import load_callable
     from ragbench._storage.cache_root import cache_root
-    from ragbench._storage.datafiles import data_dir, resolve_data_file
+    from ragbench._storage.datafiles import data_dir, is_saved_dataset, resolve_data_file
     from ragbench._storage.files import replacing
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
     from ragbench._types import JsonObject, JsonValue
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
 
 _MODULES = {
     "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
-    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir", "is_saved_dataset"),
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
     "ragbench._imports": ("load_callable",),

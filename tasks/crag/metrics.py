@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -35,6 +34,7 @@ from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaratio
 from ragbench.api.data import JsonObject, parse_json
 
 from .prompts import judge_prompt
+from .tokenizer_files import tokenizer_in_context
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -53,13 +53,12 @@ def llama2_tokenizer(path: str) -> Tokenizer:
 
 def tokenizer_dir(ctx: Any) -> str:
     """The Llama-2 tokenizer folder: the task's `tokenizer` option, else $CRAG_LLAMA2_TOKENIZER."""
-    path = getattr(getattr(ctx, "task", None), "tokenizer_path", None) or os.environ.get(TOKENIZER_ENV)
-    if not path:
-        raise ValueError(
-            "CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
-            f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}"
-        )
-    return str(path)
+    return tokenizer_in_context(
+        ctx,
+        TOKENIZER_ENV,
+        "CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
+        f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}",
+    )
 
 
 def truncate_prediction(text: str, tokenizer_path: str) -> str:

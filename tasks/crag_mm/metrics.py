@@ -26,7 +26,6 @@ of that turn; and the two-wrong rule also applies to the run's accuracy, missing
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject
 
+from ..crag.tokenizer_files import tokenizer_in_context
 from .prompts import judge_messages
 
 if TYPE_CHECKING:
@@ -70,13 +70,12 @@ def truncate_response(text: str, tokenizer_path: str) -> str:
 
 def tokenizer_dir(ctx: Any) -> str:
     """The Llama-3.2 tokenizer folder: the task's `tokenizer` option, else $CRAG_MM_LLAMA32_TOKENIZER."""
-    path = getattr(getattr(ctx, "task", None), "tokenizer_path", None) or os.environ.get(TOKENIZER_ENV)
-    if not path:
-        raise ValueError(
-            "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer: --task-arg "
-            f"tokenizer=DIR (a folder holding meta-llama/Llama-3.2-1B-Instruct's tokenizer.json) or ${TOKENIZER_ENV}"
-        )
-    return str(path)
+    return tokenizer_in_context(
+        ctx,
+        TOKENIZER_ENV,
+        "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer: --task-arg tokenizer=DIR "
+        f"(a folder holding meta-llama/Llama-3.2-1B-Instruct's tokenizer.json) or ${TOKENIZER_ENV}",
+    )
 
 
 def clean_text(text: str) -> str:
@@ -186,7 +185,7 @@ class CragMMEval(Metric):
             "ego_multi_turn_score": multi_turn_score(ego),
         }
 
-    def truthfulness(self, turns: Sequence[Turn]) -> float | None:
+    def truthfulness(self, turns: Sequence[ScoredTurn]) -> float | None:
         """calculate_scores' truthfulness_score: 0.0 for one turn (`if total > 1 else 0.0`); corrected, the turns
         after a conversation's end count as missing and one turn is scored as any other."""
         if not turns:
@@ -205,7 +204,7 @@ class CragMMCorrectedEval(CragMMEval):
     corrected = True
 
 
-class Turn:
+class ScoredTurn:
     """What the run-level figures read of one scored turn."""
 
     __slots__ = ("correct", "ego", "missing", "session", "turn")
@@ -213,29 +212,29 @@ class Turn:
     def __init__(self, session: str, turn: int, ego: bool, correct: float, missing: float) -> None:
         self.session, self.turn, self.ego, self.correct, self.missing = session, turn, ego, correct, missing
 
-    def stopped(self) -> Turn:
+    def stopped(self) -> ScoredTurn:
         """The turn after its conversation ended: missing."""
-        return Turn(self.session, self.turn, self.ego, 0.0, 1.0)
+        return ScoredTurn(self.session, self.turn, self.ego, 0.0, 1.0)
 
 
-def _turn(sample: SampleRecord) -> Turn | None:
+def _turn(sample: SampleRecord) -> ScoredTurn | None:
     correct, missing = sample.scores.get("accuracy"), sample.scores.get("missing")
     if correct is None or missing is None:
         return None
     meta = sample.meta
     session = str(meta.get("session_id", sample.id))
-    return Turn(session, int(meta.get("turn", 0)), meta.get("image_source") == "ego", correct, missing)
+    return ScoredTurn(session, int(meta.get("turn", 0)), meta.get("image_source") == "ego", correct, missing)
 
 
-def conversations(turns: Sequence[Turn]) -> list[list[Turn]]:
+def conversations(turns: Sequence[ScoredTurn]) -> list[list[ScoredTurn]]:
     """Turns grouped by conversation (sorted by id, as pandas' groupby), each in turn order."""
-    grouped: dict[str, list[Turn]] = {}
+    grouped: dict[str, list[ScoredTurn]] = {}
     for turn in turns:
         grouped.setdefault(turn.session, []).append(turn)
     return [sorted(grouped[session], key=lambda t: t.turn) for session in sorted(grouped)]
 
 
-def ended(conversation: list[Turn]) -> list[Turn]:
+def ended(conversation: list[ScoredTurn]) -> list[ScoredTurn]:
     """The two-wrong rule: after the first two consecutive turns that are not correct, the rest are missing."""
     for i in range(1, len(conversation)):
         if conversation[i - 1].correct < 0.5 and conversation[i].correct < 0.5:
@@ -243,7 +242,7 @@ def ended(conversation: list[Turn]) -> list[Turn]:
     return conversation
 
 
-def multi_turn_score(turns: Sequence[Turn]) -> float | None:
+def multi_turn_score(turns: Sequence[ScoredTurn]) -> float | None:
     """mean_multi_turn_conversation_score: per conversation (the two-wrong rule applied), the mean accuracy less
     the mean hallucination (a turn neither correct nor missing); then the mean over conversations."""
     scores = []

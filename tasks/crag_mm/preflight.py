@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragbench.api import ConfigError
-
+from ..crag.tokenizer_files import refuse_tokenizer
 from .synthetic import LLAMA32_BOS, LLAMA32_VOCAB_SIZE
 
 
@@ -30,9 +29,9 @@ def llama32_tokenizer_problem(folder: str | Path) -> str | None:
 
 
 def check_llama32_tokenizer(task: str, folder: str | Path) -> None:
-    problem = llama32_tokenizer_problem(folder)
-    if problem:
-        raise ConfigError(
-            f"task {task}: {problem}; pass --task-arg tokenizer=DIR with meta-llama/Llama-3.2-1B-Instruct's "
-            "tokenizer.json (CRAG-MM's scoring cuts answers to 75 Llama-3.2 tokens)"
-        )
+    refuse_tokenizer(
+        task,
+        llama32_tokenizer_problem(folder),
+        "pass --task-arg tokenizer=DIR with meta-llama/Llama-3.2-1B-Instruct's tokenizer.json (CRAG-MM's scoring "
+        "cuts answers to 75 Llama-3.2 tokens)",
+    )

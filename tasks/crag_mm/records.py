@@ -85,8 +85,8 @@ def _label(value: Any, names: Sequence[str] | None) -> str:
 class ImageReader:
     """A row's image as the model sees it: the egocentric photo resized, or the web image from the cache."""
 
-    def __init__(self, cache: Path, task: str) -> None:
-        self.cache, self.task = cache, task
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
 
     def __call__(self, row: Mapping[str, Any], url: str | None, where: str, number: int) -> Any:
         from ragbench.api import Image
@@ -131,9 +131,10 @@ def row_examples(
     kind: str,
     names: Mapping[str, Sequence[str]],
     read_image: ImageReader,
+    positions: Iterator[int],
 ) -> Iterator[Example]:
-    """The turns of one conversation, in order; each after the first carries the earlier turns (`turns`: the
-    user's questions and the gold answers, as `history`)."""
+    """The turns of one conversation, in order, each at the next of `positions` in the task's data; on the
+    multi-turn task each carries the earlier turns (`turns`: the user's questions and the gold answers)."""
     session = row.get("session_id")
     if not isinstance(session, str) or not session:
         raise RecordError(where, number + 1, "missing or not a string", "session_id")
@@ -167,6 +168,7 @@ def row_examples(
             extras={"image_url": url or "", "total_turns": len(turns)},
             turns=list(history) if kind == "multi" else None,
             images=(image,),
+            index=next(positions),
         )
         history += [{"role": "user", "content": query}, {"role": "assistant", "content": answer}]
 

@@ -12,16 +12,18 @@ image_cache=DIR (upstream's image download cache, for rows with only an image_ur
 
 from __future__ import annotations
 
-import os
+import itertools
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, load_split
+from ragbench.api.data import data_dir, is_saved_dataset, load_split
 
+from ..crag.tokenizer_files import find_tokenizer_dir
 from .metrics import TOKENIZER_ENV
+from .prompting import CragMMPrompting
 from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
 
 REVISION = "v0.1.2"
@@ -32,6 +34,7 @@ SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism
 
 class CragMMTask(Task):
     scoring = TaskScoring(metrics=("crag_mm",), slice_fields=SLICES, gold_fields=("answers",))
+    prompting = CragMMPrompting()
     own_documents = False  # questions about an image; retrieval, if any, is the system's
     kind: ClassVar[str] = "single"
     repo: ClassVar[str] = ""
@@ -79,31 +82,46 @@ class CragMMTask(Task):
         raise refuse_missing(self.name, self.repo, REVISION, data_dir())
 
     def resolve_tokenizer(self) -> str:
-        candidates = [self.tokenizer_path, os.environ.get(TOKENIZER_ENV), data_dir() / "llama32_tokenizer"]
-        for candidate in candidates:
-            if candidate and (Path(candidate) / "tokenizer.json").is_file():
-                return str(candidate)
-        given = self.tokenizer_path or os.environ.get(TOKENIZER_ENV)
-        where = f"{given} has no tokenizer.json; " if given else ""
-        raise ConfigError(
-            f"task {self.name}: {where}CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that "
-            f"tokenizer: pass --task-arg tokenizer=DIR (a folder with meta-llama/Llama-3.2-1B-Instruct's "
-            f"tokenizer.json), set ${TOKENIZER_ENV}, or put it in {data_dir() / 'llama32_tokenizer'}"
+        return find_tokenizer_dir(
+            self.name,
+            self.tokenizer_path,
+            TOKENIZER_ENV,
+            "llama32_tokenizer",
+            "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer",
+            "a folder with meta-llama/Llama-3.2-1B-Instruct's tokenizer.json",
         )
 
     def load(self) -> Any:
-        """The split as a `datasets.Dataset`, images left undecoded (bytes); a Parquet file is the split."""
+        """The split as a `datasets.Dataset`, images left undecoded (bytes): from one Parquet file (the split
+        itself), a `save_to_disk` folder, or the hub repository's files (data/<split>-*.parquet)."""
         import datasets
 
         assert self.path is not None
-        path = self.path
-        parquet = path if path.is_file() else None
-        split = load_split(
-            self.name, folder=None if parquet else path, parquet=parquet, split=None if parquet else self.split
-        )
-        if "image" in split.features:
-            split = split.cast_column("image", datasets.Image(decode=False))
-        return split
+        if self.path.is_file():
+            split = load_split(self.name, parquet=self.path)
+        elif is_saved_dataset(self.path):
+            split = load_split(self.name, folder=self.path, split=self.split)
+        else:
+            split = self.load_shards(self.path)
+        return split.cast_column("image", datasets.Image(decode=False)) if "image" in split.features else split
+
+    def load_shards(self, folder: Path) -> Any:
+        """The split's Parquet files, named to `datasets` one by one: it caches a folder's data by the folder's
+        name, so two copies in folders of the same name would read as the first one loaded."""
+        import datasets
+
+        files = sorted(folder.glob(f"**/{self.split}-*.parquet"))
+        if not files:
+            found = sorted({f.name.split("-")[0] for f in folder.glob("**/*.parquet")})
+            raise ConfigError(
+                f"task {self.name}: {folder} has no {self.split}-*.parquet (the hub repository's data/ files; splits "
+                f"found: {', '.join(found) or 'none'}); pass the downloaded folder or another --task-arg split="
+            )
+        try:
+            return datasets.load_dataset("parquet", data_files={self.split: [str(f) for f in files]})[self.split]
+        except Exception as exc:  # datasets raises many kinds; one line
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConfigError(f"task {self.name}: cannot read {folder} ({type(exc).__name__}: {reason})") from exc
 
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
@@ -111,10 +129,11 @@ class CragMMTask(Task):
         rows = self.load()
         names = label_names(rows.features)
         where = str(self.path)
-        read_image = ImageReader(self.image_cache, self.name)
+        read_image = ImageReader(self.image_cache)
+        positions = itertools.count()
         for number, row in enumerate(rows):
             try:
-                yield from row_examples(row, number, where, self.kind, names, read_image)
+                yield from row_examples(row, number, where, self.kind, names, read_image, positions)
             except RecordError as exc:
                 yield exc
 

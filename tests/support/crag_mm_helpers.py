@@ -82,3 +82,30 @@ def png(color: tuple[int, int, int], size: tuple[int, int] = (40, 30)) -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", size, color).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def loader_cases() -> dict:
+    return json.loads((TEST_DATA / "parity" / "crag_mm_loader_cases.json").read_text(encoding="utf-8"))
+
+
+def case_rows(rows: list[dict]) -> list[dict]:
+    """The cases' rows with their generated PNGs."""
+    return [
+        {
+            **r,
+            "image": None
+            if r["image"] is None
+            else {"bytes": png(tuple(r["image"][0]), tuple(r["image"][1])), "path": None},
+        }
+        for r in rows
+    ]
+
+
+def fill_image_cache(cache: Path, cached: dict) -> Path:
+    """Upstream's download cache holding the cases' web images (md5 of the URL + its extension)."""
+    from ragbench.tasks.crag_mm.records import cached_image_path
+
+    cache.mkdir(parents=True, exist_ok=True)
+    for url, (color, size) in cached.items():
+        cached_image_path(url, cache).write_bytes(png(tuple(color), tuple(size)))
+    return cache

@@ -8,6 +8,7 @@ Options (--task-arg): split=validation|public_test (default validation, the only
 tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
 DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
 image_cache=DIR (upstream's image download cache, for rows with only an image_url).
+`ragbench score --predictions DIR` reads local_evaluation.py's output folder (its response.jsonl).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, is_saved_dataset, load_split
+from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split
 
 from ..crag.tokenizer_files import find_tokenizer_dir
 from .metrics import TOKENIZER_ENV
@@ -136,6 +137,22 @@ class CragMMTask(Task):
                 yield from row_examples(row, number, where, self.kind, names, read_image, positions)
             except RecordError as exc:
                 yield exc
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, Any]]:
+        """`ragbench score --predictions DIR` over local_evaluation.py's output folder: its one response.jsonl
+        (the turns generate mode wrote, in a timestamped folder), each `interaction_id` with its `agent_response`."""
+        files = sorted(folder.glob("**/response.jsonl"))
+        if len(files) != 1:
+            found = f"{len(files)}: {', '.join(str(f) for f in files[:3])}" if files else "none"
+            raise ConfigError(
+                f"--predictions {folder}: task {self.name} reads the one response.jsonl local_evaluation.py writes "
+                f"there (found {found}); pass the folder that holds the run's"
+            )
+        for index, record in iter_jsonl(files[0]):
+            if isinstance(record, RecordError):
+                yield index, record
+            else:
+                yield index, {"id": record.get("interaction_id"), "output": record.get("agent_response")}
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         return [str(answer) for answer in gold["answers"]]

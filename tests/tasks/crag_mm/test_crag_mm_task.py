@@ -219,3 +219,70 @@ def test_a_whole_multi_turn_run_reports_the_upstream_figures(tmp_path):
     assert scores["multi_turn_score"] == pytest.approx(((0 - 1 / 3) + (1 / 2 - 1 / 2)) / 2)
     assert scores["ego_multi_turn_score"] == pytest.approx(-1 / 3)
     assert len(judge.requests) == 2
+
+
+def test_ragbench_score_reads_local_evaluations_response_file(tmp_path):
+    """What `--mode evaluate` reads (generate mode's response.jsonl, in its timestamped folder) scored by ragbench."""
+    import json
+
+    from ragbench.testing import ScriptedLLM, run_eval
+
+    path = write_dataset(tmp_path / "data", single_rows()[:1] + single_rows()[2:3])
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache_image(cache, "https://x.org/a.jpg", (0, 200, 0))
+    run_folder = tmp_path / "results" / "2025-06-01_10-00-00"
+    run_folder.mkdir(parents=True)
+    lines = [
+        {
+            "session_id": "ego-1",
+            "interaction_id": "i1",
+            "turn_idx": 0,
+            "is_ego": True,
+            "query": "what is this?",
+            "ground_truth": "A mango.",
+            "agent_response": "a mango.",
+        },
+        {
+            "session_id": "web-1",
+            "interaction_id": "i3",
+            "turn_idx": 0,
+            "is_ego": False,
+            "query": "which city?",
+            "ground_truth": "Paris.",
+            "agent_response": "Lyon.",
+        },
+    ]
+    (run_folder / "response.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    judge = ScriptedLLM("Result: WRONG")
+    run = run_eval(
+        "crag_mm_single",
+        "recorded",
+        data=path,
+        judges=[judge],
+        system_args={"path": str(tmp_path / "results")},
+        task_args={"tokenizer": tokenizer_dir(), "image_cache": str(cache)},
+    )
+    scores = run.scores["crag_mm_single"]
+    assert (scores["accuracy"], scores["exact_match"], scores["truthfulness_score"]) == (0.5, 0.5, 0.0)
+    assert [r.messages[1][1].split("\nPrediction: ")[1] for r in judge.requests] == ["Lyon.\nGive your output below:\n"]
+
+
+def test_a_results_folder_without_one_response_file_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match="found none"):
+        list(CragMMSingle(tokenizer=tokenizer_dir()).prediction_records(tmp_path))
+
+
+def test_the_runs_preflight_names_a_missing_copy_and_a_wrong_tokenizer_in_one_line_each(tmp_path, monkeypatch):
+    from ragbench.testing import PreflightError, preflight
+
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(tmp_path))
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    (wrong / "tokenizer.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(PreflightError) as caught:
+        preflight("crag_mm_multi", "closed_book", judges=["scripted:echo"], task_args={"tokenizer": str(wrong)})
+    problems = caught.value.problems
+    assert any("crag-mm-multi-turn-public (revision v0.1.2), not found" in p for p in problems), problems
+    assert any("is not a readable tokenizer" in p and "tokenizer=DIR" in p for p in problems), problems
+    assert all("\n" not in p for p in problems)

@@ -107,7 +107,12 @@ class ImageReader:
                 "upstream's utils.download_image_url (CRAG_CACHE_DIR) and pass --task-arg image_cache=DIR",
                 "image_url",
             )
-        return Image.of(path)
+        try:
+            return Image.of(path)
+        except ConfigError as exc:  # not an image (a damaged download): this row only
+            raise RecordError(
+                where, number + 1, f"its cached image {path} cannot be read ({exc})", "image_url"
+            ) from None
 
 
 def _resized(image: Any, where: str, number: int) -> Any:

@@ -6,12 +6,16 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragbench.tasks.crag_mm.metrics import (
     CragMMCorrectedEval,
     CragMMEval,
+    exact_match,
     read_corrected,
     read_upstream,
+    says_idk,
     truncate_response,
 )
 from ragbench.tasks.crag_mm.prompts import prompts
@@ -163,3 +167,32 @@ def test_corrected_run_figures_end_conversations_and_score_one_turn():
     scores, _ = score_rows(CragMMCorrectedEval(), one)
     assert CragMMCorrectedEval().corpus(records(one, scores), seed=0)["truthfulness_score"] == 1.0
     assert CragMMEval().corpus(records(one, scores), seed=0)["truthfulness_score"] == 0.0  # upstream: total > 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    answer=st.text(max_size=40) | st.sampled_from(["I don't know", "i do not know.", "I DON’T KNOW", "Paris"]),
+    gold=st.text(min_size=1, max_size=20) | st.just("Paris"),
+    reply=st.text(max_size=30) | st.sampled_from(["Result: CORRECT", "Result: WRONG", "Result: INCORRECT", ""]),
+)
+def test_every_turn_is_scored_as_the_rules_say(answer, gold, reply):
+    """accuracy + missing + hallucination = 1; missing is the "I don't know" rule; the judge is asked only when
+    neither rule decides; corrected, a turn is exactly one of the three."""
+    row = {
+        "session_id": "s",
+        "turn_idx": 0,
+        "is_ego": True,
+        "query": "q?",
+        "ground_truth": gold,
+        "agent_response": answer,
+        "judge": reply,
+    }
+    for metric in (CragMMEval(), CragMMCorrectedEval()):
+        [(scores, _)], judge = score_rows(metric, [row])
+        cut = truncate_response(answer, tokenizer_dir())
+        exact, idk = exact_match(cut, gold), says_idk(cut)
+        assert scores["accuracy"] + scores["missing"] + scores["hallucination"] == 1.0
+        assert scores["missing"] == float(idk and not (metric.corrected and exact))
+        assert len(judge.requests) == int(not exact and not idk)
+        if metric.corrected:
+            assert sorted((scores["accuracy"], scores["missing"], scores["hallucination"])) == [0.0, 0.0, 1.0]

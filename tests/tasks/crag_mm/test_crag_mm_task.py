@@ -286,3 +286,22 @@ def test_the_runs_preflight_names_a_missing_copy_and_a_wrong_tokenizer_in_one_li
     assert any("crag-mm-multi-turn-public (revision v0.1.2), not found" in p for p in problems), problems
     assert any("is not a readable tokenizer" in p and "tokenizer=DIR" in p for p in problems), problems
     assert all("\n" not in p for p in problems)
+
+
+def test_damaged_images_are_bad_records_of_their_rows_only(tmp_path, image_cache):
+    rows = single_rows()
+    rows[0]["image"] = {"bytes": png((1, 1, 1))[:60], "path": None}  # a PNG cut short
+    (image_cache / (hashlib.md5(b"https://x.org/a.jpg").hexdigest() + ".jpg")).write_bytes(b"<html>404</html>")
+    path = write_dataset(tmp_path / "data", rows)
+    found = examples(CragMMSingle(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(image_cache)))
+    assert [type(e).__name__ for e in found] == ["RecordError", "RecordError", "Example"]
+    assert "image cannot be read" in str(found[0]) and "cached image" in str(found[1])
+
+
+def test_a_truncated_parquet_file_is_one_line(tmp_path):
+    path = write_dataset(tmp_path / "data", single_rows()[:1])
+    shard = next((path / "data").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[:200])
+    with pytest.raises(ConfigError) as caught:
+        examples(CragMMSingle(data_path=path, tokenizer=tokenizer_dir()))
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)

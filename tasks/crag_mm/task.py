@@ -102,15 +102,11 @@ class CragMMTask(Task):
             split = load_split(self.name, parquet=self.path)
         elif is_saved_dataset(self.path):
             split = load_split(self.name, folder=self.path, split=self.split)
-        else:
-            split = self.load_shards(self.path)
+        else:  # the files named one by one: `datasets` caches a folder's data by the folder's name alone
+            split = load_split(self.name, parquet=self.split_files(self.path))
         return split.cast_column("image", datasets.Image(decode=False)) if "image" in split.features else split
 
-    def load_shards(self, folder: Path) -> Any:
-        """The split's Parquet files, named to `datasets` one by one: it caches a folder's data by the folder's
-        name, so two copies in folders of the same name would read as the first one loaded."""
-        import datasets
-
+    def split_files(self, folder: Path) -> list[Path]:
         files = sorted(folder.glob(f"**/{self.split}-*.parquet"))
         if not files:
             found = sorted({f.name.split("-")[0] for f in folder.glob("**/*.parquet")})
@@ -118,11 +114,7 @@ class CragMMTask(Task):
                 f"task {self.name}: {folder} has no {self.split}-*.parquet (the hub repository's data/ files; splits "
                 f"found: {', '.join(found) or 'none'}); pass the downloaded folder or another --task-arg split="
             )
-        try:
-            return datasets.load_dataset("parquet", data_files={self.split: [str(f) for f in files]})[self.split]
-        except Exception as exc:  # datasets raises many kinds; one line
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise ConfigError(f"task {self.name}: cannot read {folder} ({type(exc).__name__}: {reason})") from exc
+        return files
 
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:

@@ -19,8 +19,9 @@ for all turns and for the egocentric ones (`ego_`). The rest of upstream's ego t
 
 `crag_mm_corrected` changes what upstream gets wrong (docs/benchmarks/crag-mm.md): the judge's verdict is its last
 CORRECT / INCORRECT / WRONG word; an exact match is correct and not missing; a run of one turn has the truthfulness
-of that turn; and the two-wrong rule also applies to the run's accuracy, missing, hallucination and truthfulness
-(`corpus`), as the paper describes it.
+of that turn; and the two-wrong rule also applies to the run's `truthfulness_score` (the turns after a conversation's
+end count as missing), as the paper describes it. With several judges a turn's accuracy is the share that read it
+correct; the two-wrong rule calls a turn wrong below one half.
 """
 
 from __future__ import annotations

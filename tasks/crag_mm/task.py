@@ -7,7 +7,8 @@ crag_mm_multi   crag-mm-2025/crag-mm-multi-turn-public (v0.1.2), conversations a
 Options (--task-arg): split=validation|public_test (default validation, the only split v0.1.2 publishes),
 tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
 DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
-image_cache=DIR (upstream's image download cache, for rows with only an image_url).
+image_cache=DIR (upstream's image download cache, for rows with only an image_url), agent=open|closed (the example
+agent whose messages the prompting sends: VlmAgent, or the API agents' layout).
 `ragbench score --predictions DIR` reads local_evaluation.py's output folder (its response.jsonl).
 """
 
@@ -30,6 +31,7 @@ from .records import ImageReader, image_cache_dir, label_names, refuse_missing, 
 REVISION = "v0.1.2"
 SPLITS = ("validation", "public_test")
 EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
+AGENTS = ("open", "closed")
 SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
 
 
@@ -47,11 +49,19 @@ class CragMMTask(Task):
         tokenizer: str | None = None,
         evaluation: str = "upstream",
         image_cache: str | None = None,
+        agent: str = "open",
     ) -> None:
-        for name, value, allowed in (("split", split, SPLITS), ("evaluation", evaluation, tuple(EVALUATIONS))):
+        for name, value, allowed in (
+            ("split", split, SPLITS),
+            ("evaluation", evaluation, tuple(EVALUATIONS)),
+            ("agent", agent, AGENTS),
+        ):
             if value not in allowed:
                 raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
-        super().__init__(data_path, split=split, tokenizer=tokenizer, evaluation=evaluation, image_cache=image_cache)
+        super().__init__(
+            data_path, split=split, tokenizer=tokenizer, evaluation=evaluation, image_cache=image_cache, agent=agent
+        )
+        self.prompting = CragMMPrompting(agent)
         self.split = split
         self.scoring = replace(self.scoring, metrics=EVALUATIONS[evaluation])
         self.tokenizer_path = tokenizer

@@ -29,6 +29,7 @@ def test_messages_equal_the_example_agents_but_the_image_message(case):
     upstream = case["messages"]
     assert upstream[1] == IMAGE_MESSAGE  # the engine sends the example's image (Example.images)
     assert agent_messages(case["query"], case["history"], rag) == [upstream[0], *upstream[2:]]
+    assert agent_messages(case["query"], case["history"], rag, "closed") == case["closed_messages"]
 
 
 def test_the_task_prompting_sends_them_with_the_examples_history():
@@ -36,3 +37,4 @@ def test_the_task_prompting_sends_them_with_the_examples_history():
     example = Example(id="t2", question=case["query"], gold={"answers": ["Ming."]}, turns=case["history"])
     upstream = case["messages"]
     assert CragMMPrompting().build_prompt(example) == [upstream[0], *upstream[2:]]
+    assert CragMMPrompting("closed").build_prompt(example) == case["closed_messages"]

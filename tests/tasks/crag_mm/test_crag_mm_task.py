@@ -173,6 +173,9 @@ def test_evaluation_option_picks_the_corrected_metric(tmp_path):
     assert task.scoring.metrics == ("crag_mm_corrected",)
     with pytest.raises(ConfigError, match="evaluation 'x' is not one of upstream, corrected"):
         CragMMSingle(evaluation="x")
+    assert CragMMSingle(agent="closed").prompting.agent == "closed"
+    with pytest.raises(ConfigError, match="agent 'gpt' is not one of open, closed"):
+        CragMMSingle(agent="gpt")
 
 
 def test_a_whole_multi_turn_run_reports_the_upstream_figures(tmp_path):

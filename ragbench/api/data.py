@@ -12,7 +12,9 @@ moves them all); `replacing` (a file written whole or not at all: a corpus a com
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
-whose shape is open, such as a vendor's request body: a reader narrows them before use); `load_split` (one split of a
+whose shape is open, such as a vendor's request body: a reader narrows them before use); `find_tokenizer_dir`, `tokenizer_in_context` and
+`refuse_tokenizer` (the tokenizer folder an evaluation cuts answers with: found, or one line saying how to give it);
+`load_split` (one split of a
 Hugging Face dataset from a `save_to_disk` folder, a folder of data files or a Parquet file, every failure one line).
 """
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._storage.datafiles import data_dir, is_saved_dataset, resolve_data_file
     from ragbench._storage.files import replacing
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
+    from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
     from ragbench._types import JsonObject, JsonValue
     from ragbench._yaml_tasks.hf import load_split
 
@@ -37,6 +40,7 @@ _MODULES = {
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir", "is_saved_dataset"),
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
+    "ragbench._storage.tokenizer_files": ("find_tokenizer_dir", "tokenizer_in_context", "refuse_tokenizer"),
     "ragbench._imports": ("load_callable",),
     "ragbench._builtin": ("packaged_yaml", "section"),
     "ragbench._types": ("JsonValue", "JsonObject"),

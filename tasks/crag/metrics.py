@@ -31,10 +31,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
-from ragbench.api.data import JsonObject, parse_json
+from ragbench.api.data import JsonObject, parse_json, tokenizer_in_context
 
 from .prompts import judge_prompt
-from .tokenizer_files import tokenizer_in_context
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

@@ -7,9 +7,8 @@ import functools
 from pathlib import Path
 
 from ragbench.api import ConfigError
+from ragbench.api.data import refuse_tokenizer
 from ragbench.api.run import unreachable
-
-from .tokenizer_files import refuse_tokenizer
 
 # Llama-2's SentencePiece vocabulary (meta-llama/Llama-2-7b-hf tokenizer.json, as facebookresearch/CRAG
 # ships it): its size and a few ids no other tokenizer shares all of.

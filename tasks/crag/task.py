@@ -29,14 +29,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, parse_json, resolve_data_file
+from ragbench.api.data import data_dir, find_tokenizer_dir, parse_json, resolve_data_file
 
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
 from .loader import Item, read_jsonl, read_task3_archive, record_parser
 from .metrics import TOKENIZER_ENV
 from .prompting import CragPrompting, PageWork
-from .tokenizer_files import find_tokenizer_dir
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
 PROTOCOL_METRICS = {

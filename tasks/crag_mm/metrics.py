@@ -35,9 +35,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
-from ragbench.api.data import JsonObject
+from ragbench.api.data import JsonObject, tokenizer_in_context
 
-from ..crag.tokenizer_files import tokenizer_in_context
 from .prompts import judge_messages
 
 if TYPE_CHECKING:

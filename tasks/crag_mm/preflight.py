@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..crag.tokenizer_files import refuse_tokenizer
+from ragbench.api.data import refuse_tokenizer
+
 from .synthetic import LLAMA32_BOS, LLAMA32_VOCAB_SIZE
 
 

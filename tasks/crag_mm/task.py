@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split
+from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
 
-from ..crag.tokenizer_files import find_tokenizer_dir
 from .metrics import TOKENIZER_ENV
 from .prompting import CragMMPrompting
 from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples

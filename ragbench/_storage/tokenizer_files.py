@@ -1,5 +1,6 @@
-"""The tokenizer folder a CRAG evaluation cuts answers with (CRAG's Llama-2, CRAG-MM's Llama-3.2): found from the
-task's `tokenizer` option, an environment variable or ragbench's data folder, each miss one line saying how to give it."""
+"""The tokenizer folder a benchmark's evaluation cuts answers with (CRAG's Llama-2, CRAG-MM's Llama-3.2): found from
+the task's `tokenizer` option, an environment variable or ragbench's data folder, each miss one line saying how to give
+it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError
-from ragbench.api.data import data_dir
+from .._errors import ConfigError
+from .datafiles import data_dir
 
 
 def tokenizer_in_context(ctx: Any, env: str, missing: str) -> str:

@@ -258,6 +258,7 @@ PREFIXES: tuple[tuple[str, str], ...] = (
     ("test_auto_argue", "tasks/argue"),
     ("test_beir_", "tasks/beir"),
     ("test_browsecomp_plus_", "tasks/browsecomp_plus"),
+    ("test_crag_mm_", "tasks/crag_mm"),
     ("test_crag_", "tasks/crag"),
     ("test_drb_", "tasks/deep_research_bench"),
     ("test_dragun", "tasks/dragun"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -71,17 +71,19 @@ def load_split(
     *,
     folder: Path | None = None,
     name: str | None = None,
-    parquet: Path | None = None,
+    parquet: Path | Sequence[Path] | None = None,
     config: str | None = None,
     split: str | None = None,
     revision: str | None = None,
 ) -> Any:
-    """One split of a dataset, as a `datasets.Dataset`; every failure a one-line ConfigError."""
+    """One split of a dataset, as a `datasets.Dataset`; every failure a one-line ConfigError. `parquet`: one file,
+    or the files (shards) of one split."""
     import datasets
 
+    files = [parquet] if isinstance(parquet, Path) else list(parquet or [])
     what = (
-        f"Parquet file {parquet}"
-        if parquet
+        f"Parquet file {files[0]}" + (f" (and {len(files) - 1} more)" if len(files) > 1 else "")
+        if files
         else f"dataset folder {folder}"
         if folder
         else f"Hugging Face dataset '{name}'" + (f" (config {config})" if config else "")
@@ -90,8 +92,8 @@ def load_split(
         offline = name is not None and not hub_reachable()
         try:
             with quiet(), offline_mode() if offline else contextlib.nullcontext():
-                if parquet is not None:
-                    loaded = datasets.load_dataset("parquet", data_files=str(parquet))
+                if files:
+                    loaded = datasets.load_dataset("parquet", data_files=[str(f) for f in files])
                 elif folder is not None and is_saved_dataset(folder):
                     loaded = datasets.load_from_disk(str(folder))
                 else:

@@ -6,13 +6,16 @@
 (a record's field, or the bad record's error), `parse_json` (json.loads where JSON nested too deeply is a
 ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
 `StreamBroken` (the record error where a stream broke off); `resolve_data_file` and `data_dir` (where a
-task's data is); `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
+task's data is), `is_saved_dataset`; `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
 ~/.cache/ragbench: a plugin keeps its own caches under it, so that `ragbench cache` lists them and one variable
 moves them all); `replacing` (a file written whole or not at all: a corpus a command builds);
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
-whose shape is open, such as a vendor's request body: a reader narrows them before use).
+whose shape is open, such as a vendor's request body: a reader narrows them before use); `find_tokenizer_dir`, `tokenizer_in_context` and
+`refuse_tokenizer` (the tokenizer folder an evaluation cuts answers with: found, or one line saying how to give it);
+`load_split` (one split of a
+Hugging Face dataset from a `save_to_disk` folder, a folder of data files or a Parquet file, every failure one line).
 """
 
 from __future__ import annotations
@@ -25,18 +28,22 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._builtin import packaged_yaml, section
     from ragbench._imports import load_callable
     from ragbench._storage.cache_root import cache_root
-    from ragbench._storage.datafiles import data_dir, resolve_data_file
+    from ragbench._storage.datafiles import data_dir, is_saved_dataset, resolve_data_file
     from ragbench._storage.files import replacing
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
+    from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
     from ragbench._types import JsonObject, JsonValue
+    from ragbench._yaml_tasks.hf import load_split
 
 _MODULES = {
     "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
-    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir", "is_saved_dataset"),
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
+    "ragbench._storage.tokenizer_files": ("find_tokenizer_dir", "tokenizer_in_context", "refuse_tokenizer"),
     "ragbench._imports": ("load_callable",),
     "ragbench._builtin": ("packaged_yaml", "section"),
     "ragbench._types": ("JsonValue", "JsonObject"),
+    "ragbench._yaml_tasks.hf": ("load_split",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

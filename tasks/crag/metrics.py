@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -32,7 +31,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
-from ragbench.api.data import JsonObject, parse_json
+from ragbench.api.data import JsonObject, parse_json, tokenizer_in_context
 
 from .prompts import judge_prompt
 
@@ -53,13 +52,12 @@ def llama2_tokenizer(path: str) -> Tokenizer:
 
 def tokenizer_dir(ctx: Any) -> str:
     """The Llama-2 tokenizer folder: the task's `tokenizer` option, else $CRAG_LLAMA2_TOKENIZER."""
-    path = getattr(getattr(ctx, "task", None), "tokenizer_path", None) or os.environ.get(TOKENIZER_ENV)
-    if not path:
-        raise ValueError(
-            "CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
-            f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}"
-        )
-    return str(path)
+    return tokenizer_in_context(
+        ctx,
+        TOKENIZER_ENV,
+        "CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
+        f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}",
+    )
 
 
 def truncate_prediction(text: str, tokenizer_path: str) -> str:

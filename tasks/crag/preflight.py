@@ -7,6 +7,7 @@ import functools
 from pathlib import Path
 
 from ragbench.api import ConfigError
+from ragbench.api.data import refuse_tokenizer
 from ragbench.api.run import unreachable
 
 # Llama-2's SentencePiece vocabulary (meta-llama/Llama-2-7b-hf tokenizer.json, as facebookresearch/CRAG
@@ -55,12 +56,12 @@ def _tokenizer_problem(folder: str | Path) -> str | None:
 
 
 def check_llama2_tokenizer(task: str, folder: str | Path) -> None:
-    problem = llama2_tokenizer_problem(folder)
-    if problem:
-        raise ConfigError(
-            f"task {task}: {problem}; pass --task-arg tokenizer=DIR with facebookresearch/CRAG's "
-            "tokenizer/ folder (CRAG's scoring cuts answers to 75 Llama-2 tokens)"
-        )
+    refuse_tokenizer(
+        task,
+        llama2_tokenizer_problem(folder),
+        "pass --task-arg tokenizer=DIR with facebookresearch/CRAG's tokenizer/ folder (CRAG's scoring cuts answers "
+        "to 75 Llama-2 tokens)",
+    )
 
 
 def check_kg_reachable(task: str, url: str) -> None:

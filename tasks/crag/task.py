@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, parse_json, resolve_data_file
+from ragbench.api.data import data_dir, find_tokenizer_dir, parse_json, resolve_data_file
 
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
@@ -248,16 +248,13 @@ class CragTask(Task):
         self.tokenizer_path = self.prompting.tokenizer_path = self.resolve_tokenizer()
 
     def resolve_tokenizer(self) -> str:
-        candidates = [self.tokenizer_path, os.environ.get(TOKENIZER_ENV), data_dir() / "llama2_tokenizer"]
-        for candidate in candidates:
-            if candidate and (Path(candidate) / "tokenizer.json").is_file():
-                return str(candidate)
-        given = self.tokenizer_path or os.environ.get(TOKENIZER_ENV)
-        where = f"{given} has no tokenizer.json; " if given else ""
-        raise ConfigError(
-            f"task {self.name}: {where}CRAG scoring cuts predictions to 75 Llama-2 tokens and needs "
-            f"that tokenizer: pass --task-arg tokenizer=DIR (facebookresearch/CRAG tokenizer/), set "
-            f"${TOKENIZER_ENV}, or put it in {data_dir() / 'llama2_tokenizer'}"
+        return find_tokenizer_dir(
+            self.name,
+            self.tokenizer_path,
+            TOKENIZER_ENV,
+            "llama2_tokenizer",
+            "CRAG scoring cuts predictions to 75 Llama-2 tokens and needs that tokenizer",
+            "facebookresearch/CRAG tokenizer/",
         )
 
     def records(self, path: Path) -> Iterator[Item]:

@@ -53,6 +53,19 @@ CRAG = {
     "human_accuracy": None,  # crag_human's human grade on the judge's scales: none without a predictions file
     "human_score": None,
 }  # human labels only come with predictions files
+# CRAG-MM, both egocentric: the right answer an exact match, the wrong one judged wrong (a hallucination):
+# truthfulness (2 * 1 + 0) / 2 - 1 = 0; two one-turn conversations 1 and -1, or one of two turns 1/2 - 1/2: 0
+CRAG_MM = {
+    "accuracy": 0.5,
+    "exact_match": 0.5,
+    "missing": 0.0,
+    "hallucination": 0.5,
+    "truthfulness": 0.0,
+    "truthfulness_score": 0.0,
+    "multi_turn_score": 0.0,
+    "ego_truthfulness_score": 0.0,
+    "ego_multi_turn_score": 0.0,
+}
 # ASQA, first record right: its first long answer, "[1]" before each '.': 17 words; 2 of its 3 qa_pairs
 # (Mawsynram, Lloró; not Cherrapunji/Sohra) are in it; ROUGE-Lsum 100 against that long answer. Punkt ends a
 # sentence at the question's "?'" so the output has 3 sentences, 2 citing [1] (entailed): recall 2/3,
@@ -476,6 +489,8 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "crag_t1": CRAG,
     "crag_t2": CRAG,
     "crag_t3": CRAG,
+    "crag_mm_single": CRAG_MM,
+    "crag_mm_multi": CRAG_MM,
     "omnieval_auto": OMNIEVAL,
     "omnieval_human": OMNIEVAL,
     **EXPECTED_OPEN_QA,

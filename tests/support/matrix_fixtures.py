@@ -123,6 +123,7 @@ STEP_RULES = [
     {"pattern": rf"^premise: {WRONG}", "response": "0"},
     {"pattern": r"^premise: ", "response": "1"},
     {"pattern": r"Ground truth: ", "response": '{"accuracy": false}'},
+    {"pattern": r"\nGround Truth: .*\nPrediction: ", "response": "Result: WRONG"},  # CRAG-MM's judge
     {"pattern": rf"\nresponse: [^\n]*{WRONG}[^\n]*\ncomment: $", "response": "Thus, the response is not credited."},
     {"pattern": r"\nresponse: [^\n]*\ncomment: $", "response": "Thus, the response is credited.\nevaluation: correct"},
     {"pattern": r"^Query: [^\n]*\nQuery Time: [^\n]*\n?$", "response": '{"domain": "other", "main_entity": "florida"}'},
@@ -179,6 +180,31 @@ def arc(folder: Path) -> tuple[str, dict[str, Any]]:
 
 def alce(name: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return lambda folder: (str(ALCE / name), {})
+
+
+def crag_mm(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
+    """CRAG-MM in the hub's layout with generated images: two single-turn questions, or one conversation of two
+    turns."""
+
+    def build(folder: Path) -> tuple[str, dict[str, Any]]:
+        from ragbench.tasks.crag_mm.synthetic import write_dataset
+        from support.crag_mm_helpers import case_rows, loader_cases
+        from support.crag_mm_helpers import tokenizer_dir as llama32_dir
+
+        cases = loader_cases()
+        rows = [cases["single"][0], {**cases["single"][0], "session_id": "s-ego-2"}] if task == "crag_mm_single" else []
+        if rows:
+            rows[1] = {
+                **rows[1],
+                "turns": [{**rows[1]["turns"][0], "interaction_id": "a9", "query": "what colour?"}],
+                "answers": [{"interaction_id": "a9", "ans_full": "Red."}],
+            }
+        else:
+            first = cases["multi"][0]
+            rows = [{**first, "turns": first["turns"][:2], "answers": first["answers"][:2]}]
+        return str(write_dataset(folder / task, case_rows(rows))), {"tokenizer": llama32_dir()}
+
+    return build
 
 
 def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
@@ -474,6 +500,8 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "crag_t1": crag("crag_t1"),
     "crag_t2": crag("crag_t2"),
     "crag_t3": crag("crag_t3"),
+    "crag_mm_single": crag_mm("crag_mm_single"),
+    "crag_mm_multi": crag_mm("crag_mm_multi"),
     "omnieval_auto": lambda folder: (str(TEST_DATA / "omnieval" / "gen_datas_test_final"), {}),
     "omnieval_human": lambda folder: (str(TEST_DATA / "omnieval" / "gen_datas_test_final"), {}),
     "nq_open": open_qa("NQ-open.dev.jsonl"),
@@ -676,6 +704,8 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "crag_t1": lambda e: e.gold["answer"],
     "crag_t2": lambda e: e.gold["answer"],
     "crag_t3": lambda e: e.gold["answer"],
+    "crag_mm_single": first_answer,
+    "crag_mm_multi": first_answer,
     **{task: rgb_answer for task in RGB_TASKS},
     "beir": lambda e: e.question,  # no answer is scored: BEIR's gold is the relevant documents
     "trec_rag24": lambda e: e.question,  # TREC RAG's retrieval measures score the segments shown, not the answer

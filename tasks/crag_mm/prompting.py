@@ -1,0 +1,68 @@
+"""What CRAG-MM's example agents send (base_agent.py `_prepare_messages`; open_source_model_agents.py VlmAgent by
+default, closed_model_agents.py's layout with `agent=closed`): the system prompt (the multi-turn one when there is history), the image, the search results
+(utils/retriever.py `get_rag_context`, its web block over the shown documents), the history between
+<conversation_history> tags, the reminder (`_get_prompt_summary`), then the question, each a message of its own.
+
+The image is the example's (`Example.images`): the engine puts it where the model takes it; these messages hold
+the text. Sampling is VlmAgent's: temperature 0, top_p 1, 1,000 tokens (the task's default system_args; GPTAgent sends
+temperature 0 and top_p 1 without a token limit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragbench.api import Document, Example, Prompt, TaskPrompting
+
+from .prompts import prompts
+
+
+def web_context(query: str, docs: list[Document]) -> str:
+    """get_rag_context with web search only: the introduction once there are results, then each document's snippet
+    (its text) and page name (its title), in order, while the block stays under 32,000 characters."""
+    rag = prompts()["rag"]
+    block = rag["web_intro"].format(query=query) if docs else ""
+    shown = [doc for doc in docs if doc.text]
+    for number, doc in enumerate(shown, 1):
+        if len(block) + len(doc.text) >= rag["web_cap_chars"]:
+            break
+        block += rag["web_doc"].format(number=number, title=doc.title or "", snippet=doc.text)
+    return str(rag["open"]) + (block + str(rag["web_outro"]) if block else "") + str(rag["close"])
+
+
+def agent_messages(
+    query: str, history: list[dict[str, str]], rag_context: str, agent: str = "open"
+) -> list[dict[str, str]]:
+    """The example agent's messages without the image's: system, search results, history, question. The open-model
+    agent (`VlmAgent`) wraps the history in <conversation_history> tags and adds its reminder before the question;
+    the closed-model agents (`ClosedModelBaseAgent`: GPT, Claude, Gemini) send neither."""
+    agents = prompts()["agents"]
+    tagged = agent == "open"
+    messages = [{"role": "system", "content": agents["SYSTEM_MULTI_PROMPT" if history else "SYSTEM_PROMPT"]}]
+    if rag_context:
+        messages.append({"role": "user", "content": rag_context})
+    if history:
+        messages += [{"role": "user", "content": "<conversation_history>"}] if tagged else []
+        messages += history
+        messages += [{"role": "user", "content": "</conversation_history>"}] if tagged else []
+    if tagged:
+        reminder = (
+            (agents["KEY_RAG_PROMPT"] if rag_context else "")
+            + (agents["KEY_MESSAGE_HISTORY_PROMPT"] if history else "")
+            + agents["KEY_USER_PROMPT"]
+        )
+        messages.append({"role": "user", "content": reminder})
+    return [*messages, {"role": "user", "content": query}]
+
+
+class CragMMPrompting(TaskPrompting):
+    """The example agent's chat (`agent`: open, the vLLM VlmAgent; closed, the API agents); with documents (a
+    retriever), its web-search block over them."""
+
+    def __init__(self, agent: str = "open") -> None:
+        self.agent = agent
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        question = options.get("question") or example.question
+        rag_context = web_context(example.question, docs) if docs else ""
+        return agent_messages(question, list(example.turns or []), rag_context, self.agent)

@@ -1,0 +1,111 @@
+"""Shared pieces of the CRAG-MM tests: the parity fixture, a judge answering from it, a metric's context, and small
+datasets in the hub's v0.1.2 layout with generated PNG images."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import tempfile
+from pathlib import Path
+
+from conftest import TEST_DATA
+from ragbench._values.llm_calls import EngineError
+from ragbench.api import Example, Prediction
+from ragbench.tasks.crag_mm.synthetic import standin_llama32_tokenizer
+from ragbench.tasks.crag_mm.task import CragMMSingle
+from ragbench.testing import ScriptedLLM, make_context
+
+FAILED = "__error__"
+
+
+def parity_fixture() -> dict:
+    return json.loads((TEST_DATA / "parity" / "crag_mm.json").read_text(encoding="utf-8"))
+
+
+def tokenizer_dir() -> str:
+    """The Llama-3.2 stand-in (tasks/crag_mm/synthetic.py) the parity fixture's truncation was recorded with."""
+    return str(standin_llama32_tokenizer(Path(tempfile.gettempdir()) / "ragbench-test-llama32-standin-tokenizer"))
+
+
+def fixture_judge(rows: list[dict]) -> ScriptedLLM:
+    """A judge answering each row's prediction with the row's `judge` reply; '__error__' fails as a model call."""
+    replies = {row["agent_response"]: row["judge"] for row in rows if row["judge"] is not None}
+
+    def reply(request) -> str:
+        user = request.messages[1][1]
+        prediction = user.split("\nPrediction: ", 1)[1].rsplit("\nGive your output below:\n", 1)[0]
+        if replies[prediction] == FAILED:
+            raise EngineError("connection refused")
+        return replies[prediction]
+
+    return ScriptedLLM(reply)
+
+
+def example_of(row: dict) -> Example:
+    return Example(
+        id=f"{row['session_id']}-{row['turn_idx']}",
+        question=row["query"],
+        gold={"answers": [row["ground_truth"]]},
+        meta={
+            "image_source": "ego" if row["is_ego"] else "normal",
+            "session_id": row["session_id"],
+            "turn": row["turn_idx"],
+        },
+    )
+
+
+def metric_ctx(*judges: ScriptedLLM):
+    return make_context(CragMMSingle(tokenizer=tokenizer_dir()), judges=judges)
+
+
+def score_rows(metric, rows: list[dict]):
+    """Each row scored in order by `metric` with the fixture judge: (scores, judge, counts)."""
+    judge = fixture_judge(rows)
+
+    async def all_rows():
+        out = []
+        for row in rows:
+            ctx = metric_ctx(judge)
+            scores = await metric.score(
+                example_of(row), Prediction(example_of(row).id, answer=row["agent_response"]), ctx
+            )
+            out.append((scores, dict(ctx.counts)))
+        return out
+
+    return asyncio.run(all_rows()), judge
+
+
+def png(color: tuple[int, int, int], size: tuple[int, int] = (40, 30)) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, color).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def loader_cases() -> dict:
+    return json.loads((TEST_DATA / "parity" / "crag_mm_loader_cases.json").read_text(encoding="utf-8"))
+
+
+def case_rows(rows: list[dict]) -> list[dict]:
+    """The cases' rows with their generated PNGs."""
+    return [
+        {
+            **r,
+            "image": None
+            if r["image"] is None
+            else {"bytes": png(tuple(r["image"][0]), tuple(r["image"][1])), "path": None},
+        }
+        for r in rows
+    ]
+
+
+def fill_image_cache(cache: Path, cached: dict) -> Path:
+    """Upstream's download cache holding the cases' web images (md5 of the URL + its extension)."""
+    from ragbench.tasks.crag_mm.records import cached_image_path
+
+    cache.mkdir(parents=True, exist_ok=True)
+    for url, (color, size) in cached.items():
+        cached_image_path(url, cache).write_bytes(png(tuple(color), tuple(size)))
+    return cache

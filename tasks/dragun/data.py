@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import csv
-import json
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import iter_jsonl, require
+from ragbench.api.data import (
+    NotUtf8,
+    given_bytes,
+    given_jsonl,
+    given_text,
+    given_values,
+    parse_json,
+    require,
+    utf8,
+)
 
 from .question_data import EXAMPLE_RUNS as QUESTION_EXAMPLE_RUNS
 from .question_data import QUESTION_ASSESSMENTS, QUESTION_RUNS
@@ -48,9 +57,10 @@ class Topic:
 
 
 def the_one_run(folder: Path, organizer_runs: tuple[str, ...], task: str) -> Path:
-    """The folder's one run file, any name but the organizer runs' (`ragbench score --predictions FOLDER`)."""
+    """The folder's one run file, any name but the organizer runs' (`ragbench score --predictions FOLDER`); a FIFO
+    or device there counts as one, refused by its reader (never waited on), a folder does not."""
     runs = sorted(
-        p for p in folder.iterdir() if p.is_file() and p.name not in organizer_runs and not p.name.startswith(".")
+        p for p in folder.iterdir() if not p.is_dir() and p.name not in organizer_runs and not p.name.startswith(".")
     )
     if len(runs) != 1:
         found = ", ".join(p.name for p in runs) or "none"
@@ -81,7 +91,7 @@ def files(folder: Path, task: str = "report") -> dict[str, Path]:
 
 
 def read_topics(path: Path) -> Iterator[Topic | RecordError]:
-    for index, record in iter_jsonl(path):
+    for index, record in given_jsonl(path, "DRAGUN's topics (JSONL)"):
         if isinstance(record, RecordError):
             yield record
             continue
@@ -99,8 +109,9 @@ def read_rubrics(folder: Path) -> tuple[dict[str, list[Any]], list[RecordError]]
     rubrics: dict[str, list[Any]] = {}
     bad: list[RecordError] = []
     for path in sorted(folder.glob("*.json")):
+        given = given_bytes(path, "a DRAGUN rubric (JSON)")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = parse_json(utf8(given))
             topic, questions = data["topic_id"], copy.deepcopy(data["rubrics"])
             for question in questions:
                 if (
@@ -112,7 +123,10 @@ def read_rubrics(folder: Path) -> tuple[dict[str, list[Any]], list[RecordError]]
                     if "answer_id" not in answer:
                         raise KeyError("answer_id")
                     answer.pop("references", None)
-        except (ValueError, KeyError, TypeError) as exc:
+        except NotUtf8 as exc:
+            bad.append(RecordError(str(path), exc.line, str(exc)))
+            continue
+        except (ValueError, KeyError, TypeError) as exc:  # NestedTooDeep among the ValueErrors
             bad.append(RecordError(str(path), 1, f"not a DRAGUN rubric ({type(exc).__name__}: {exc})"))
             continue
         rubrics[str(topic)] = questions
@@ -123,9 +137,8 @@ def read_assessments(path: Path) -> dict[tuple[str, str], dict[str, str]]:
     """(topic, run tag) -> {answer_id: annotation}, in the order of the answer id's trailing number, as
     auto_judge.py builds its few-shot examples (a later row of one answer overwriting an earlier one)."""
     rows: dict[tuple[str, str], list[dict[str, str]]] = {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            rows.setdefault((row["topic_id"], row["run_tag"]), []).append(row)
+    for row in csv.DictReader(io.StringIO(given_text(path, "DRAGUN's report assessments (CSV)"), newline="")):
+        rows.setdefault((row["topic_id"], row["run_tag"]), []).append(row)
     out: dict[tuple[str, str], dict[str, str]] = {}
     for key, found in rows.items():
         ordered = sorted(found, key=lambda row: int(TRAILING_NUMBER.search(row["answer_id"])[1]))  # type: ignore[index]
@@ -136,10 +149,16 @@ def read_assessments(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 def first_reports(path: Path) -> dict[str, str]:
     """topic -> the run's first report of it, its sentences' texts joined by spaces (auto_judge's report text)."""
     reports: dict[str, str] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            data = json.loads(line)
+    for index, data in given_values(path, "an organizer run's reports (JSONL)"):
+        try:
+            if isinstance(data, RecordError):
+                raise data
             reports.setdefault(data["metadata"]["topic_id"], " ".join(s["text"] for s in data["responses"]))
+        except (KeyError, TypeError, RecordError) as exc:
+            raise ConfigError(
+                f"{path}:{index + 1}: not an organizer run's report ({exc}); give the run file as the resources "
+                "repository holds it"
+            ) from None
     return reports
 
 

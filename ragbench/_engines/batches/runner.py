@@ -21,7 +21,9 @@ tries again what an earlier attempt could not get answered); one the vendor refu
 once (a RequestError), and so does every request of a batch the vendor failed as a whole (its input file refused),
 naming why (sent again by a resumed run). A batch the vendor says it does not know
 (HTTP 404 while polling it: another organisation's key, or deleted) fails its requests in one line naming the
-batch and the fix, and is not sent again: it may still run, and be paid, under the key that created it.
+batch and the fix, and is not sent again: it may still run, and be paid, under the key that created it. A batch
+whose results file alone is not found (HTTP 404 for the file: `ResultsMissing`) answered nothing: the vendor's
+failure, its requests sent again as those it left out.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
 from ..retries import backoff, retried_status
-from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
+from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend, ResultsMissing
 from .results import read_result_lines
 from .shelf import BatchShelf
 from .store import Submitted
@@ -280,7 +282,16 @@ class BatchRun:
                 if polled.ended:
                     break
                 await asyncio.sleep(self.engine.batch_poll_s)
-            return polled, [] if polled.failed is not None else await vendor.results(client, batch_id)
+            if polled.failed is not None:
+                return polled, []
+            try:
+                return polled, await vendor.results(client, batch_id)
+            except ResultsMissing as exc:
+                log.warning(
+                    "%s: batch %s ended, but %s: the vendor's failure, its requests are sent again",
+                    self.engine.model, batch_id, self.engine.excerpt(str(exc)),
+                )  # fmt: skip
+                return polled, []
         finally:
             self.board.drop(batch_id)
 

@@ -47,6 +47,7 @@ RUNS = Path("runs/report_generation_runs")
 EXAMPLE_RUNS = ("organizer-gpt-oss-t2", "dragun-organizers-starter-kit-task-2")  # auto_judge.report_organizer_runs
 IMPORTANCE = ("A: Have to Know", "B: Good to Know", "C: Nice to Know")  # the labels score.py weighs
 TRAILING_NUMBER = re.compile(r"(\d+)$")
+ASSESSMENT_ORDERS = ("upstream", "file_order")  # of the few-shot assessments whose ids share a trailing number
 
 
 @dataclass(frozen=True)
@@ -133,17 +134,46 @@ def read_rubrics(folder: Path) -> tuple[dict[str, list[Any]], list[RecordError]]
     return rubrics, bad
 
 
-def read_assessments(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+def read_assessments(path: Path, order: str = "upstream") -> dict[tuple[str, str], dict[str, str]]:
     """(topic, run tag) -> {answer_id: annotation}, in the order of the answer id's trailing number, as
-    auto_judge.py builds its few-shot examples (a later row of one answer overwriting an earlier one)."""
+    auto_judge.py builds its few-shot examples (a later row of one answer overwriting an earlier one). `order`
+    (ASSESSMENT_ORDERS) says where two ids share a trailing number: "upstream", as auto_judge.py's pandas sort
+    leaves them (`upstream_order`), or "file_order", in the file's order."""
     rows: dict[tuple[str, str], list[dict[str, str]]] = {}
     for row in csv.DictReader(io.StringIO(given_text(path, "DRAGUN's report assessments (CSV)"), newline="")):
         rows.setdefault((row["topic_id"], row["run_tag"]), []).append(row)
     out: dict[tuple[str, str], dict[str, str]] = {}
     for key, found in rows.items():
-        ordered = sorted(found, key=lambda row: int(TRAILING_NUMBER.search(row["answer_id"])[1]))  # type: ignore[index]
+        ordered = upstream_order(found) if order == "upstream" else sorted(found, key=trailing_number)
         out[key] = {row["answer_id"]: row["annotation"] for row in ordered}
     return out
+
+
+def trailing_number(row: dict[str, str]) -> int:
+    return int(TRAILING_NUMBER.search(row["answer_id"])[1])  # type: ignore[index]
+
+
+def upstream_order(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """`rows` (one topic's and run's, in file order) as auto_judge.py orders them: pandas' `sort_values` of the
+    frame by the answer id's trailing number, with its default kind (quicksort: not stable), the same call on a
+    frame of the same rows. Where two ids share a trailing number, their order is what numpy's sort kernel for
+    int64 gives on this machine (its SIMD kernels leave ties otherwise than its portable one)."""
+    pandas = dragun_pandas()
+    frame = pandas.DataFrame(rows, columns=["topic_id", "run_tag", "answer_id", "annotation"])
+    ordered = frame.sort_values(by="answer_id", key=lambda ids: ids.str.extract(r"(\d+)$")[0].astype(int))
+    return [rows[position] for position in ordered.index]
+
+
+def dragun_pandas() -> Any:
+    """pandas, which auto_judge.py sorts the human assessments with (the `dragun` extra)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ConfigError(
+            "DRAGUN's few-shot assessments are ordered as auto_judge.py orders them, with pandas: run "
+            "`pip install 'ragbench[dragun]'` (or give --task-arg dragun_report.assessment_order=file_order)"
+        ) from None
+    return pandas
 
 
 def first_reports(path: Path) -> dict[str, str]:
@@ -162,10 +192,10 @@ def first_reports(path: Path) -> dict[str, str]:
     return reports
 
 
-def few_shot_examples(found: dict[str, Path]) -> dict[str, list[dict[str, Any]]]:
-    """topic -> AutoJudge's two example reports with their human assessments, for every topic the assessments
-    name whose example runs both report on it (auto_judge.py fails on any other)."""
-    assessed = read_assessments(found["assessments"])
+def few_shot_examples(found: dict[str, Path], order: str = "upstream") -> dict[str, list[dict[str, Any]]]:
+    """topic -> AutoJudge's two example reports with their human assessments (in `order`: read_assessments), for
+    every topic the assessments name whose example runs both report on it (auto_judge.py fails on any other)."""
+    assessed = read_assessments(found["assessments"], order)
     reports = {tag: first_reports(found["runs"] / tag) for tag in EXAMPLE_RUNS if (found["runs"] / tag).is_file()}
     out: dict[str, list[dict[str, Any]]] = {}
     for topic in sorted({topic for topic, _ in assessed}):

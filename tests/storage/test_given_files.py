@@ -15,7 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragbench._checks import Preflight
 from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import iter_jsonl
 from ragbench.tasks.argue.task import ArgueReport
 from ragbench.tasks.deep_research_bench.task import DeepResearchBench
 from ragbench.tasks.dragun.task import DragunReport
@@ -145,3 +147,14 @@ def test_a_damaged_report_file_is_read_into_records_or_lines_naming_it_never_an_
     for _, item in items:
         if isinstance(item, RecordError):
             assert str(item).startswith(f"{path}:") and "\n" not in str(item), item
+
+
+def test_a_plugins_check_meeting_a_fifo_names_it_and_blames_no_plugin(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    check = Preflight()
+    with check.step("task x"):
+        iter_jsonl(fifo).__next__()  # a file ragbench's reader refuses (NotAFileError), not through open_given
+    assert check.problems == [
+        f"task x: {fifo}: a FIFO (named pipe) is there, not a file; remove it, or put the file there"
+    ]

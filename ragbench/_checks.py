@@ -6,6 +6,7 @@ records, UTF-8, an HTTP service answering): part of the contract, beside Task, S
 from __future__ import annotations
 
 import codecs
+import errno
 import itertools
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from ._errors import ConfigError, RecordError
 from ._plugin_calls import exception_line, is_plugin_fault
 from ._values.urls import Credentials, redact_urls
 
+MACHINE_SHORT = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # too many open files, no memory
 PROBE_RECORDS = 5  # at most, read from each task's data before the run, until one is usable
 PROBE_TIMEOUT = 3.0  # seconds an HTTP service (server endpoint, KG API) gets to answer
 _COMPRESSED = (".bz2", ".gz", ".xz", ".zip", ".tar", ".zst")
@@ -61,7 +63,8 @@ class Preflight:
 
     @contextmanager
     def step(self, what: str) -> Iterator[None]:
-        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one), and so does
+        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one), an OSError naming a
+        file (a FIFO where a file is read, NotAFileError) one naming that file, never a plugin's bug, and so does
         whatever else a plugin's check raises (its class and message: ragbench._plugin_calls; a stop signal
         still stops the command, and an out-of-memory ends it in its own line: ragbench._cli.outcomes); a step
         that added no problem is recorded as passed."""
@@ -74,6 +77,10 @@ class Preflight:
         except ConfigError as exc:
             self.problem(str(exc))
         except BaseException as exc:
+            if isinstance(exc, OSError) and exc.filename is not None and exc.errno not in MACHINE_SHORT:
+                fix = getattr(exc, "fix", None) or "fix or give the file it names"  # NotAFileError says its own
+                self.problem(f"{what}: {exc.filename}: {exc.strerror or type(exc).__name__}; {fix}")
+                return
             if isinstance(exc, MemoryError) or not is_plugin_fault(exc):  # the machine's: one line, the run not begun
                 raise
             self.problem(

@@ -128,6 +128,7 @@ EXACT: dict[str, str] = {
     "test_read_only_inputs.py": "storage",
     "test_read_only_values.py": "storage",
     "test_not_a_file.py": "storage",
+    "test_given_files.py": "storage",
     "test_not_a_file_units.py": "storage",
     "test_lone_surrogates.py": "storage",
     "test_csv_field_limit.py": "storage",

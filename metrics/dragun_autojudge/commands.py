@@ -10,6 +10,7 @@ assessments are distributed on the NIST TREC browser, not in the resources repos
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,15 +50,18 @@ def export_dragun_human_labels(
 
 def rubrics(folder: Path) -> dict[str, list[Any]]:
     """topic -> its rubric questions, the files in name order (a topic given twice: the later file's)."""
+    from ragbench.api.data import given_json
+
     return {
         str(data["topic_id"]): data["rubrics"]
-        for data in (json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json")))
+        for data in (given_json(path, "a DRAGUN rubric (JSON)") for path in sorted(folder.glob("*.json")))
     }
 
 
 def rows(path: Path) -> Iterator[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        yield from csv.DictReader(handle)
+    from ragbench.api.data import given_text
+
+    yield from csv.DictReader(io.StringIO(given_text(path, "DRAGUN's assessments (CSV)"), newline=""))
 
 
 def export(data: Path, run_tag: str, output: Path, task: str, compound_check: str | None, overwrite: bool) -> list[str]:

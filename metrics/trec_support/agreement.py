@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ragbench.api import ConfigError, KeySpec, SampleRecord, cohen_kappa
+from ragbench.api.data import given_text
 
 from .labels import WEIGHTS, label
 
@@ -46,10 +47,7 @@ def level(name: str | None) -> str | None:
 def read_labels(path: Path) -> dict[Pair, str | None]:
     """The file's label of each pair (None where unreadable); a line that is not such a pair is refused, naming it."""
     out: dict[Pair, str | None] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"metric trec_support: labels {path} cannot be read: {exc}") from exc
+    lines = given_text(path, "TREC RAG support labels (JSONL)", "metric trec_support: labels").splitlines()
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue

@@ -39,6 +39,7 @@ def export(
     run_dir: str, qrels: Path, output: Path, trec_run: str | None, task: str | None, overwrite: bool
 ) -> list[str]:
     from ragbench.api import ConfigError
+    from ragbench.api.data import given_text
     from ragbench.api.run import check_output, finished_run, write_atomically
 
     from .modified_qrels import modified, ndcg_at_10, read_pairs
@@ -62,7 +63,9 @@ def export(
     scored = read_run(Path(trec_run)) if trec_run else shown_run(records)
     write_atomically(output, text)
     changed = sum(human != grade for human, grade in judged.values())
-    original, then = (ndcg_at_10(lines, scored) for lines in (qrels.read_text("utf-8").splitlines(), text.splitlines()))
+    original, then = (
+        ndcg_at_10(lines, scored) for lines in (given_text(qrels, "qrels", "--qrels").splitlines(), text.splitlines())
+    )
     return [
         f"umbrela's modified qrels: {output} ({len(judged)} pairs judged, {changed} given another grade)",
         f"nDCG@10 of {trec_run or 'the segments the run showed'}: original {original}, modified {then} "

@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 
 from ragbench.api import ConfigError, Document
+from ragbench.api.data import given_text
 from ragbench.api.retrieval import read_corpus
 
 GRADES = (0, 1, 2, 3)
@@ -23,10 +24,7 @@ PAD = " " * 16
 
 
 def lines(path: Path, what: str) -> list[tuple[int, str]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"metric umbrela: {what} {path} cannot be read ({exc}); name a UTF-8 text file") from None
+    text = given_text(path, "a UTF-8 text file", f"metric umbrela: {what}")
     return [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ragbench.api import ConfigError
+from ragbench.api.data import given_text
 from ragbench.api.retrieval import relevance, trec_eval_all
 
 Pairs = dict[str, dict[str, str]]  # qid -> docid -> label as written, umbrela's keys (`umbrela_id`)
@@ -25,7 +26,7 @@ def umbrela_id(value: str) -> str:
 def read_pairs(path: Path) -> Pairs:
     """The qrels file's pairs as umbrela's `get_qrels` reads them (module docstring)."""
     pairs: Pairs = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(given_text(path, "qrels (QID 0 DOCID RELEVANCE)", "--qrels").splitlines(), 1):
         fields = line.split()
         if len(fields) != 4 or not label_value(fields[3]):
             raise ConfigError(

@@ -83,7 +83,7 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
     not one: not a regular file, not YAML or JSON (a tag such as `!!python/object` is refused), or an entry that
     is not two finite prices >= 0."""
     where = f"--price-table {path}"
-    text = given_text(path, "--price-table", f"a YAML or JSON file of {ENTRY} entries")
+    text = given_text(path, f"a YAML or JSON file of {ENTRY} entries", "--price-table")
     if str(path).endswith(".json"):
         try:
             table = parse_json(text)

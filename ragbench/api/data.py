@@ -5,7 +5,10 @@
 `iter_jsonl` (a JSONL file's records, a bad line arriving as a `RecordError`), `read_lines`, `require`
 (a record's field, or the bad record's error), `parse_json` (json.loads where JSON nested too deeply is a
 ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
-`StreamBroken` (the record error where a stream broke off); `resolve_data_file` and `data_dir` (where a
+`StreamBroken` (the record error where a stream broke off); `open_given`, `given_bytes`, `given_text`, `given_lines`,
+`given_values`, `given_jsonl`, `given_json`, `decoded`, `utf8` and `NotUtf8` (a file the user gave, read so that a FIFO, device or
+folder is refused at once and bytes that are not UTF-8 or JSON nested too deeply are one line naming the file and
+line); `resolve_data_file` and `data_dir` (where a
 task's data is), `is_saved_dataset`; `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
 ~/.cache/ragbench: a plugin keeps its own caches under it, so that `ragbench cache` lists them and one variable
 moves them all); `replacing` (a file written whole or not at all: a corpus a command builds);
@@ -30,6 +33,18 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._storage.cache_root import cache_root
     from ragbench._storage.datafiles import data_dir, is_saved_dataset, resolve_data_file
     from ragbench._storage.files import replacing
+    from ragbench._storage.given_files import (
+        NotUtf8,
+        decoded,
+        given_bytes,
+        given_json,
+        given_jsonl,
+        given_lines,
+        given_text,
+        given_values,
+        open_given,
+        utf8,
+    )
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
     from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
     from ragbench._types import JsonObject, JsonValue
@@ -41,6 +56,18 @@ _MODULES = {
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
     "ragbench._storage.tokenizer_files": ("find_tokenizer_dir", "tokenizer_in_context", "refuse_tokenizer"),
+    "ragbench._storage.given_files": (
+        "open_given",
+        "given_bytes",
+        "given_text",
+        "given_lines",
+        "given_values",
+        "given_jsonl",
+        "given_json",
+        "decoded",
+        "utf8",
+        "NotUtf8",
+    ),
     "ragbench._imports": ("load_callable",),
     "ragbench._builtin": ("packaged_yaml", "section"),
     "ragbench._types": ("JsonValue", "JsonObject"),

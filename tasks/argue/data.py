@@ -14,16 +14,15 @@ object docid -> score).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import JsonObject, iter_jsonl, require
+from ragbench.api.data import JsonObject, given_json, given_jsonl, require
 
-from .nuggets import ArgueNugget, BankError, read_bank
+from .nuggets import ArgueNugget, read_bank
 
 END = re.compile(r"[.!?]+$")  # a sentence's closing punctuation: its markers go before it, as ALCE's answers cite
 REQUESTS = "requests.jsonl"
@@ -32,7 +31,7 @@ DOCS = "docs.jsonl"
 
 
 def read_requests(path: Path) -> Iterator[JsonObject | RecordError]:
-    for index, record in iter_jsonl(path):
+    for index, record in given_jsonl(path, "ARGUE's report requests (JSONL)"):
         if isinstance(record, RecordError):
             yield record
             continue
@@ -52,10 +51,9 @@ def read_banks(folder: Path) -> dict[str, list[ArgueNugget]]:
     banks = {}
     for path in sorted(folder.glob("*.json")):
         try:
-            query_id, nuggets = read_bank(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:  # BankError and JSONDecodeError are ValueErrors
-            kind = "not a v3 nugget bank" if isinstance(exc, BankError) else "unreadable"
-            raise ConfigError(f"nugget bank {path} is {kind}: {exc}") from exc
+            query_id, nuggets = read_bank(given_json(path, "a v3 nugget bank (JSON)"))
+        except ValueError as exc:  # BankError, or a shape read_bank did not foresee
+            raise ConfigError(f"nugget bank {path} is not a v3 nugget bank: {exc}") from exc
         banks[query_id] = nuggets
     return banks
 
@@ -65,7 +63,7 @@ def read_docs(path: Path) -> dict[str, JsonObject]:
     docs: dict[str, JsonObject] = {}
     if not path.is_file():
         return docs
-    for index, record in iter_jsonl(path):
+    for index, record in given_jsonl(path, "the documents reports cite (JSONL)"):
         if isinstance(record, RecordError):
             raise ConfigError(str(record))
         doc_id = record.get("id", record.get("doc_id"))

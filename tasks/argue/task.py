@@ -4,12 +4,12 @@ files scores as predictions (`ragbench score --predictions FOLDER`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+from ragbench.api.data import given_values
 
 from .data import DOCS, NUGGETS, REQUESTS, read_banks, read_docs, read_requests, report_record
 
@@ -77,11 +77,9 @@ class ArgueReport(Task):
         docs = read_docs(self._folder() / DOCS)
         index = 0
         for path in sorted(folder.glob("*.jsonl")):
-            for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    yield index, report_record(json.loads(raw), docs)
+            for line, value in given_values(path, "a report file (JSONL)"):
+                try:  # a RecordError: not UTF-8, not JSON, nested too deeply
+                    yield index, value if isinstance(value, RecordError) else report_record(value, docs)
                 except ValueError as exc:
-                    yield index, RecordError(str(path), number, str(exc))
+                    yield index, RecordError(str(path), line + 1, str(exc))
                 index += 1

@@ -9,12 +9,12 @@ The output is what evaluate_run.py judges: the last item's output, or "" where t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ragbench.api import RecordError
+from ragbench.api.data import given_bytes, parse_json, utf8
 
 from .metric import MODEL, RETRIEVED, STATUS, TOOL_CALLS
 
@@ -27,7 +27,7 @@ def final_output(result: list[Any]) -> str:
 
 def run_record(path: Path) -> dict[str, Any]:
     """One query's file as a `recorded` record; a ValueError says what is missing."""
-    run = json.loads(path.read_text(encoding="utf-8"))
+    run = parse_json(utf8(given_bytes(path, "a BrowseComp-Plus run file (JSON)")))
     if (
         not isinstance(run, dict)
         or not run.get("query_id")
@@ -52,4 +52,4 @@ def run_folder_records(folder: Path) -> Iterator[tuple[int, dict[str, Any] | Rec
         try:
             yield index, run_record(path)
         except (ValueError, OSError) as exc:
-            yield index, RecordError(str(path), 1, str(exc))
+            yield index, RecordError(str(path), getattr(exc, "line", 1), str(exc))  # NotUtf8 names its line

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import iter_jsonl, require
+from ragbench.api.data import given_jsonl, require
 
 QUERIES = Path("prompt_data/query.jsonl")
 CRITERIA = Path("criteria_data/criteria.jsonl")
@@ -43,7 +43,7 @@ def data_files(folder: Path) -> dict[str, Path]:
 
 
 def read_tasks(path: Path) -> Iterator[ResearchTask | RecordError]:
-    for index, record in iter_jsonl(path):
+    for index, record in given_jsonl(path, "DeepResearch Bench's tasks (JSONL)"):
         if isinstance(record, RecordError):
             yield record
             continue
@@ -60,11 +60,12 @@ def read_tasks(path: Path) -> Iterator[ResearchTask | RecordError]:
         yield ResearchTask(str(task_id), prompt, language, str(record.get("topic", "")), index + 1)
 
 
-def by_prompt(path: Path, field: str) -> tuple[dict[str, Any], list[RecordError]]:
-    """prompt -> the line's `field` (the whole record for field ""), the later line winning, and the bad lines."""
+def by_prompt(path: Path, field: str, expected: str) -> tuple[dict[str, Any], list[RecordError]]:
+    """prompt -> the line's `field` (the whole record for field ""), the later line winning, and the bad lines;
+    `expected`: what the file holds, for the line that refuses it."""
     found: dict[str, Any] = {}
     bad: list[RecordError] = []
-    for index, record in iter_jsonl(path):
+    for index, record in given_jsonl(path, expected):
         try:
             if isinstance(record, RecordError):
                 raise record

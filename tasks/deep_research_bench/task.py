@@ -63,8 +63,8 @@ class DeepResearchBench(Task):
 
     def examples(self) -> Iterator[Example | RecordError]:
         files = self._files()
-        criteria, bad_criteria = by_prompt(files["criteria"], "")
-        references, bad_references = by_prompt(files["references"], "article")
+        criteria, bad_criteria = by_prompt(files["criteria"], "", "DeepResearch Bench's RACE criteria (JSONL)")
+        references, bad_references = by_prompt(files["references"], "article", "the reference reports (JSONL)")
         yield from bad_criteria + bad_references
         index = 0
         for task in read_tasks(files["queries"]):
@@ -96,7 +96,7 @@ class DeepResearchBench(Task):
                 f" found {found}: give a folder holding one model's reports"
             )
         ids = {example.question: example.id for example in self.examples() if isinstance(example, Example)}
-        reports, bad = by_prompt(files[0], "article")
+        reports, bad = by_prompt(files[0], "article", "one model's reports, MODEL.jsonl")
         for error in bad:
             yield error.line - 1, error
         for index, (prompt, article) in enumerate(reports.items()):

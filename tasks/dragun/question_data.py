@@ -16,9 +16,11 @@ assessments of the organizer runs name on that topic (auto_judge.py stops at a r
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import given_text
 
 from .question_runs import tsv_rows
 
@@ -48,19 +50,19 @@ def organizer_questions(folder: Path) -> dict[str, list[tuple[str, int, str]]]:
 def question_examples(runs: Path, assessments: Path) -> dict[str, dict[int, list[dict[str, str]]]]:
     """topic -> rubric question rank -> AutoJudge's examples, `{question: annotation}` each."""
     annotated: dict[str, dict[int, dict[tuple[str, int, str], list[str]]]] = {}
-    with open(assessments, newline="", encoding="utf-8") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            try:
-                if row["run_tag"] not in EXAMPLE_RUNS:
-                    continue
-                key = (row["run_tag"], int(row["run_question_rank"]), row["run_question_text"])
-                by_rank = annotated.setdefault(row["topic_id"], {}).setdefault(int(row["rubric_question_rank"]), {})
-                by_rank.setdefault(key, []).append(row["annotation"])
-            except (KeyError, ValueError, TypeError) as exc:
-                raise ConfigError(
-                    f"{assessments}, line {line}: not DRAGUN's question assessments ({type(exc).__name__}: {exc}): "
-                    f"expected the columns {', '.join(COLUMNS)}, the ranks integers"
-                ) from None
+    text = given_text(assessments, "DRAGUN's question assessments (CSV)")
+    for line, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
+        try:
+            if row["run_tag"] not in EXAMPLE_RUNS:
+                continue
+            key = (row["run_tag"], int(row["run_question_rank"]), row["run_question_text"])
+            by_rank = annotated.setdefault(row["topic_id"], {}).setdefault(int(row["rubric_question_rank"]), {})
+            by_rank.setdefault(key, []).append(row["annotation"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"{assessments}, line {line}: not DRAGUN's question assessments ({type(exc).__name__}: {exc}): "
+                f"expected the columns {', '.join(COLUMNS)}, the ranks integers"
+            ) from None
     asked = organizer_questions(runs)
     out: dict[str, dict[int, list[dict[str, str]]]] = {}
     for topic, ranks in annotated.items():

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import RecordError
-from ragbench.api.data import JsonObject
+from ragbench.api.data import JsonObject, NotUtf8, given_bytes, utf8
 from ragbench.api.text import list_lines
 
 MOST_QUESTIONS = 10  # "output 10 ranked investigative questions" (the resources README)
@@ -47,9 +47,9 @@ def tsv_rows(path: Path) -> Iterator[tuple[int, tuple[str, int, str] | RecordErr
     """A run file's lines as (topic, rank, question) in the file's order; a line that is not five fields with an
     integer rank, or a file that is not UTF-8, is a RecordError naming it."""
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        yield 0, RecordError(str(path), 1, f"not UTF-8 ({exc})")
+        text = utf8(given_bytes(path, "a DRAGUN Task 1 run file (TSV)"))
+    except NotUtf8 as exc:
+        yield 0, RecordError(str(path), exc.line, str(exc))
         return
     for index, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter="\t")):
         if not row:

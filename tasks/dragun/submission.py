@@ -10,14 +10,13 @@ back as such an answer, the markers before each sentence's closing punctuation.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
 from ragbench.api import Document, RecordError
-from ragbench.api.data import JsonObject, JsonValue
+from ragbench.api.data import JsonObject, JsonValue, given_values
 from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
 
 CLOSING = re.compile(r"[.!?]+$")
@@ -86,9 +85,8 @@ def submission_record(line: Any) -> JsonObject:
 def run_records(path: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
     """Every line of a run file as a `ragbench score` record; a line that is not UTF-8, not JSON or not a
     submission line is a RecordError naming it."""
-    with open(path, "rb") as handle:
-        for index, raw in enumerate(handle):
-            try:
-                yield index, submission_record(json.loads(raw.decode("utf-8")))
-            except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-                yield index, RecordError(str(path), index + 1, str(exc))
+    for index, value in given_values(path, "a DRAGUN Task 2 run file (JSONL)"):
+        try:  # a RecordError: not UTF-8, not JSON, nested too deeply
+            yield index, value if isinstance(value, RecordError) else submission_record(value)
+        except ValueError as exc:
+            yield index, RecordError(str(path), index + 1, str(exc))

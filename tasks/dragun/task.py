@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
 
-from .data import EXAMPLE_RUNS, few_shot_examples, files, read_rubrics, read_topics, the_one_run
+from .data import ASSESSMENT_ORDERS, EXAMPLE_RUNS, few_shot_examples, files, read_rubrics, read_topics, the_one_run
 from .submission import run_records
 
 MOST_WORDS = 250  # the track's report length (words split at whitespace, as produce_run.py counts them)
@@ -72,6 +72,16 @@ class DragunReport(Task):
     scoring = TaskScoring(gold_fields=("article", "rubric", "autojudge_examples"), metrics=("dragun_autojudge",))
     own_documents = False
 
+    def __init__(self, data_path: str | Path | None = None, assessment_order: str = "upstream") -> None:
+        """`assessment_order`: of the few-shot examples' human assessments whose answer ids share a trailing number,
+        "upstream" (auto_judge.py's pandas sort) or "file_order" (data.read_assessments)."""
+        if assessment_order not in ASSESSMENT_ORDERS:
+            raise ConfigError(
+                f"task {self.name}: assessment_order={assessment_order} is not one of {', '.join(ASSESSMENT_ORDERS)}"
+            )
+        super().__init__(data_path, assessment_order=assessment_order)
+        self.assessment_order = assessment_order
+
     def system_defaults(self) -> dict[str, Any]:
         """A report system's word limit is the track's 250 words."""
         return {"max_words": MOST_WORDS}
@@ -91,7 +101,7 @@ class DragunReport(Task):
         found = self._files()
         rubrics, bad = read_rubrics(found["rubrics"])
         yield from bad
-        shots = few_shot_examples(found)
+        shots = few_shot_examples(found, self.assessment_order)
         index = 0
         for topic in read_topics(found["topics"]):
             if isinstance(topic, RecordError):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import RecordError
-from ragbench.api.data import read_lines
+from ragbench.api.data import given_values
 
 from . import catalog
 
@@ -32,7 +32,7 @@ def prediction_records(folder: Path, conversation_task: str) -> Iterator[tuple[i
             continue
         conversational = cell.rsplit(" - ", 1)[-1] == conversation_task
         rounds: dict[str, int] = {}
-        for number, record in read_lines(path):
+        for number, record in given_values(path, "an OmniEval inference file (*.pred.jsonl)"):
             if isinstance(record, RecordError):
                 yield number, record
                 continue

@@ -17,7 +17,6 @@ submission's sentences back as such an answer, the markers before each sentence'
 from __future__ import annotations
 
 import copy
-import json
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ragbench.api import RecordError
-from ragbench.api.data import JsonObject, JsonValue
+from ragbench.api.data import JsonObject, JsonValue, given_values
 from ragbench.api.text import cited_numbers, cited_sentences, sent_tokenize
 
 from .rag25_checks import rag25_findings
@@ -192,15 +191,11 @@ def submission_records(folder: Path) -> Iterator[tuple[int, JsonObject | RecordE
     is not UTF-8, not JSON or not a submission line is a RecordError naming it."""
     index = 0
     for path in sorted(folder.glob("*.jsonl")):
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    line = json.loads(raw.decode("utf-8"))
-                    if not isinstance(line, dict):
-                        raise ValueError("expected a JSON object")
-                    yield index, submission_record(line)
-                except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-                    yield index, RecordError(str(path), number, str(exc))
-                index += 1
+        for line, value in given_values(path, "a TREC RAG submission file (JSONL)"):
+            try:
+                if not isinstance(value, (dict, RecordError)):  # a RecordError: not UTF-8, not JSON, nested too deeply
+                    raise ValueError("expected a JSON object")
+                yield index, value if isinstance(value, RecordError) else submission_record(value)
+            except ValueError as exc:
+                yield index, RecordError(str(path), line + 1, str(exc))
+            index += 1

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import decoded, given_lines
 from ragbench.api.retrieval import relevance as read_grade
 
 TOPIC_TEXT = ("narrative", "title", "query")  # a JSONL topic's text: the first of these it has
@@ -28,7 +29,7 @@ def read_topics(path: Path) -> tuple[dict[str, str], list[RecordError]]:
     topics: dict[str, str] = {}
     lines: dict[str, int] = {}
     bad: list[RecordError] = []
-    for number, line in text_lines(path):
+    for number, line in text_lines(path, "TREC RAG's topics (TSV or JSONL)"):
         item = jsonl_topic(line) if line.lstrip().startswith("{") else tsv_topic(line)
         if isinstance(item, str):
             bad.append(RecordError(str(path), number, item))
@@ -43,18 +44,10 @@ def read_topics(path: Path) -> tuple[dict[str, str], list[RecordError]]:
     return topics, bad
 
 
-def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+def text_lines(path: Path, expected: str) -> Iterator[tuple[int, str]]:
     """(line number, line) of every non-blank line; a file that is not UTF-8 is a ConfigError naming the line."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ConfigError(
-                    f"{path}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
-                ) from None
-            if line.strip():
-                yield number, line
+    for number, raw in given_lines(path, expected):
+        yield number, decoded(raw, str(path), expected, number)
 
 
 def tsv_topic(line: str) -> tuple[str, str] | str:
@@ -88,7 +81,7 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     lines: dict[str, int] = {}
     seen: dict[tuple[str, str], int] = {}
-    for number, line in text_lines(path):
+    for number, line in text_lines(path, "qrels (topic_id iteration docid relevance)"):
         fields = line.split()
         if len(fields) != 4:
             raise ConfigError(

@@ -117,6 +117,16 @@ def test_a_custom_id_on_two_result_lines_takes_neither_and_is_sent_again(fake, v
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
+def test_the_tokens_billed_for_two_lines_of_one_custom_id_are_counted_in_the_answer_sent_again(fake, vendor):
+    alone = engine(fake, vendor).generate([chat("alone")])[0]
+    assert isinstance(alone, Response) and alone.prompt_tokens > 0
+    fake.then({"status": "completed", "damage": damage(["twice"], [])})  # both lines billed, neither taken
+    [again] = engine(fake, vendor).generate([chat("alone")])
+    assert isinstance(again, Response) and again.text == alone.text
+    assert (again.prompt_tokens, again.completion_tokens) == (3 * alone.prompt_tokens, 3 * alone.completion_tokens)
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
 def test_result_lines_not_taken_are_said_in_one_warning_naming_the_batch(fake, vendor, caplog):
     fake.then({"status": "completed", "damage": damage(["ok", "garbled0", "twice"], [(0, "not json {")])})
     with caplog.at_level("WARNING", logger="ragbench._engines.batches.runner"):

@@ -164,6 +164,24 @@ def test_a_batch_the_vendor_does_not_know_fails_its_requests_in_one_line_and_is_
     assert again.stats()["batch_requests_failed"] == 5  # type: ignore[index]
 
 
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_batch_whose_results_file_alone_is_not_found_is_the_vendors_failure_and_sent_again(fake, vendor, tmp_path):
+    fake.lose_results = 1  # the vendor knows the batch; its results file answers HTTP 404
+    made = engine(fake, vendor, tmp_path)
+    assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed(vendor, QUESTIONS)
+    assert len(fake.created) == 2 and made.stats()["batch_requests_resent"] == 5  # type: ignore[index]
+    # no try left: each fails as not answered, never as a batch unknown to the vendor, and --resume sends it again
+    fake.lose_results = 1
+    folder = tmp_path / "again"
+    folder.mkdir()
+    answers = engine(fake, vendor, folder, batch_retries=0).generate([chat(q) for q in QUESTIONS])
+    for answer in answers:
+        assert isinstance(answer, EngineError) and "batch request not answered" in str(answer), answer
+        assert "unknown to the vendor" not in str(answer)
+    assert texts(engine(fake, vendor, folder).generate([chat(q) for q in QUESTIONS])) == echoed(vendor, QUESTIONS)
+    assert len(fake.created) == 4
+
+
 def replica_set(fakes: list[FakeBatchServer], folder: Path) -> Any:
     options = {"batch": True, "batch_poll_s": 0, "backoff_base": 0.001, "backoff_max": 0.01}
     made = endpoint_replicas(OpenAIEngine, "m", [fake.root + "/v1" for fake in fakes], options)

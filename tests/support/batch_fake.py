@@ -11,7 +11,8 @@ GET /v1/messages/batches/ID/results, POST /v1/messages/batches/ID/cancel, GET /v
 `limit` and `after_id`). A batch `forget` drops is unknown from then on (HTTP 404). `on_create` is called with each
 batch created before the vendor's answer is sent (a test kills the client there); the first `drop_creates`
 creations get no answer at all, their connection closed (the batch created all the same); the first `lose_creates`
-(OpenAI) never reach the vendor: their connection closed, no batch created (the input file stays uploaded).
+(OpenAI) never reach the vendor: their connection closed, no batch created (the input file stays uploaded); the
+next `lose_results` fetches of a results file (OpenAI: an output or error file) answer HTTP 404, the batch known.
 
 An ending: {"status": "completed" | "expired" | "cancelled" | "failed", "answered": N (the first N requests get a
 result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status),
@@ -51,6 +52,7 @@ class FakeBatchServer:
         self.lose_creates = 0
         self.deleted: list[str] = []  # input files deleted (DELETE /v1/files/ID), in order
         self.delete_status = 200  # another: every DELETE /v1/files/ID is refused with it
+        self.lose_results = 0  # the next N fetches of a results file answer HTTP 404, the batch itself known
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -280,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
             batch["cancelled"] = True
             return self.send(200, show(batch, fake.root))
         if parts[-1] == "results":
+            if self.results_lost():
+                return self.send(404, {"type": "error", "error": {"type": "not_found_error", "message": "lost"}})
             return self.send(200, served(batch, batch["results"]), "application/binary")
         fake.advance(batch)
         self.send(200, show(batch, fake.root))
@@ -319,8 +323,18 @@ class _Handler(BaseHTTPRequestHandler):
             )
         self.send(200, {"id": file_id, "object": "file", "deleted": True})
 
+    def results_lost(self) -> bool:
+        """Whether this fetch of a results file is one `lose_results` says the vendor answers with HTTP 404."""
+        with self.fake.lock:
+            lost, self.fake.lose_results = self.fake.lose_results > 0, max(0, self.fake.lose_results - 1)
+        return lost
+
     def file_content(self, file_id: str) -> None:
         kind, _, batch_id = file_id.removeprefix("file-").partition("-")
+        if self.results_lost():
+            return self.send(
+                404, {"error": {"message": f"No such File object: {file_id}", "type": "invalid_request_error"}}
+            )
         lines = self.fake.batches[batch_id].get("results", [])
         errors = [line["error"] is not None or line["response"]["status_code"] != 200 for line in lines]
         chosen = [line for line, error in zip(lines, errors) if error == (kind == "err")]

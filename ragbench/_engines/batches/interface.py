@@ -36,6 +36,11 @@ class Polled:
 Outcome = Response | EngineError | Resend
 
 
+class ResultsMissing(Exception):
+    """An ended batch whose results file alone is not found (HTTP 404 for the file, the batch itself known): the
+    vendor's failure, its requests sent again; never read as a batch unknown to the vendor."""
+
+
 class BatchingEngine(Protocol):
     """An engine the batch loop answers through its vendor's batch API: its options (seconds between polls, tries
     of a request the vendor did not answer, tries of a batch's creation and the wait between them), the identity

@@ -31,13 +31,15 @@ def text_lines(data: bytes) -> list[str]:
 
 @dataclass(frozen=True)
 class ResultLines:
-    """The line of each custom id found on exactly one line; the ids found on more (with how many); why each
-    unreadable line is (`line N: ...`), and how many lines there were."""
+    """The line of each custom id found on exactly one line; the ids found on more (with how many) and those lines,
+    taken for none but billed all the same (the run's cost counts them); why each unreadable line is (`line N:
+    ...`), and how many lines there were."""
 
     lines: dict[str, JsonObject]
     repeated: dict[str, int]
     unreadable: list[str]
     count: int
+    repeated_lines: dict[str, list[JsonObject]]
 
     @property
     def ids(self) -> set[str]:
@@ -66,4 +68,8 @@ def read_result_lines(texts: Iterable[str]) -> ResultLines:
     times = Counter(custom for custom, _ in read)
     repeated = {custom: n for custom, n in times.items() if n > 1}
     lines = {custom: line for custom, line in read if custom not in repeated}
-    return ResultLines(lines, repeated, unreadable, count)
+    repeated_lines: dict[str, list[JsonObject]] = {}
+    for custom, line in read:
+        if custom in repeated:
+            repeated_lines.setdefault(custom, []).append(line)
+    return ResultLines(lines, repeated, unreadable, count, repeated_lines)

@@ -21,7 +21,9 @@ tries again what an earlier attempt could not get answered); one the vendor refu
 once (a RequestError), and so does every request of a batch the vendor failed as a whole (its input file refused),
 naming why (sent again by a resumed run). A batch the vendor says it does not know
 (HTTP 404 while polling it: another organisation's key, or deleted) fails its requests in one line naming the
-batch and the fix, and is not sent again: it may still run, and be paid, under the key that created it.
+batch and the fix, and is not sent again: it may still run, and be paid, under the key that created it. A batch
+whose results file alone is not found (HTTP 404 for the file: `ResultsMissing`) answered nothing: the vendor's
+failure, its requests sent again as those it left out.
 """
 
 from __future__ import annotations
@@ -35,12 +37,19 @@ from typing import Any
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
 from ..retries import backoff, retried_status
-from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
+from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend, ResultsMissing
 from .results import read_result_lines
 from .shelf import BatchShelf
 from .store import Submitted
 
 log = logging.getLogger(__name__)
+TOKEN_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+    "cache_write_tokens",
+    "cache_write_1h_tokens",
+)
 
 
 class BatchRun:
@@ -51,6 +60,7 @@ class BatchRun:
         self.store, self.counts, self.board = shelf.store(), shelf.counts, shelf.board
         self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
         self.sides: dict[str, tuple[BatchingEngine, BatchVendor, Any]] = {}  # by base URL: engine, vendor, client
+        self.billed: dict[str, list[Response]] = {}  # by custom id: answers the vendor billed that were not taken
 
     async def answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
         engine = self.engine
@@ -111,7 +121,7 @@ class BatchRun:
             out = list(waiting.values())
             for batch, lost in zip(out, await asyncio.gather(*(self._until_ended(batch) for batch in out))):
                 self._fail(batch, lost, asked, answers)
-        return [answers[custom] for custom in customs]
+        return [billed_too(answers[custom], self.billed.get(custom, [])) for custom in customs]
 
     def _fail(
         self,
@@ -280,7 +290,16 @@ class BatchRun:
                 if polled.ended:
                     break
                 await asyncio.sleep(self.engine.batch_poll_s)
-            return polled, [] if polled.failed is not None else await vendor.results(client, batch_id)
+            if polled.failed is not None:
+                return polled, []
+            try:
+                return polled, await vendor.results(client, batch_id)
+            except ResultsMissing as exc:
+                log.warning(
+                    "%s: batch %s ended, but %s: the vendor's failure, its requests are sent again",
+                    self.engine.model, batch_id, self.engine.excerpt(str(exc)),
+                )  # fmt: skip
+                return polled, []
         finally:
             self.board.drop(batch_id)
 
@@ -292,6 +311,7 @@ class BatchRun:
             why = f"batch {batch.batch_id} failed: {batch.failed}"
             return engine.failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
         if custom in results.repeated:
+            self.billed.setdefault(custom, []).extend(self._answers(results.repeated_lines[custom], request))
             return Resend(
                 f"batch {batch.batch_id}'s results hold {results.repeated[custom]} lines of its custom id: neither is "
                 "taken"
@@ -305,3 +325,26 @@ class BatchRun:
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             why = engine.excerpt(f"{type(exc).__name__}: {exc}")
             return Resend(f"unreadable result in batch {batch.batch_id} ({why})")
+
+    def _answers(self, lines: list[JsonObject], request: Request) -> list[Response]:
+        """The answers among `lines` (a request's lines, none taken): what the vendor billed for them."""
+        out = []
+        for line in lines:
+            try:
+                outcome = self.vendor.outcome(line, request)
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                continue  # no answer read: no usage to count
+            if isinstance(outcome, Response):
+                out.append(outcome)
+        return out
+
+
+def billed_too(answer: Response | EngineError, billed: list[Response]) -> Response | EngineError:
+    """`answer` with the tokens of the `billed` answers its request was given and that were not taken (a custom id on
+    two result lines) added to its own: the call's cost is what the vendor billed for it. An answer that failed
+    carries no tokens: those are not counted."""
+    if isinstance(answer, Response):
+        for extra in billed:
+            for count in TOKEN_COUNTS:
+                setattr(answer, count, getattr(answer, count) + getattr(extra, count))
+    return answer

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
-from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
+from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted
 from .anthropic_messages import message_arguments, parse_message
@@ -76,7 +76,12 @@ class AnthropicBatches:
         return Polled(batch.processing_status, done, done + counts.processing, batch.processing_status == "ended")
 
     async def results(self, client: Any, batch_id: str) -> list[str]:
-        raw = await client.messages.batches.with_raw_response.results(batch_id, extra_headers=self._headers)
+        try:
+            raw = await client.messages.batches.with_raw_response.results(batch_id, extra_headers=self._headers)
+        except self.engine.sdk.NotFoundError as exc:
+            if not str(exc.response.request.url.path).endswith("/results"):
+                raise  # the batch itself is unknown (its retrieve answered 404)
+            raise ResultsMissing(f"its results file is not found (HTTP 404: {exc.message})") from None
         return text_lines(await raw.http_response.aread())
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:

@@ -26,7 +26,7 @@ from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
-from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
+from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted
 from ..retries import retried_status
@@ -131,7 +131,11 @@ class OpenAIBatches:
         lines: list[str] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
-                lines += text_lines((await client.files.content(file_id, extra_headers=self._headers)).content)
+                try:
+                    answer = await client.files.content(file_id, extra_headers=self._headers)
+                except openai.NotFoundError as exc:
+                    raise ResultsMissing(f"its results file {file_id} is not found (HTTP 404: {exc.message})") from None
+                lines += text_lines(answer.content)
         return lines
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:

@@ -69,7 +69,7 @@ def _name(value: object, field: str, where: str) -> str:
 
 def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
     """(where, row) of each line of the file, JSONL or CSV by its name's ending."""
-    text = given_text(path, "--human-labels", "a JSONL or CSV file of labels (id, metric, label[, task])")
+    text = given_text(path, "a JSONL or CSV file of labels (id, metric, label[, task])", "--human-labels")
     if path.suffix.lower() == ".csv":
         return _csv_rows(path, text)
     rows = []

@@ -117,7 +117,7 @@ def test_a_request_without_nuggets_is_a_bad_record_and_a_broken_bank_one_line(tm
     assert [e.id for e in found if isinstance(e, Example)] == ["r1"]
     assert "request r2 has no nugget bank" in str(found[1])
     (tmp_path / "nuggets" / "r2.json").write_text("{", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"nugget bank .*r2.json is unreadable"):
+    with pytest.raises(ConfigError, match=r"r2.json:1:2: not valid JSON .*give a v3 nugget bank"):
         list(ArgueReport(tmp_path).examples())
 
 

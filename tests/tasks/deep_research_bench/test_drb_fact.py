@@ -303,7 +303,7 @@ def test_bad_options_and_pages_files_are_refused_in_one_line(tmp_path, monkeypat
     status = tmp_path / "status.jsonl"
     status.write_text('{"url": "u", "status": 200}\n', encoding="utf-8")
     for options, message in (
-        ({"pages": str(tmp_path / "none.jsonl")}, "pages file .*none.jsonl cannot be read"),
+        ({"pages": str(tmp_path / "none.jsonl")}, "pages file .*none.jsonl: cannot be read"),
         ({"pages": str(bad)}, r"pages.jsonl:2 is not a page"),
         ({"pages": str(status)}, r"status.jsonl:1 is not a page: .*HTTP status other than 200"),
         ({"reader": "jina"}, r"reader=jina needs \$JINA_API_KEY"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -69,6 +70,35 @@ def test_requests_and_scores_equal_the_released_autojudge_and_score_py(tmp_path,
     headline = results["results"]["dragun_report"]
     assert headline["dragun_supportive"] == pytest.approx(float(per_run["supportive_score"]), rel=1e-15)
     assert headline["dragun_contradictory"] == pytest.approx(float(per_run["contradictory_score"]), rel=1e-15)
+
+
+TIED = "msmarco_v2.1_doc_91_2000002"  # its answer ids share trailing numbers (q1-a1, q2-a1, ...), in no sorted order
+
+
+def recorded_order(topic: str) -> list[list[str]]:
+    """The answer ids of each few-shot example's assessments in the prompt auto_judge.py sent for `topic`."""
+    [content] = [
+        r["body"]["messages"][1]["content"]
+        for r in RECORDING["requests"]
+        if f'"docid": "{topic}"' in r["body"]["messages"][1]["content"]
+    ]
+    shown = content.split("Below are example reports and their assessments:")[1].split("Below is the report")[0]
+    return [list(json.loads(part)["assessments"]) for part in re.findall(r"Example \d+:\n\n(\{.*?\n\})", shown, re.S)]
+
+
+def few_shot_order(topic: str, **task_args: str) -> list[list[str]]:
+    [example] = [e for e in DragunReport(DATA, **task_args).examples() if isinstance(e, Example) and e.id == topic]
+    return [list(shot["assessments"]) for shot in example.gold["autojudge_examples"]]
+
+
+def test_the_few_shot_assessments_are_in_auto_judge_s_order_and_in_file_order_as_a_named_variant():
+    upstream = recorded_order(TIED)  # pandas' default (unstable) sort, as this machine's numpy sorts int64
+    assert all([int(a[-1]) for a in shot] == sorted(int(a[-1]) for a in shot) for shot in upstream)
+    assert few_shot_order(TIED) == upstream
+    file_order = few_shot_order(TIED, assessment_order="file_order")  # the ties as the CSV lists them
+    assert file_order == [["q1-a1", "q2-a1", "q3-a1", "q1-a2", "q2-a2"], ["q2-a1", "q1-a1", "q3-a1", "q1-a2", "q2-a2"]]
+    assert file_order != upstream  # the sample's ties are where the two orders part
+    assert few_shot_order("msmarco_v2.1_doc_90_1000001") == recorded_order("msmarco_v2.1_doc_90_1000001")
 
 
 def test_repeats_agreement_ppi_and_cost_of_the_judged_numbers(tmp_path, judge):

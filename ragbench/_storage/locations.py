@@ -92,8 +92,8 @@ def remote_problem(url: str, exc: BaseException) -> ConfigError:
     if store_error(exc)[0] == NO_BUCKET or "bucket does not exist" in text:
         bucket = url.partition("://")[2].partition("/")[0]
         return ConfigError(
-            f"{url}: the bucket {bucket} does not exist in the store; make it, or name a bucket that exists (check "
-            "AWS_ENDPOINT_URL where the store is not AWS's)"
+            f"{url}: the bucket {bucket} does not exist in the store; make it, or name a bucket that exists (or the "
+            "endpoint of the store that holds it)"
         )
     if isinstance(exc, FileNotFoundError):
         fix = "check the bucket and key (upload it, or name the URL it was uploaded to)"

@@ -31,6 +31,7 @@ DEFAULT_TIMEOUT_SECONDS = 60.0
 REMOTE_CACHE = "remote"
 TRIES_OF_S3FS = 1
 NO_BUCKET = "NoSuchBucket"
+RANGE_PAST_END = 416
 
 
 def is_remote(location: str | Path) -> bool:
@@ -139,8 +140,8 @@ def read_range(location: str | Path, start: int, stop: int) -> bytes:
     try:
         return fs.cat_file(path, start=start, end=stop)  # type: ignore[no-any-return]
     except Exception as exc:
-        if isinstance(exc, OSError) and start >= _remote_call(url, fs.size, path):
-            return b""  # S3 refuses a range past the end (416), where a local file reads empty
+        if store_error(exc)[1] == RANGE_PAST_END or store_error(exc)[0] == "InvalidRange":
+            return b""  # S3 refuses a range past the end, where a local file reads empty
         raise remote_problem(url, exc) from None
 
 

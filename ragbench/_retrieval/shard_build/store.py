@@ -1,7 +1,9 @@
 """`index build --ray --shards S --out s3://.../INDEX`: the shards built straight into an object store. Each task
 that finishes a shard puts its files in INDEX/shards-S/NNN (`worker.finish_part`); the driver puts the manifest,
 then shards.json last (`StoreTarget.publish`): a run reads an index in a store only through its shards.json, so one
-half written is never seen as whole.
+half written is never seen as whole. Shards already there are written over only with --overwrite, and only where a
+build of that kind provably wrote them (`StoreTarget.check`): its shards.json, the manifest whose sha256 it records,
+nothing it does not name; anything else is the user's and is refused in one line, nothing touched.
 
 The build's state (each part's step-1 files, the step records a resumed build keeps, the merged terms, the build's
 key) lives in the store too, under INDEX/shards-S.building/ (`StoreState`, `state_files`): no node holds any of it

@@ -122,6 +122,7 @@ EXACT: dict[str, str] = {
     "test_scale_projection.py": "project",
     "test_object_store.py": "storage",
     "test_shard_build_state_in_store.py": "storage",
+    "test_store_promises.py": "storage",
     "test_jsonl.py": "storage",
     "test_gzip_faults.py": "storage",
     "test_user_files.py": "storage",

@@ -16,13 +16,15 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.lifetime.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
+from .._values.urls import redact_urls
 from .install_hints import for_this_install
 from .registry import command_registry
 
 
 def config_error(exc: ConfigError) -> None:
-    """Every problem on its own line, then exit 2 (nothing was written)."""
-    for line in for_this_install(str(exc)).splitlines() or [""]:
+    """Every problem on its own line, any credential a URL in it holds redacted, then exit 2 (nothing was
+    written)."""
+    for line in for_this_install(redact_urls(str(exc))).splitlines() or [""]:
         click.echo(f"ragbench: error: {line}", err=True)
     sys.exit(EXIT_CONFIG)
 

@@ -21,6 +21,7 @@ import click
 from .. import _stop_signals
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_if_stopped, stopped_by, stopped_starting
+from .._values.urls import redact_urls
 from .outcomes import config_error, environment_error, exit_if_exhausted
 from .registry import command_registry
 
@@ -154,7 +155,7 @@ def config_errors_exit(output_option: str = "its output") -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
+        click.echo(f"ragbench: error: {redact_urls(str(exc))}", err=True)  # a credential a URL holds never shown
         sys.exit(EXIT_CONFIG)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc, options=output_option)

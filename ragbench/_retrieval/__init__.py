@@ -18,6 +18,8 @@ from .._builtin import section
 from .._errors import ConfigError
 from .._hookspecs import NamedTarget, hookimpl
 from .._plugin_calls import exception_line, is_plugin_fault
+from .._storage.locations import is_remote
+from .._values.urls import redact_url
 from .base import IndexBuilder, Retriever
 
 if TYPE_CHECKING:
@@ -48,6 +50,14 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
 
         return sharded_retriever(name, dict(args or {}), registry=registry)
     entry = registry.entry("retrievers", name)
+    from .sharded.kinds import sharded_kind
+
+    index = (args or {}).get("index")
+    if isinstance(index, str) and is_remote(index) and sharded_kind(registry, entry.name) is not None:
+        raise ConfigError(  # its retriever would read the URL as a local path (`s3:/bucket/...`)
+            f"retriever {name}: --retriever-arg index={redact_url(index)}: an index in an object store is served through its "
+            "shards: add --retriever-arg shards=S (S: the number of its shards-S folder)"
+        )
     try:
         retriever: Retriever = construct(
             entry.load(), dict(args or {}), f"retriever {name}", injected={"registry": registry}

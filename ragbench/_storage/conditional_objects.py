@@ -16,7 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, NamedTuple
 
 from .._errors import ConfigError
-from .locations import _filesystem, remote_problem
+from .locations import NO_BUCKET, _filesystem, remote_problem, store_error
 
 LOST = {"PreconditionFailed": 412, "ConditionalRequestConflict": 409, "NoSuchKey": 404}
 
@@ -39,12 +39,11 @@ def _client(url: str) -> tuple[Any, str, str, str]:
 def lost(exc: BaseException) -> bool:
     """Whether `exc` is the store's refusal of a condition (or of a key removed meanwhile), not a failure: its HTTP
     status or its code, read from the botocore error s3fs translated (its cause)."""
-    for error in (exc, exc.__cause__):
-        response = getattr(error, "response", None)
-        if isinstance(response, dict):
-            code = response.get("Error", {}).get("Code")
-            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            return code in LOST or status in LOST.values()
+    code, status = store_error(exc)
+    if code == NO_BUCKET:  # a 404 too, but no key written or removed meanwhile: the store has no such bucket
+        return False
+    if code is not None or status is not None:
+        return code in LOST or status in LOST.values()
     return isinstance(exc, (FileExistsError, FileNotFoundError))
 
 

@@ -6,8 +6,10 @@ folder of it brought to a local cache folder before use (`fetched_folder`: $RAGB
 a URL, and a version of its files where they are checked by size alone), each file verified by the size and content
 digest (`content_digest`) its writer recorded; a cached file already of that size and digest is not fetched again. The credentials, region and endpoint are fsspec's and
 botocore's own (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ~/.aws/config). Every remote call has a deadline,
-$RAGBENCH_STORAGE_TIMEOUT seconds (default 60) to connect and to each read; an endpoint that does not answer, a
-missing bucket or key, refused credentials end in a ConfigError of one line naming the URL and the fix.
+$RAGBENCH_STORAGE_TIMEOUT seconds (default 60) to connect and to each read, and a call is tried twice at most: an
+endpoint that does not answer ends within about twice the deadline. It, a missing bucket or key, refused credentials
+end in a ConfigError of one line naming the URL and the fix. A URL that carries a credential (`s3://KEY:SECRET@...`) is
+refused, shown as every URL is (`_values.urls.redact_url`: `s3://***@bucket/...`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from typing import IO, Any, NamedTuple
 
 from .._errors import ConfigError, one_line_text
 from .._values.environment import seconds_in_environment
+from .._values.urls import redact_url, redact_urls
 from .cache_root import cache_root
 from .content_digest import content_digest
 
 TIMEOUT_VARIABLE = "RAGBENCH_STORAGE_TIMEOUT"
 DEFAULT_TIMEOUT_SECONDS = 60.0
 REMOTE_CACHE = "remote"
+TRIES_OF_S3FS = 1
+NO_BUCKET = "NoSuchBucket"
+RANGE_PAST_END = 416
 
 
 def is_remote(location: str | Path) -> bool:
@@ -46,23 +52,50 @@ def _filesystem(url: str) -> tuple[Any, str]:
     except ImportError:
         raise ConfigError(f"{url}: reading an object store needs fsspec and s3fs: pip install 'ragbench[s3]'") from None
     seconds = seconds_in_environment(TIMEOUT_VARIABLE, DEFAULT_TIMEOUT_SECONDS)
-    scheme = url.partition("://")[0]
+    scheme, _, rest = url.partition("://")
     options: dict[str, Any] = {}
     if scheme in ("s3", "s3a"):  # fsspec keeps one file system for these options: the endpoint's variable read now
-        retries = {"max_attempts": 2, "mode": "standard"}
+        if "@" in rest.partition("/")[0] or ":" in rest.partition("/")[0]:  # no bucket's name holds either
+            raise ConfigError(
+                f"{redact_url(url)}: a URL never carries a credential (it would be shown and stored); name s3://BUCKET/... and "
+                "give the credential in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+            )
+        # two tries of each request, botocore's (it retries a timeout and the store's SlowDown, with backoff), and
+        # none of s3fs's own around them (`TRIES_OF_S3FS`): a store that never answers ends within about twice the
+        # deadline, never the deadline times both libraries' tries
+        retries = {"total_max_attempts": 2, "mode": "standard"}
         options["config_kwargs"] = {"connect_timeout": seconds, "read_timeout": seconds, "retries": retries}
         options["client_kwargs"] = {"endpoint_url": os.environ.get("AWS_ENDPOINT_URL") or None}
     try:
-        return fsspec.core.url_to_fs(url, **options)  # type: ignore[no-any-return]
+        fs, path = fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:
         raise ConfigError(f"{url}: {exc.msg}: pip install 'ragbench[s3]'") from None
     except ValueError as exc:  # a scheme fsspec does not know
         raise ConfigError(f"{url}: {one_line_text(str(exc))}") from None
+    if scheme in ("s3", "s3a"):  # s3fs: a retry of its own wraps each of botocore's calls (and nests)
+        fs.retries = TRIES_OF_S3FS
+    return fs, path
+
+
+def store_error(exc: BaseException) -> tuple[str | None, int | None]:
+    """The store's error code and HTTP status of `exc`, read from the botocore error s3fs translated (its cause);
+    (None, None) where it holds neither."""
+    for error in (exc, exc.__cause__):
+        response = getattr(error, "response", None)
+        if isinstance(response, dict):
+            return response.get("Error", {}).get("Code"), response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return None, None
 
 
 def remote_problem(url: str, exc: BaseException) -> ConfigError:
     """The line for `exc`, raised reading `url`: what went wrong there and the fix."""
     text = one_line_text(str(exc)) or type(exc).__name__
+    if store_error(exc)[0] == NO_BUCKET or "bucket does not exist" in text:
+        bucket = url.partition("://")[2].partition("/")[0]
+        return ConfigError(
+            f"{url}: the bucket {bucket} does not exist in the store; make it, or name a bucket that exists (or the "
+            "endpoint of the store that holds it)"
+        )
     if isinstance(exc, FileNotFoundError):
         fix = "check the bucket and key (upload it, or name the URL it was uploaded to)"
     elif isinstance(exc, PermissionError):
@@ -72,7 +105,7 @@ def remote_problem(url: str, exc: BaseException) -> ConfigError:
             "check the endpoint (AWS_ENDPOINT_URL), the network and the credentials; "
             f"${TIMEOUT_VARIABLE} sets the deadline of each call"
         )
-    return ConfigError(f"{url}: not readable ({type(exc).__name__}: {text}); {fix}")
+    return ConfigError(f"{redact_url(url)}: not readable ({type(exc).__name__}: {redact_urls(text)}); {fix}")
 
 
 def _remote_call(url: str, call: Any, *args: Any, **kwargs: Any) -> Any:
@@ -107,8 +140,8 @@ def read_range(location: str | Path, start: int, stop: int) -> bytes:
     try:
         return fs.cat_file(path, start=start, end=stop)  # type: ignore[no-any-return]
     except Exception as exc:
-        if isinstance(exc, OSError) and start >= _remote_call(url, fs.size, path):
-            return b""  # S3 refuses a range past the end (416), where a local file reads empty
+        if store_error(exc)[1] == RANGE_PAST_END or store_error(exc)[0] == "InvalidRange":
+            return b""  # S3 refuses a range past the end, where a local file reads empty
         raise remote_problem(url, exc) from None
 
 

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import os
 
-from .._errors import ConfigError, shown_value
+from .._errors import ConfigError, one_line_text, shown_value
 
 FSYNC = "RAGBENCH_FSYNC"
 WORKERS = "RAGBENCH_WORKERS"
 WORKERS_NICE = "RAGBENCH_WORKERS_NICE"
 NICENESS = range(-20, 20)  # what os.nice can reach (below 0 only with the privilege to raise priority)
+
+
+def shown_setting(text: str) -> str:
+    """A setting's value as a refusal shows it: cut short, its line breaks and other unprintable characters
+    escaped (`of\\nf`), so that the refusal stays one line."""
+    return one_line_text(shown_value(text))
 
 
 def seconds_in_environment(variable: str, default: float) -> float:
@@ -28,7 +34,7 @@ def seconds_in_environment(variable: str, default: float) -> float:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds < float("inf"):
-        raise ConfigError(f"{variable}={shown_value(text)}: a number of seconds above 0 (default {default:g})")
+        raise ConfigError(f"{variable}={shown_setting(text)}: a number of seconds above 0 (default {default:g})")
     return seconds
 
 
@@ -63,13 +69,13 @@ def environment_problems() -> list[str]:
     problems = []
     fsync = os.environ.get(FSYNC, "").strip()
     if fsync and fsync.lower() not in ("on", "off"):
-        problems.append(f"{FSYNC}={shown_value(fsync)}: on or off (off skips flushing replaced files to disk)")
+        problems.append(f"{FSYNC}={shown_setting(fsync)}: on or off (off skips flushing replaced files to disk)")
     workers = os.environ.get(WORKERS, "").strip()
     if workers and workers_in_environment() is None:
         problems.append(
-            f"{WORKERS}={shown_value(workers)}: a whole number of worker processes (0: the work in a thread of the run)"
+            f"{WORKERS}={shown_setting(workers)}: a whole number of worker processes (0: the work in a thread of the run)"
         )
     nice = os.environ.get(WORKERS_NICE, "").strip()
     if nice and niceness_in_environment(default=NICENESS.stop) == NICENESS.stop:
-        problems.append(f"{WORKERS_NICE}={shown_value(nice)}: the workers' niceness, a whole number from -20 to 19")
+        problems.append(f"{WORKERS_NICE}={shown_setting(nice)}: the workers' niceness, a whole number from -20 to 19")
     return problems

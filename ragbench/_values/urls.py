@@ -4,7 +4,8 @@ for free text, `redacted` for a recorded config), and a URL's parts for a client
 (`Credentials.of`).
 
 The rule: a URL's user info (everything before `@` in its authority: the user name too, which may be a
-token) is secret; so is the value of every query parameter (or fragment parameter) whose name is secret,
+token; where the authority is `user:x` and `x` is no port, everything before the URL's last `@`, as a secret such
+as AWS's may hold a `/`) is secret; so is the value of every query parameter (or fragment parameter) whose name is secret,
 that is holds a word of SECRET_WORDS. A name's words are its runs of letters and digits, camelCase split
 (`api_key`, `apiKey`, `X-Api-Key`: "api", "key"). A secret is written `***`. A key written in a URL's path
 cannot be told from a path: it is not redacted (give it as a query parameter or user info).
@@ -56,11 +57,19 @@ def redact_url(url: str) -> str:
     except ValueError:  # a malformed authority (an unclosed IPv6 bracket): at least its user info goes
         return _USER_INFO.sub(REDACTED + "@", url)
     netloc = parts.netloc
+    if "@" not in netloc and "@" in url and not _host(netloc):  # `user:sec/ret@host`: its secret holds a `/` (AWS's)
+        return redact_url(f"{parts.scheme}://{REDACTED}@{url.rpartition('@')[2]}")
     if "@" in netloc:
         netloc = REDACTED + "@" + netloc.rpartition("@")[2]
     return urlunsplit(
         (parts.scheme, netloc, parts.path, _redact_parameters(parts.query), _redact_parameters(parts.fragment))
     )
+
+
+def _host(netloc: str) -> bool:
+    """Whether an authority without `@` is a host (with its port): not the start of user info cut short by a `/`."""
+    name, colon, port = netloc.rpartition(":")
+    return not colon or port.isdigit() or netloc.endswith("]")
 
 
 def _redact_parameters(text: str) -> str:

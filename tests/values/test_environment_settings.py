@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._errors import ConfigError
+from ragbench._values.environment import environment_problems, seconds_in_environment
 from ragbench.testing import PreflightError, preflight
 from support.helpers import cli_here
 
@@ -17,8 +19,8 @@ ACCEPTED = {
     "RAGBENCH_WORKERS_NICE": ["0", "5", "19", "-20"],
 }
 REFUSED = {
-    "RAGBENCH_FSYNC": ["of", "0", "false", "no", "offf"],
-    "RAGBENCH_WORKERS": ["two", "-1", "1.5", "0x2"],
+    "RAGBENCH_FSYNC": ["of", "0", "false", "no", "offf", "of\nf"],
+    "RAGBENCH_WORKERS": ["two", "-1", "1.5", "0x2", "1\r\n2"],
     "RAGBENCH_WORKERS_NICE": ["high", "20", "-21", "5.0"],
 }
 
@@ -33,7 +35,7 @@ def test_a_value_ragbench_cannot_read_ends_every_command_in_one_line(variable, v
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert lines == [lines[0]] and lines[0].startswith(f"ragbench: error: {variable}=")
-        assert repr(value) in lines[0] or value in lines[0]
+        assert repr(value)[1:-1] in lines[0]  # escaped as repr escapes it
     assert not (tmp_path / "run").exists()
 
 
@@ -54,3 +56,20 @@ def test_fsync_is_on_or_off_or_refused_by_the_preflight(value):
         else:
             with pytest.raises(PreflightError, match="RAGBENCH_FSYNC="):
                 preflight("demo", limit=1)
+
+
+SETTINGS = ["RAGBENCH_FSYNC", "RAGBENCH_WORKERS", "RAGBENCH_WORKERS_NICE", "RAGBENCH_STORAGE_TIMEOUT"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(SETTINGS), st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=12))
+def test_every_refusal_of_a_setting_shows_its_value_in_one_line(variable, value):
+    """Line breaks and other unprintable characters in a value are escaped: `RAGBENCH_FSYNC=$'of\\nf'` is one line."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(variable, value)
+        try:
+            refusals = [*environment_problems(), str(seconds_in_environment("RAGBENCH_STORAGE_TIMEOUT", 60))]
+        except ConfigError as exc:
+            refusals = [str(exc)]
+    for line in refusals:
+        assert line.isprintable(), line

@@ -118,7 +118,7 @@ def build_shards(
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
     with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext() as lease:
         if store is not None:
-            store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
+            store.check(overwrite, name)  # with --overwrite, the old shards no longer whole from here on
         state: BuildFolder | StoreState = (
             StoreState(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
         )

@@ -3,7 +3,7 @@ is needed. It reads the shards' manifest (INDEX/shards-S/manifest.json) and shar
 every file's size and content digest checked), and the hits' documents from the shards' own docs stores
 (memory-mapped; a lookup reads one line). An index in an object store (index=s3://.../INDEX) is served where it
 lies: its manifest and shards.json fetched (`remote.remote_layout`), each shard's docs store read by ranged reads
-(`RemoteDocStore`: two a hit, never a whole file on this node), a file its front needs (lucene_bm25's vocabulary)
+(`RemoteDocStore`: two a hit, never a whole file on this node, each checked by its blocks' digests), a file its front needs (lucene_bm25's vocabulary)
 fetched alone and verified (`shard_file`); the shard actors fetch their own shards' other files. A kind's front (its ShardKind's `front`) adds what a batch's payload
 needs (`payload`, `shard_options`) and, where they do not merge by (score, passage number), how the shards'
 answers merge (`answers`).
@@ -24,14 +24,19 @@ from ..base import Retriever
 from ..index.built import read_manifest
 from ..index.damage import IndexDamage
 from ..index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore
-from ..index.remote_docstore import RemoteDocStore
+from ..index.remote_docstore import BLOCKS_FILE, RemoteDocStore
 from ..sharded.fronts import Answers, per_query
-from ..sharded.layout import Layout, fetched_shard, shard_layout, shards_folder
+from ..sharded.layout import Layout, Shard, fetched_shard, shard_layout, shards_folder
 from ..sharded.merge import merge_top_k
 from ..sharded.remote import remote_layout
 from ..sharded.searcher import TopK
 
 DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
+
+
+def only(shard: Shard, names: tuple[str, ...]) -> tuple[tuple[str, int, str], ...]:
+    """The records of `shard`'s files named `names`."""
+    return tuple(entry for entry in shard.written if entry[0] in names)
 
 
 class BuiltShardsFront(Retriever):
@@ -59,16 +64,27 @@ class BuiltShardsFront(Retriever):
         layout = remote_layout(self.name, url, None, shards)
         try:
             for shard in layout.shards:
-                size = next((size for name, size, _ in shard.written if name == DOCS_FILE), None)
-                if size is None:
-                    raise IndexDamage(joined(shard.source, DOCS_FILE), "is not among the shard's files (shards.json)")
-                self.stores.append(RemoteDocStore(shard.source, shard.stop - shard.start, size))
+                self.stores.append(self.docs_store(shard))
         except IndexDamage as exc:
             raise ConfigError(f"retriever {self.name}: {exc} (damaged); {layout.fix}") from None
         scoring = [
-            replace(shard, written=tuple(f for f in shard.written if f[0] not in DOCS_STORE)) for shard in layout.shards
+            replace(shard, written=tuple(f for f in shard.written if f[0] not in (*DOCS_STORE, BLOCKS_FILE)))
+            for shard in layout.shards
         ]  # what the actors fetch: their docs stores are read here
         return replace(layout, shards=scoring)
+
+    @staticmethod
+    def docs_store(shard: Shard) -> DocStore | RemoteDocStore:
+        """The docs store of `shard` in an object store, read where it lies, each read checked by the digests of its
+        blocks; where the build recorded none (an earlier ragbench's), fetched whole and checked as the actors'
+        files are (`fetched_shard`)."""
+        written = {name: size for name, size, _ in shard.written}
+        if DOCS_FILE not in written:
+            raise IndexDamage(joined(shard.source, DOCS_FILE), "is not among the shard's files (shards.json)")
+        if BLOCKS_FILE not in written:
+            return DocStore(fetched_shard(replace(shard, written=only(shard, DOCS_STORE))).folder)
+        record = fetched_shard(replace(shard, written=only(shard, (BLOCKS_FILE,)))).folder / BLOCKS_FILE
+        return RemoteDocStore(shard.source, shard.stop - shard.start, written[DOCS_FILE], record)
 
     def shard_file(self, number: int, name: str) -> Path:
         """Shard `number`'s file `name` on this node (fetched from its object store and verified, where it is one)."""
@@ -76,7 +92,7 @@ class BuiltShardsFront(Retriever):
         if not shard.source:
             return shard.folder / name
         try:
-            return fetched_shard(replace(shard, written=tuple(f for f in shard.written if f[0] == name))).folder / name
+            return fetched_shard(replace(shard, written=only(shard, (name,)))).folder / name
         except IndexDamage as exc:
             raise ConfigError(f"retriever {self.name}: {exc} (damaged); {self.checked.fix}") from None
 

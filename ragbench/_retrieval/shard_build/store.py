@@ -1,7 +1,9 @@
 """`index build --ray --shards S --out s3://.../INDEX`: the shards built straight into an object store. Each task
 that finishes a shard puts its files in INDEX/shards-S/NNN (`worker.finish_part`); the driver puts the manifest,
 then shards.json last (`StoreTarget.publish`): a run reads an index in a store only through its shards.json, so one
-half written is never seen as whole.
+half written is never seen as whole. Shards already there are written over only with --overwrite, and only where a
+build of that kind provably wrote them (`StoreTarget.check`): its shards.json, the manifest whose sha256 it records,
+nothing it does not name; anything else is the user's and is refused in one line, nothing touched.
 
 The build's state (each part's step-1 files, the step records a resumed build keeps, the merged terms, the build's
 key) lives in the store too, under INDEX/shards-S.building/ (`StoreState`, `state_files`): no node holds any of it
@@ -13,6 +15,7 @@ it) is refused in one line naming it and the fix: puts are whole, so such an obj
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,9 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._storage.locations import RemoteFile, joined, put_file, remote_files, remove_object, remove_objects
+from ..._storage.locations import (
+    RemoteFile,
+    fetched_folder,
+    joined,
+    put_file,
+    remote_files,
+    remove_object,
+    remove_objects,
+)
 from ..index.staging import MANIFEST_FILE
-from ..sharded.layout import LAYOUT_FILE
+from ..sharded.layout import LAYOUT_FILE, manifest_sha256, named, named_files
 from ..sharded.remote import remote_layout
 from .kind import Stats
 from .state import ShardBuildState
@@ -44,17 +55,53 @@ class StoreTarget:
     def shard(self, number: int) -> str:
         return joined(self.folder, shard_name(number))
 
-    def check(self, overwrite: bool) -> None:
+    def check(self, overwrite: bool, kind: str) -> None:
         """A ConfigError where shards of this count are there already, unless `overwrite`: then their shards.json
-        is removed first, so that no run takes them for whole while they are written again."""
-        if LAYOUT_FILE not in remote_files(self.folder):
+        is removed first, so that no run takes them for whole while they are written again. Only objects a build of
+        `kind` in shards provably wrote are written over (`foreign`), as a local build's `foreign_entry` refuses a
+        folder it did not make; objects with no shards.json are a lost build's only beside its state."""
+        listed = remote_files(self.folder)
+        if not listed:
+            return
+        if LAYOUT_FILE not in listed:
+            if BUILD_FILE not in remote_files(self.folder + ".building"):  # not a lost build's, resumed now
+                raise ConfigError(self.refusal(f"it holds {min(listed)} but no {LAYOUT_FILE} or build state"))
             return
         if not overwrite:
             raise ConfigError(
                 f"--out {self.url}: {joined(self.folder, LAYOUT_FILE)} exists; pass --overwrite to build its shards "
                 "again"
             )
+        if problem := self.foreign(kind, listed):
+            raise ConfigError(self.refusal(problem))
         remove_object(joined(self.folder, LAYOUT_FILE))
+
+    def foreign(self, kind: str, listed: dict[str, RemoteFile]) -> str | None:
+        """What of `listed` (the objects under the shards' folder) a ragbench build of `kind` in these shards did not
+        write, or None: its shards.json of that kind and count, the manifest beside it of the sha256 shards.json
+        records, and only the files shards.json names."""
+        if MANIFEST_FILE not in listed:
+            return f"it holds no {MANIFEST_FILE} beside its {LAYOUT_FILE}"
+        front = [LAYOUT_FILE, MANIFEST_FILE]
+        local = fetched_folder(
+            self.folder, [(n, listed[n].size, None) for n in front], [listed[n].version for n in front]
+        )
+        shards = named_files(local)
+        if isinstance(shards, str):
+            return f"its {LAYOUT_FILE} is not one ragbench writes: {shards}"
+        record = json.loads((local / LAYOUT_FILE).read_bytes())
+        if record["index_manifest_sha256"] != manifest_sha256(local):
+            return f"its {LAYOUT_FILE} records another {MANIFEST_FILE} than the one beside it"
+        if (record["retriever"], len(shards)) != (kind, self.shards):
+            return f"its {LAYOUT_FILE} holds {len(shards)} {record['retriever']!r} shards, not {self.shards} {kind}"
+        unnamed = sorted(name for name in listed if not named(shards, name))
+        return f"it holds {unnamed[0]}, which its {LAYOUT_FILE} does not name" if unnamed else None
+
+    def refusal(self, problem: str) -> str:
+        return (
+            f"--out {self.url}: {self.folder}/ is not shards a ragbench build wrote ({problem}); ragbench replaces "
+            "only shards it built: move its objects away, or choose another --out"
+        )
 
 
 class StoreState(ShardBuildState):

@@ -20,6 +20,7 @@ from ..corpus.chunking import chunk_documents, parse_split, title_header
 from ..corpus.parts import CorpusPart, PartReading, error_record, read_part
 from ..index.built import KEPT_ERRORS
 from ..index.docstore import DocStoreWriter
+from ..index.remote_docstore import write_block_record
 from ..sharded.layout import file_records
 from .kind import ShardKind, Stats, TextSettings
 from .state_files import StateFiles, damaged_state, ids_name, record_name, shard_name, terms_name
@@ -80,6 +81,7 @@ def analysed(kind: ShardKind, part: CorpusPart, state: StateFiles, text: TextSet
     if chunk:
         builder.add(chunk)
     docs.close()
+    write_block_record(folder)  # what a run reading the docs store where it lies checks each read by
     np.save(state.path(ids_name(number)), np.sort(np.asarray(hashes, dtype=np.int64)))
     stats = builder.analysed()
     terms = stats.pop("terms", None)

@@ -212,24 +212,36 @@ def foreign_entry(folder: Path) -> str | None:
     and files it records, no link among them), or None: only such a split is replaced (`index shard --overwrite`)."""
     if folder.is_symlink() or not folder.is_dir():
         return f"{folder} is {'a symbolic link' if folder.is_symlink() else 'a file'}, not a split ragbench made"
-    try:
-        record = read_json_object(folder, LAYOUT_FILE)
-        typed_fields(LAYOUT_FILE, record, LAYOUT_TYPES, required=tuple(LAYOUT_TYPES))  # the fields a split writes
-        shards = {entry["folder"]: set(entry["files"]) for entry in record["shards"]}
-    except (IndexDamage, AttributeError, KeyError, TypeError) as exc:
-        return f"{folder} is not a split ragbench made (no {LAYOUT_FILE} of one: {exc})"
+    shards = named_files(folder)
+    if isinstance(shards, str):
+        return f"{folder} is not a split ragbench made (no {LAYOUT_FILE} of one: {shards})"
     for where, dirs, files in os.walk(folder, followlinks=False):
         relative = Path(where).relative_to(folder)
         for name in sorted([*dirs, *files]):
             path = relative / name
-            shard, _, inside = str(path).partition(os.sep)
-            link = os.path.islink(os.path.join(where, name))
-            known = str(path) in (LAYOUT_FILE, MANIFEST_FILE) or (
-                shard in shards and (not inside or inside in shards[shard] or name in dirs)
-            )
-            if link or not known:
+            if os.path.islink(os.path.join(where, name)) or not named(shards, path.as_posix(), name in dirs):
                 return f"{folder} is not a split ragbench made alone: it holds {path}, which its {LAYOUT_FILE} does not name"
     return None
+
+
+def named_files(folder: Path) -> dict[str, set[str]] | str:
+    """Each shard folder the shards.json in `folder` names, with the files it names there; where that file is not
+    one a split or a build in shards writes, why not (`foreign_entry`; a build into a store, `shard_build.store`)."""
+    try:
+        record = read_json_object(folder, LAYOUT_FILE)
+        typed_fields(LAYOUT_FILE, record, LAYOUT_TYPES, required=tuple(LAYOUT_TYPES))  # the fields a split writes
+        return {entry["folder"]: set(entry["files"]) for entry in record["shards"]}
+    except (IndexDamage, AttributeError, KeyError, TypeError) as exc:
+        return str(exc)
+
+
+def named(shards: dict[str, set[str]], path: str, folder: bool = False) -> bool:
+    """Whether `path` (`/`-separated, in a shards-S folder; a `folder` there) is a file or folder its shards.json
+    names (`shards`: `named_files`), or that file itself or the manifest beside it."""
+    shard, _, inside = path.partition("/")
+    return path in (LAYOUT_FILE, MANIFEST_FILE) or (
+        shard in shards and (not inside or inside in shards[shard] or folder)
+    )
 
 
 def file_record(number: int, name: str, record: Any) -> tuple[str, int, str]:

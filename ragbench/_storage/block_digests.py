@@ -1,0 +1,102 @@
+"""Ranged reads of a file in an object store checked by content: its writer records a digest of each block of
+`block` bytes (`block_digests`: 8 bytes of blake2b a block, 64 KiB a block, larger for a file of more than
+`MAX_BLOCKS` of them), and a reader reads the whole blocks a range lies in and checks each against its digest
+before it hands any byte on (`CheckedRanges`): an object written over with other bytes, of the same size or not,
+is never read as the one recorded. A read costs one ranged GET, as an unchecked one does; the blocks last read are
+kept (`KEPT_BLOCKS`), so hits close together (a docs store's offsets: 8,192 passages a block) cost none.
+
+The digests of a file of up to 1.5 GB fit in `MAX_BLOCKS` blocks of 64 KiB; those of two files in a JSON record
+of under 1 MiB, which a shard's sampled content digest (`content_digest`) reads whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from pathlib import Path
+from threading import Lock
+
+from .locations import read_range
+
+BLOCK = 1 << 16
+MAX_BLOCKS = 24_000
+KEPT_BLOCKS = 32
+
+
+def block_size(size: int) -> int:
+    """The block of a file of `size` bytes: 64 KiB, doubled until the file has at most MAX_BLOCKS blocks."""
+    block = BLOCK
+    while size > block * MAX_BLOCKS:
+        block *= 2
+    return block
+
+
+def block_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def block_digests(path: Path, block: int) -> list[str]:
+    """The digest of each block of `block` bytes of the local file `path` (its last block the rest of it)."""
+    digests = []
+    with open(path, "rb") as handle:
+        while data := handle.read(block):
+            digests.append(block_digest(data))
+    return digests
+
+
+class BlockMismatch(ValueError):
+    """Bytes of `url` read back that are not those its writer recorded (`problem` says which and how)."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        self.url, self.problem = url, problem
+        super().__init__(f"{url}: {problem}")
+
+
+class CheckedRanges:
+    """Ranged reads of the object `url`, of `size` bytes, each block checked against `digests` (blocks of `block`
+    bytes): a BlockMismatch where one is not what was recorded."""
+
+    def __init__(self, url: str, size: int, block: int, digests: list[str]) -> None:
+        if block < 1 or len(digests) != -(-size // block):
+            raise BlockMismatch(url, f"{len(digests)} block digests recorded for {size} bytes in blocks of {block}")
+        self.url, self.size, self.block, self.digests = url, size, block, digests
+        self.kept: OrderedDict[int, bytes] = OrderedDict()
+        self.guard = Lock()
+
+    def read(self, start: int, stop: int) -> bytes:
+        """Bytes [start, stop) (fewer where the object ends before `stop`), each block of them checked."""
+        start, stop = max(0, start), min(stop, self.size)
+        if stop <= start:
+            return b""
+        first, last = start // self.block, (stop - 1) // self.block
+        blocks = [self.kept_block(number) for number in range(first, last + 1)]
+        if any(data is None for data in blocks):
+            data = read_range(self.url, first * self.block, min((last + 1) * self.block, self.size))
+            blocks = [
+                self.checked(number, data[(number - first) * self.block :][: self.block])
+                for number in range(first, last + 1)
+            ]
+        joined = b"".join(blocks)  # type: ignore[arg-type]
+        return joined[start - first * self.block : stop - first * self.block]
+
+    def kept_block(self, number: int) -> bytes | None:
+        with self.guard:
+            if number in self.kept:
+                self.kept.move_to_end(number)
+            return self.kept.get(number)
+
+    def checked(self, number: int, data: bytes) -> bytes:
+        """Block `number`, read as `data`, where it is what was recorded (then kept a while)."""
+        expected = min(self.block, self.size - number * self.block)
+        if len(data) != expected:
+            raise BlockMismatch(self.url, f"block {number} holds {len(data)} bytes, recorded {expected}")
+        if (found := block_digest(data)) != self.digests[number]:
+            where = f"bytes {number * self.block}..{number * self.block + expected - 1}"
+            raise BlockMismatch(
+                self.url, f"{where} are not those written (their digest {found}, recorded {self.digests[number]})"
+            )
+        with self.guard:
+            self.kept[number] = data
+            if len(self.kept) > KEPT_BLOCKS:
+                self.kept.popitem(last=False)
+        return data

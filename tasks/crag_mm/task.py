@@ -38,6 +38,7 @@ class CragMMTask(Task):
     scoring = TaskScoring(metrics=("crag_mm",), slice_fields=SLICES, gold_fields=("answers",))
     prompting = CragMMPrompting()
     own_documents = False  # questions about an image; retrieval, if any, is the system's
+    holds_images = True  # the prompting sends each example's image: a model that takes none is refused before the run
     kind: ClassVar[str] = "single"
     repo: ClassVar[str] = ""
 

@@ -308,3 +308,29 @@ def test_a_truncated_parquet_file_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as caught:
         examples(CragMMSingle(data_path=path, tokenizer=tokenizer_dir()))
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_the_model_gets_each_examples_image_and_a_text_model_is_refused_before_the_run(tmp_path, image_cache):
+    """The prompting sends the example's picture (a scripted engine, which takes images, receives its part with the
+    picture's digest); a model that takes none is refused at pre-flight in one line."""
+    from ragbench.testing import PreflightError, ScriptedLLM, preflight, run_eval
+
+    path = write_dataset(tmp_path / "data", single_rows()[:1] + single_rows()[2:3])
+    task_args = {"tokenizer": tokenizer_dir(), "image_cache": str(image_cache)}
+    system = ScriptedLLM("I don't know")
+    run_eval("crag_mm_single", "closed_book", system, data=path, judges=[ScriptedLLM("")], task_args=task_args)
+    found = examples(CragMMSingle(data_path=path, **task_args))
+    sent = {r.messages[-1][1]: [image.digest for image in r.sent_images()] for r in system.requests}
+    assert sent == {e.question: [e.images[0].digest] for e in found}
+    image_turns = [(r.messages[1].role, r.messages[1].parts) for r in system.requests]  # right after the system's
+    assert sorted(image_turns, key=str) == sorted((("user", e.images) for e in found), key=str)
+    preflight("crag_mm_single", "closed_book", data=path, judges=["scripted:echo"], task_args=task_args)
+    with pytest.raises(PreflightError) as caught:
+        preflight(
+            "crag_mm_single", "closed_book", "hf:embedded", data=path, judges=["scripted:echo"], task_args=task_args
+        )
+    (problem,) = caught.value.problems
+    assert problem.startswith(
+        "--model hf:embedded: closed_book on crag_mm_single sends the model images: embedded takes no images"
+    )
+    assert "\n" not in problem

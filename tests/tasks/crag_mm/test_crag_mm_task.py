@@ -124,6 +124,16 @@ def test_multi_turn_examples_carry_the_earlier_turns(tmp_path):
     assert len({e.images[0].digest for e in found}) == 1
 
 
+def test_the_gold_history_is_a_named_variant_and_the_systems_own_is_refused_in_one_line():
+    """Earlier turns show the gold answers (upstream shows the agent's own): the run's config says so."""
+    assert CragMMMulti(tokenizer=tokenizer_dir()).config()["history"] == "gold"
+    with pytest.raises(ConfigError) as caught:
+        CragMMMulti(history="own")
+    message = str(caught.value)
+    assert message.startswith("task crag_mm_multi: history 'own' is not one of gold (the system's own earlier")
+    assert "\n" not in message
+
+
 def test_a_web_image_missing_from_the_cache_is_one_record_error(tmp_path):
     path = write_dataset(tmp_path / "data", single_rows()[2:3])
     found = examples(CragMMSingle(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(tmp_path / "empty")))

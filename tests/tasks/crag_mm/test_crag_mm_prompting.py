@@ -12,7 +12,6 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._values.content_parts import data_url
 from ragbench.api import Document, Example, Image
 from ragbench.tasks.crag_mm.prompting import CragMMPrompting, agent_messages, web_context
 from support.crag_mm_helpers import png
@@ -32,6 +31,10 @@ def rgb_sha256(image: Image) -> str:
     from PIL import Image as PILImage
 
     return hashlib.sha256(PILImage.open(io.BytesIO(image.data)).convert("RGB").tobytes()).hexdigest()
+
+
+def data_url(image: Image) -> str:
+    return f"data:{image.media_type};base64,{base64.b64encode(image.data).decode('ascii')}"
 
 
 def as_upstream(messages, agent: str) -> tuple[list, list[Image]]:

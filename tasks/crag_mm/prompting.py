@@ -1,18 +1,21 @@
 """What CRAG-MM's example agents send (base_agent.py `_prepare_messages`; open_source_model_agents.py VlmAgent by
-default, closed_model_agents.py's layout with `agent=closed`): the system prompt (the multi-turn one when there is history), the image, the search results
-(utils/retriever.py `get_rag_context`, its web block over the shown documents), the history between
-<conversation_history> tags, the reminder (`_get_prompt_summary`), then the question, each a message of its own.
+default, closed_model_agents.py's layout with `agent=closed`): the system prompt (the multi-turn one when there is
+history), the image, the search results (utils/retriever.py `get_rag_context`, its web block over the shown
+documents), the history between <conversation_history> tags, the reminder (`_get_prompt_summary`), then the
+question, each a message of its own.
 
-The image is the example's (`Example.images`): the engine puts it where the model takes it; these messages hold
-the text. Sampling is VlmAgent's: temperature 0, top_p 1, 1,000 tokens (the task's default system_args; GPTAgent sends
-temperature 0 and top_p 1 without a token limit).
+The image is the example's (`Example.images`), a user turn of one image part: VlmAgent's `{"type": "image"}` whose
+picture goes beside the prompt (vLLM's multi_modal_data: the engine does the same with the part's image); the API
+agents' a JPEG data URL (vLLM's `encode_image_base64`: the picture in RGB, saved as JPEG), here that JPEG. Sampling
+is VlmAgent's: temperature 0, top_p 1, 1,000 tokens (the task's default system_args; GPTAgent sends temperature 0
+and top_p 1 without a token limit).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Document, Example, Prompt, TaskPrompting
+from ragbench.api import Document, Example, Image, Prompt, TaskPrompting
 
 from .prompts import prompts
 
@@ -30,15 +33,30 @@ def web_context(query: str, docs: list[Document]) -> str:
     return str(rag["open"]) + (block + str(rag["web_outro"]) if block else "") + str(rag["close"])
 
 
+def as_jpeg(image: Image) -> Image:
+    """The picture as the API agents send it: in RGB, saved as JPEG (PIL's default quality)."""
+    import io
+
+    from PIL import Image as PILImage
+
+    buffer = io.BytesIO()
+    PILImage.open(io.BytesIO(image.data)).convert("RGB").save(buffer, format="JPEG")
+    return Image.of(buffer.getvalue(), source=image.source)
+
+
 def agent_messages(
-    query: str, history: list[dict[str, str]], rag_context: str, agent: str = "open"
-) -> list[dict[str, str]]:
-    """The example agent's messages without the image's: system, search results, history, question. The open-model
-    agent (`VlmAgent`) wraps the history in <conversation_history> tags and adds its reminder before the question;
-    the closed-model agents (`ClosedModelBaseAgent`: GPT, Claude, Gemini) send neither."""
+    query: str, history: list[dict[str, str]], rag_context: str, agent: str = "open", image: Image | None = None
+) -> list[dict[str, Any]]:
+    """The example agent's messages: system, image, search results, history, question. The open-model agent
+    (`VlmAgent`) wraps the history in <conversation_history> tags and adds its reminder before the question; the
+    closed-model agents (`ClosedModelBaseAgent`: GPT, Claude, Gemini) send neither, and their image as JPEG."""
     agents = prompts()["agents"]
     tagged = agent == "open"
-    messages = [{"role": "system", "content": agents["SYSTEM_MULTI_PROMPT" if history else "SYSTEM_PROMPT"]}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": agents["SYSTEM_MULTI_PROMPT" if history else "SYSTEM_PROMPT"]}
+    ]
+    if image is not None:
+        messages.append({"role": "user", "content": [{"type": "image", "image": image if tagged else as_jpeg(image)}]})
     if rag_context:
         messages.append({"role": "user", "content": rag_context})
     if history:
@@ -65,4 +83,5 @@ class CragMMPrompting(TaskPrompting):
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         question = options.get("question") or example.question
         rag_context = web_context(example.question, docs) if docs else ""
-        return agent_messages(question, list(example.turns or []), rag_context, self.agent)
+        image = example.images[0] if example.images else None
+        return agent_messages(question, list(example.turns or []), rag_context, self.agent, image)

@@ -2,13 +2,15 @@
 
 crag_mm_single  crag-mm-2025/crag-mm-single-turn-public (v0.1.2), one question per image
 crag_mm_multi   crag-mm-2025/crag-mm-multi-turn-public (v0.1.2), conversations about one image; each turn is an
-                example whose `turns` hold the earlier questions and their gold answers
+                example whose `turns` hold the earlier questions and their gold answers (the `history=gold`
+                variant: upstream's agent sees its own earlier answers, which ragbench does not do yet)
 
 Options (--task-arg): split=validation|public_test (default validation, the only split v0.1.2 publishes),
 tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
 DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
 image_cache=DIR (upstream's image download cache, for rows with only an image_url), agent=open|closed (the example
-agent whose messages the prompting sends: VlmAgent, or the API agents' layout).
+agent whose messages the prompting sends: VlmAgent, or the API agents' layout), history=gold (the earlier turns'
+answers a multi-turn example shows: the gold ones; the only variant, named so runs and docs say which).
 `ragbench score --predictions DIR` reads local_evaluation.py's output folder (its response.jsonl).
 """
 
@@ -31,6 +33,11 @@ REVISION = "v0.1.2"
 SPLITS = ("validation", "public_test")
 EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
 AGENTS = ("open", "closed")
+HISTORIES = ("gold",)
+OWN_HISTORY = (
+    "the system's own earlier answers (upstream's) need a run that answers a conversation's turns in order, which "
+    "ragbench does not do yet (docs/benchmarks/crag-mm.md)"
+)
 SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
 
 
@@ -38,6 +45,7 @@ class CragMMTask(Task):
     scoring = TaskScoring(metrics=("crag_mm",), slice_fields=SLICES, gold_fields=("answers",))
     prompting = CragMMPrompting()
     own_documents = False  # questions about an image; retrieval, if any, is the system's
+    holds_images = True  # the prompting sends each example's image: a model that takes none is refused before the run
     kind: ClassVar[str] = "single"
     repo: ClassVar[str] = ""
 
@@ -49,16 +57,25 @@ class CragMMTask(Task):
         evaluation: str = "upstream",
         image_cache: str | None = None,
         agent: str = "open",
+        history: str = "gold",
     ) -> None:
         for name, value, allowed in (
             ("split", split, SPLITS),
             ("evaluation", evaluation, tuple(EVALUATIONS)),
             ("agent", agent, AGENTS),
+            ("history", history, HISTORIES),
         ):
             if value not in allowed:
-                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
+                why = f" ({OWN_HISTORY})" if name == "history" else ""
+                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}{why}")
         super().__init__(
-            data_path, split=split, tokenizer=tokenizer, evaluation=evaluation, image_cache=image_cache, agent=agent
+            data_path,
+            split=split,
+            tokenizer=tokenizer,
+            evaluation=evaluation,
+            image_cache=image_cache,
+            agent=agent,
+            history=history,
         )
         self.prompting = CragMMPrompting(agent)
         self.split = split

@@ -10,8 +10,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import TEST_DATA
-from ragbench._values.llm_calls import EngineError
-from ragbench.api import Example, Prediction
+from ragbench.api import EngineError, Example, Prediction
 from ragbench.tasks.crag_mm.synthetic import standin_llama32_tokenizer
 from ragbench.tasks.crag_mm.task import CragMMSingle
 from ragbench.testing import ScriptedLLM, make_context

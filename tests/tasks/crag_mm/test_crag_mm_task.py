@@ -124,6 +124,16 @@ def test_multi_turn_examples_carry_the_earlier_turns(tmp_path):
     assert len({e.images[0].digest for e in found}) == 1
 
 
+def test_the_gold_history_is_a_named_variant_and_the_systems_own_is_refused_in_one_line():
+    """Earlier turns show the gold answers (upstream shows the agent's own): the run's config says so."""
+    assert CragMMMulti(tokenizer=tokenizer_dir()).config()["history"] == "gold"
+    with pytest.raises(ConfigError) as caught:
+        CragMMMulti(history="own")
+    message = str(caught.value)
+    assert message.startswith("task crag_mm_multi: history 'own' is not one of gold (the system's own earlier")
+    assert "\n" not in message
+
+
 def test_a_web_image_missing_from_the_cache_is_one_record_error(tmp_path):
     path = write_dataset(tmp_path / "data", single_rows()[2:3])
     found = examples(CragMMSingle(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(tmp_path / "empty")))
@@ -308,3 +318,29 @@ def test_a_truncated_parquet_file_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as caught:
         examples(CragMMSingle(data_path=path, tokenizer=tokenizer_dir()))
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_the_model_gets_each_examples_image_and_a_text_model_is_refused_before_the_run(tmp_path, image_cache):
+    """The prompting sends the example's picture (a scripted engine, which takes images, receives its part with the
+    picture's digest); a model that takes none is refused at pre-flight in one line."""
+    from ragbench.testing import PreflightError, ScriptedLLM, preflight, run_eval
+
+    path = write_dataset(tmp_path / "data", single_rows()[:1] + single_rows()[2:3])
+    task_args = {"tokenizer": tokenizer_dir(), "image_cache": str(image_cache)}
+    system = ScriptedLLM("I don't know")
+    run_eval("crag_mm_single", "closed_book", system, data=path, judges=[ScriptedLLM("")], task_args=task_args)
+    found = examples(CragMMSingle(data_path=path, **task_args))
+    sent = {r.messages[-1][1]: [image.digest for image in r.sent_images()] for r in system.requests}
+    assert sent == {e.question: [e.images[0].digest] for e in found}
+    image_turns = [(r.messages[1].role, r.messages[1].parts) for r in system.requests]  # right after the system's
+    assert sorted(image_turns, key=str) == sorted((("user", e.images) for e in found), key=str)
+    preflight("crag_mm_single", "closed_book", data=path, judges=["scripted:echo"], task_args=task_args)
+    with pytest.raises(PreflightError) as caught:
+        preflight(
+            "crag_mm_single", "closed_book", "hf:embedded", data=path, judges=["scripted:echo"], task_args=task_args
+        )
+    (problem,) = caught.value.problems
+    assert problem.startswith(
+        "--model hf:embedded: closed_book on crag_mm_single sends the model images: embedded takes no images"
+    )
+    assert "\n" not in problem

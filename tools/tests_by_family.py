@@ -260,7 +260,6 @@ PREFIXES: tuple[tuple[str, str], ...] = (
     ("test_drb_", "tasks/deep_research_bench"),
     ("test_dragun", "tasks/dragun"),
     ("test_flashrag_", "tasks/flashrag"),
-    ("test_vidore_", "tasks/vidore"),
     ("test_frames_", "tasks/frames"),
     ("test_freshqa_", "tasks/freshqa"),
     ("test_kilt_", "tasks/kilt"),

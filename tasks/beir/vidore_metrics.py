@@ -15,7 +15,7 @@ from typing import Any
 
 from ragbench.api import Example, Prediction, Scores, ScoringContext
 
-from ..beir.metrics import BeirRetrieval
+from .metrics import BeirRetrieval
 
 PAGE_INDEX = "page_index"
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TEST_DATA, needs
 from ragbench.api import ConfigError, RecordError
-from ragbench.tasks.vidore.task import ViDoReTask
+from ragbench.tasks.beir.vidore import ViDoReTask
 from ragbench.testing import run_eval
 
 VIDORE = TEST_DATA / "vidore"

@@ -1,4 +1,5 @@
-"""The `vidore` task: a ViDoRe dataset kept offline (V1's QA table, V2's and V3's corpus, queries and qrels;
+"""The `vidore` task (ViDoRe, Faysse et al., ICLR 2025, illuin-tech/vidore-benchmark; here beside BEIR, whose
+prompt and measures it shares): a ViDoRe dataset kept offline (V1's QA table, V2's and V3's corpus, queries and qrels;
 `ragbench.api.retrieval.open_vidore` reads each storage), its queries the examples, its pages the corpus a
 retriever searches (`--retriever colpali --retriever-arg pages=FOLDER`).
 
@@ -22,8 +23,8 @@ from typing import Any
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.retrieval import ViDoReData, id_column, open_vidore, qa_queries, relevance
 
-from ..beir.metrics import cutoffs
-from ..beir.task import BeirPrompting
+from .metrics import cutoffs
+from .task import BeirPrompting
 
 # vidore-benchmark's CustomRetrievalEvaluator k_values
 DEFAULT_K = "1,3,5,10,20,50,100"

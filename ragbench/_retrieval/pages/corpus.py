@@ -15,7 +15,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._types import Document
 from ..._values.images import Image
-from .vidore_data import BEIR, QA, Table, ViDoReData, id_column
+from .vidore_data import BEIR, QA, DataTable, ViDoReData, id_column
 
 IMAGE = "image"
 PAGE_INDEX = "page_index"  # Document.metadata: the page's place in the corpus (mteb's MRR orders ties by it)
@@ -27,7 +27,7 @@ class PageCorpus:
 
     ids: tuple[str, ...]
     rows: tuple[int, ...]
-    table: Table
+    table: DataTable
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -60,7 +60,7 @@ def snapshot(folder: Path) -> Path:
 
 
 @dataclass(frozen=True)
-class Table:
+class DataTable:
     """One table of a ViDoRe dataset: its Arrow rows and the files they were read from (its identity)."""
 
     rows: Any  # pyarrow.Table
@@ -74,7 +74,7 @@ class Table:
         return int(self.rows.num_rows)
 
 
-def read_table(folder: Path, split: str) -> Table | None:
+def read_table(folder: Path, split: str) -> DataTable | None:
     """The `split` of the table stored at `folder` (a save_to_disk folder, or a folder of Parquet files named
     `SPLIT-*.parquet` or, where none is, `*.parquet`); None where `folder` holds neither."""
     if is_saved_dataset(folder):
@@ -88,10 +88,10 @@ def read_table(folder: Path, split: str) -> Table | None:
         rows = pa.concat_tables([pq.read_table(path, memory_map=True) for path in parquet])
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ConfigError(f"{folder}: cannot read its Parquet files ({exc}); download them again") from None
-    return Table(rows, tuple(parquet), str(folder))
+    return DataTable(rows, tuple(parquet), str(folder))
 
 
-def saved_table(folder: Path, split: str) -> Table:
+def saved_table(folder: Path, split: str) -> DataTable:
     datasets = import_extra("datasets", f"{folder} is a dataset saved by Hugging Face datasets: {INSTALL}")
     try:
         loaded = datasets.load_from_disk(str(folder))
@@ -103,7 +103,7 @@ def saved_table(folder: Path, split: str) -> Table:
             raise ConfigError(f"{folder}: no split {split!r} (it holds {', '.join(loaded)}); pass split=NAME")
         loaded = loaded[split]
     loaded = loaded.flatten_indices()  # rows as selected, not the Arrow file's order
-    return Table(loaded.data.table, tuple(sorted(folder.rglob("*.arrow"))), str(folder))
+    return DataTable(loaded.data.table, tuple(sorted(folder.rglob("*.arrow"))), str(folder))
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class ViDoReData:
 
     folder: Path
     layout: str  # QA or BEIR
-    tables: dict[str, Table]
+    tables: dict[str, DataTable]
 
     @property
     def sha256(self) -> str:
@@ -153,7 +153,7 @@ def open_vidore(path: str | Path | None, split: str = "test", what: str = "task 
     )
 
 
-def qa_queries(table: Table) -> Iterator[tuple[int, str, str]]:
+def qa_queries(table: DataTable) -> Iterator[tuple[int, str, str]]:
     """(row, query, relevant filename) of each distinct non-null query of a QA table, in first-occurrence order
     (`deduplicate_dataset_rows`), its relevant page the filename of the LAST row holding it (upstream's
     `queries2filename`, a dict built over every row)."""

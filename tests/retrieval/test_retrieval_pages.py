@@ -160,3 +160,16 @@ def test_a_damaged_or_foreign_index_folder_is_one_line_and_left_as_it_is(tmp_pat
     with pytest.raises(ConfigError, match="holds no manifest.json"):
         LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(mine), encoder=FormulaEncoder())
     assert [path.name for path in mine.iterdir()] == ["notes.txt"]
+
+
+@needs("transformers")
+def test_siglip_scores_equal_vidore_benchmarks_siglip_retriever(tmp_path):
+    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+
+    recorded = RECORD["siglip"]
+    retriever = ImageDenseRetriever(
+        pages=str(VIDORE / "v2"), index=str(tmp_path / "index"), model=str(VIDORE / "tiny-siglip")
+    )
+    hits = retriever.search(recorded["queries"], 6)
+    assert [[{doc.id: doc.score for doc in row}[str(page)] for page in range(6)] for row in hits] == recorded["scores"]
+    assert json.loads((tmp_path / "index" / "manifest.json").read_text())["tokens"] == 6  # one vector a page

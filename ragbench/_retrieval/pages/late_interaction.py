@@ -126,7 +126,7 @@ class LateInteractionRetriever(Retriever):
     ) -> None:
         if index is None:
             raise ConfigError(
-                "retriever colpali: pass --retriever-arg index=FOLDER (where the pages' vectors are saved, then reused)"
+                f"retriever {self.name}: pass --retriever-arg index=FOLDER (where the pages' vectors are saved, then reused)"
             )
         if model is None and encoder is None:
             raise ConfigError(
@@ -135,8 +135,8 @@ class LateInteractionRetriever(Retriever):
         for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),
                               ("score_batch_size", score_batch_size), ("pool_factor", pool_factor)):  # fmt: skip
             if value < 1:
-                raise ConfigError(f"retriever colpali: {option}={value}: must be at least 1")
-        data = open_vidore(pages, split, what="retriever colpali: pages=")
+                raise ConfigError(f"retriever {self.name}: {option}={value}: must be at least 1")
+        data = open_vidore(pages, split, what=f"retriever {self.name}: pages=")
         self.corpus: PageCorpus = page_corpus(data)
         self.encoder: PageEncoder = encoder or ColEngineEncoder(str(model), device, dtype)
         self.query_batch_size, self.score_batch_size, self.device = query_batch_size, score_batch_size, device
@@ -169,8 +169,13 @@ class LateInteractionRetriever(Retriever):
         encoded: list[Any] = []
         for start in range(0, len(queries), self.query_batch_size):
             encoded.extend(self.encoder.encode_queries(queries[start : start + self.query_batch_size]))
-        scores = maxsim_scores(encoded, self.pages, self.score_batch_size, self.device).tolist()
+        scores = self.scores(encoded)
         return [[self.corpus.document(i, row[i]) for i in trec_order(row, self.corpus.ids, k)] for row in scores]
+
+    def scores(self, queries: list[Any]) -> list[list[float]]:
+        """Each query's score of every page, as the retriever's upstream scores them (MaxSim here)."""
+        scores: list[list[float]] = maxsim_scores(queries, self.pages, self.score_batch_size, self.device).tolist()
+        return scores
 
     def metadata(self) -> JsonObject:
         return {"retriever": self.name, "index": str(self.folder), **self.identity}

@@ -1,6 +1,7 @@
 """Adds vidore-benchmark's figures to tests/data/parity/vidore_run.json: its evaluators (ViDoReEvaluatorQA for V1,
 ViDoReEvaluatorBEIR for V2), run unchanged on tests/data/vidore, their retriever a stand-in whose scores are the
-ones record_vidore_run.py recorded from vidore-benchmark's ColPaliRetriever (the tiny ColPali).
+ones record_vidore_run.py recorded from vidore-benchmark's ColPaliRetriever (the tiny ColPali); and its
+SigLIPRetriever's scores with the tiny SigLIP.
 
 Run in a venv with vidore-benchmark 5.0.0 and its pins (mteb 1.16.5, transformers 4.x, datasets 3.x):
     python record_vidore_metrics.py
@@ -52,5 +53,21 @@ for key in ("scores", "pooled_scores"):
     beir["queries"] = beir["queries"].select(rows)
     v2 = ViDoReEvaluatorBEIR(Recorded([record["v2"][key][i] for i in rows]))
     record["v2"][f"metrics_{key}"] = v2.evaluate_dataset(beir, batch_query=4, batch_passage=4, batch_score=128)
+
+
+def siglip_scores(model: Path) -> dict:
+    """vidore-benchmark's SigLIPRetriever (float32, raw dot product) with tests/data/vidore/tiny-siglip (a tiny
+    random-weight SigLIP config, 28x28 images) over v2: here, where its transformers 4 runs it (under transformers 5
+    its `get_text_features` returns an output object, which its `torch.unbind` refuses)."""
+    from vidore_benchmark.retrievers.siglip_retriever import SigLIPRetriever
+
+    retriever = SigLIPRetriever(pretrained_model_name_or_path=str(model), device="cpu")
+    queries = list(table(DATA / "v2" / "queries")["query"])
+    q = retriever.forward_queries(queries, batch_size=4)
+    p = retriever.forward_passages(list(table(DATA / "v2" / "corpus")["image"]), batch_size=4)
+    return {"queries": queries, "scores": retriever.get_scores(q, p).tolist()}
+
+
+record["siglip"] = siglip_scores(DATA / "tiny-siglip")
 record["evaluator"] = "vidore-benchmark 5.0.0 (mteb 1.16.5, pytrec-eval-terrier)"
 OUT.write_text(json.dumps(record) + "\n", encoding="utf-8")

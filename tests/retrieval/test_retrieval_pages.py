@@ -173,3 +173,17 @@ def test_siglip_scores_equal_vidore_benchmarks_siglip_retriever(tmp_path):
     hits = retriever.search(recorded["queries"], 6)
     assert [[{doc.id: doc.score for doc in row}[str(page)] for page in range(6)] for row in hits] == recorded["scores"]
     assert json.loads((tmp_path / "index" / "manifest.json").read_text())["tokens"] == 6  # one vector a page
+
+
+def test_missing_options_and_a_model_it_cannot_load_are_one_line(tmp_path):
+    pages = str(VIDORE / "v2")
+    with pytest.raises(ConfigError, match="pass --retriever-arg index=FOLDER"):
+        LateInteractionRetriever(pages=pages, model="m")
+    with pytest.raises(ConfigError, match="pass --retriever-arg model=FOLDER"):
+        LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"))
+    with pytest.raises(ConfigError, match="pool_factor=0: must be at least 1"):
+        LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"), encoder=FormulaEncoder(), pool_factor=0)
+    # without colpali-engine: how to install it; with it: the folder holds no model
+    with pytest.raises(ConfigError, match=r"ragbench\[vision\]|no readable config.json") as refused:
+        LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"), model=str(tmp_path))
+    assert "\n" not in str(refused.value) and not (tmp_path / "i").exists()

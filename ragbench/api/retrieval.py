@@ -13,7 +13,9 @@ metadata key of the one document holding a refiner's text, which a prompt shows 
 (trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `trec_eval_all` (a run file's
 `trec_eval -c` values), `import_pytrec_eval`, `check_pytrec_eval` (a metric's pre-flight step: pytrec_eval
 installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
-`trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
+`trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files); `open_vidore` (a ViDoRe dataset kept
+offline, its QA or BEIR tables: `ViDoReData`), `qa_queries` (a ViDoRe V1 table's queries and their pages) and
+`id_column` (a V2 or V3 id column's spelling).
 
 A retriever kind that can be built in shards and searched on them names its `ShardedKind` in its catalogue entry
 (`shards: "pkg.module:KIND"`): its `ShardKind` (the shard-parallel build: each part analysed, the parts' small
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.lookup import CorpusLookup
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
+    from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
     from ragbench._retrieval.parallel_build.analysis import BlockKind, BlockWorker, from_json_array, json_array
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.shard_build.front import BuiltShardsFront
@@ -75,6 +78,7 @@ _MODULES = {
     "ragbench._retrieval.sharded.searcher": ("ShardSearcher",),
     "ragbench._retrieval.shard_build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharded.merge": ("merge_top_k",),
+    "ragbench._retrieval.pages.vidore_data": ("open_vidore", "ViDoReData", "qa_queries", "id_column"),
     "ragbench._retrieval.parallel_build.analysis": ("BlockKind", "BlockWorker", "json_array", "from_json_array"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

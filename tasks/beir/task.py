@@ -99,8 +99,12 @@ class BeirPrompting(TaskPrompting):
     """A reader's prompt over the retrieved documents, for systems that answer (beir_retrieval scores the documents)."""
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        shown = "".join(f"[{i}] {doc.title}\n{doc.text}\n\n" for i, doc in enumerate(docs or [], start=1))
+        shown = "".join(f"[{i}] {self.shown(doc)}\n\n" for i, doc in enumerate(docs or [], start=1))
         return PROMPT.format(docs=shown, question=options.get("question") or example.question)
+
+    def shown(self, doc: Document) -> str:
+        """What the prompt shows of a document."""
+        return f"{doc.title}\n{doc.text}"
 
 
 class BeirTask(Task):

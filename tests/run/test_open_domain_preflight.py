@@ -36,6 +36,7 @@ WITHOUT_DOCUMENTS = {
     "multihop_rag",
     *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
     "beir",
+    "vidore",
     "browsecomp_plus",
     "frames",
     "freshqa",

@@ -32,6 +32,7 @@ MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
 FRESHQA = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
 TREC_RAG = TEST_DATA / "trec_rag"  # topics, qrels and two gzip shards of the MS MARCO V2.1 segmented corpus
+VIDORE_V1 = TEST_DATA / "vidore" / "v1"  # a ViDoRe V1 QA table of seven rows: six pages, five queries
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
 FRAMES = TEST_DATA / "frames" / "test.tsv"  # FRAMES's test.tsv layout, three questions over the Varn corpus
 BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
@@ -521,6 +522,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     **{task: flashrag(task) for task in FLASHRAG_TASK_FILES},
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
+    "vidore": lambda folder: (str(VIDORE_V1), {}),
     "trec_rag24": lambda folder: (
         str(TREC_RAG / "topics.rag24.test.txt"),
         {"qrels": str(TREC_RAG / "qrels.rag24.test-umbrela-all.txt")},
@@ -544,7 +546,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
 # their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
-# BEIR its folder's corpus.jsonl; BrowseComp-Plus its sample's corpus.jsonl; FreshQA and FRAMES, whose samples
+# BEIR its folder's corpus.jsonl; ViDoRe, whose pages no text index holds, the Varn corpus (no page is found); BrowseComp-Plus its sample's corpus.jsonl; FreshQA and FRAMES, whose samples
 # ask of Varn, the Varn corpus). closed_book and recorded search nothing.
 CORPUS_TASKS = {
     "nq_open",
@@ -560,6 +562,7 @@ CORPUS_TASKS = {
     "multihop_rag",
     *MIRAGE_TASKS,
     "beir",
+    "vidore",
     "trec_rag24",
     "trec_rag25",
     "browsecomp_plus",
@@ -708,6 +711,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "crag_mm_multi": first_answer,
     **{task: rgb_answer for task in RGB_TASKS},
     "beir": lambda e: e.question,  # no answer is scored: BEIR's gold is the relevant documents
+    "vidore": lambda e: e.question,  # ... and ViDoRe's the relevant pages
     "trec_rag24": lambda e: e.question,  # TREC RAG's retrieval measures score the segments shown, not the answer
     "trec_rag25": lambda e: e.question,
     "deep_research_bench": lambda e: e.gold["reference_report"],

@@ -1,0 +1,102 @@
+"""A multi-vector page index on disk: each page's token vectors as the encoder (and the pooler) gave them, built
+once and reused by every run that names the same pages, model and options.
+
+Folder layout:
+
+    manifest.json          what the vectors are of (the pages' dataset and its sha256, the model, the options
+                           that change a vector) and their shape; written last
+    vectors.safetensors    `vectors` (all pages' tokens, in page order, in the model's dtype) and `offsets`
+                           (page i is rows offsets[i]:offsets[i+1])
+
+The build writes a sibling staging folder and renames it into place, so a killed build leaves no index a later
+run would trust; the staging folder is replaced by the next build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..._errors import ConfigError
+from ..._types import JsonObject
+
+MANIFEST = "manifest.json"
+VECTORS = "vectors.safetensors"
+FORMAT = 1
+
+
+def identity_of(manifest: Mapping[str, Any]) -> JsonObject:
+    return {key: manifest.get(key) for key in ("format", "kind", "pages", "model", "options")}
+
+
+def load_vectors(folder: Path, identity: JsonObject) -> list[Any] | None:
+    """The pages' vectors of the index at `folder` if it was built for `identity`; None where there is none yet.
+    A folder holding another index, or files of no index, is a ConfigError (nothing of the user's is replaced)."""
+    if not folder.exists():
+        return None
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        if folder.is_dir() and not any(folder.iterdir()):
+            return None
+        raise ConfigError(f"index {folder}: holds no {MANIFEST} (not a page index ragbench built); choose a new folder")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"index {folder}: {MANIFEST} unreadable ({exc}); remove the folder to build it again"
+        ) from None
+    if identity_of(manifest) != identity:
+        differs = [key for key, value in identity.items() if manifest.get(key) != value]
+        raise ConfigError(
+            f"index {folder} was built for other {', '.join(differs)}; name another index folder (or remove this one) "
+            "to build the index of these pages with this model"
+        )
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        tensors = load_file(str(folder / VECTORS))
+        vectors, offsets = tensors["vectors"], tensors["offsets"].tolist()
+    except (OSError, SafetensorError, KeyError) as exc:
+        raise ConfigError(
+            f"index {folder}: {VECTORS} missing or damaged ({exc}); remove the folder to build again"
+        ) from None
+    if len(offsets) != manifest["pages"]["count"] + 1 or offsets[-1] != vectors.shape[0]:
+        raise ConfigError(
+            f"index {folder}: {VECTORS} does not hold the manifest's pages; remove the folder to build again"
+        )
+    return [vectors[start:end] for start, end in zip(offsets, offsets[1:])]
+
+
+def save_index(folder: Path, identity: JsonObject, build: Callable[[], list[Any]]) -> list[Any]:
+    """The vectors `build` computes, saved at `folder` (through a staging folder renamed into place)."""
+    import torch
+    from safetensors.torch import save_file
+
+    started = time.perf_counter()
+    pages = build()
+    staging = folder.with_name(folder.name + ".partial")
+    if staging.exists():
+        shutil.rmtree(staging)  # a build killed before its rename: ragbench's own staging folder
+    staging.mkdir(parents=True)
+    lengths = torch.tensor([0] + [int(page.shape[0]) for page in pages], dtype=torch.int64)
+    save_file({"vectors": torch.cat(pages).contiguous(), "offsets": torch.cumsum(lengths, 0)}, str(staging / VECTORS))
+    manifest = {
+        **identity,
+        "tokens": int(lengths.sum()),
+        "dim": int(pages[0].shape[1]),
+        "dtype": str(pages[0].dtype).removeprefix("torch."),
+        "bytes": (staging / VECTORS).stat().st_size,
+        "build_seconds": round(time.perf_counter() - started, 3),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    if folder.exists():
+        folder.rmdir()  # load_vectors let only an empty folder through
+    os.replace(staging, folder)
+    return pages

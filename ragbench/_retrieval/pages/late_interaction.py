@@ -1,0 +1,184 @@
+"""The `colpali` retriever: pages of a ViDoRe dataset encoded by a colpali-engine model (ColPali, ColQwen2,
+ColQwen2.5, ColIdefics3 = ColSmol), saved once as a multi-vector index (`index`), searched by MaxSim (`maxsim`).
+
+Encoded as vidore-benchmark's `ColPaliRetriever` (and its ColQwen2/ColIdefics3 siblings) encode: the processor's
+`process_images` / `process_queries` over `batch_size` items, the model's output unbound per item, kept whole
+(its zero rows where an item was padded within its batch included: they take part in MaxSim as upstream's
+do); with `pool_factor` above 1, each page's vectors pooled by colpali-engine's `HierarchicalTokenPooler`.
+Hits are ranked as trec_eval ranks upstream's score matrix (`trec_order`): a page shown is the `Document` of its
+id, its image the page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..._errors import ConfigError
+from ..._imports import import_extra
+from ..._types import Document, JsonObject
+from ..base import RetrievalError, Retriever
+from .corpus import PageCorpus, page_corpus
+from .index import FORMAT, load_vectors, save_index
+from .maxsim import SCORE_BATCH, maxsim_scores, trec_order
+from .vidore_data import open_vidore
+
+INSTALL = "pip install 'ragbench[vision]'"
+# a colpali-engine model's `architectures[0]` -> its model and processor classes in colpali_engine.models
+MODEL_CLASSES = {
+    "ColPali": ("ColPali", "ColPaliProcessor"),
+    "ColQwen2": ("ColQwen2", "ColQwen2Processor"),
+    "ColQwen2_5": ("ColQwen2_5", "ColQwen2_5_Processor"),
+    "ColIdefics3": ("ColIdefics3", "ColIdefics3Processor"),
+}
+DTYPES = ("bfloat16", "float32", "float16")
+
+
+class PageEncoder(Protocol):
+    """Pages (PIL images) and queries to multi-vector embeddings, one (tokens, dim) tensor each."""
+
+    def identity(self) -> JsonObject: ...
+
+    def encode_pages(self, images: list[Any]) -> list[Any]: ...
+
+    def encode_queries(self, texts: list[str]) -> list[Any]: ...
+
+
+class ColEngineEncoder:
+    """A colpali-engine model and its processor from a local folder (no hub), in `dtype` on `device`."""
+
+    def __init__(self, model: str, device: str = "cpu", dtype: str = "bfloat16") -> None:
+        import torch
+
+        engine = import_extra("colpali_engine.models", f"retriever colpali encodes with colpali-engine: {INSTALL}")
+        folder = Path(model).expanduser()
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"retriever colpali: model={model}: no readable config.json ({exc}); name a local folder holding a "
+                "colpali-engine model and its processor (saved by save_pretrained)"
+            ) from None
+        architecture = (config.get("architectures") or [""])[0]
+        if architecture not in MODEL_CLASSES:
+            raise ConfigError(
+                f"retriever colpali: model={model} is a {architecture or 'model of no architecture'}, not one of "
+                f"colpali-engine's late-interaction models ({', '.join(MODEL_CLASSES)})"
+            )
+        if dtype not in DTYPES:
+            raise ConfigError(f"retriever colpali: dtype={dtype!r}: one of {', '.join(DTYPES)}")
+        model_class, processor_class = (getattr(engine, name) for name in MODEL_CLASSES[architecture])
+        self.device = device
+        self.model = model_class.from_pretrained(
+            str(folder), dtype=getattr(torch, dtype), device_map=device, local_files_only=True
+        ).eval()
+        self.processor = processor_class.from_pretrained(str(folder), local_files_only=True)
+        self.description = {"path": str(folder.resolve()), "architecture": architecture, "dtype": dtype}
+        self.config_text = (folder / "config.json").read_text(encoding="utf-8")
+
+    def identity(self) -> JsonObject:
+        import hashlib
+
+        return {**self.description, "config_sha256": hashlib.sha256(self.config_text.encode()).hexdigest()}
+
+    def encode_pages(self, images: list[Any]) -> list[Any]:
+        return self.forward(self.processor.process_images(images=images))
+
+    def encode_queries(self, texts: list[str]) -> list[Any]:
+        return self.forward(self.processor.process_queries(queries=texts))
+
+    def forward(self, batch: Any) -> list[Any]:
+        import torch
+
+        with torch.no_grad():
+            return list(torch.unbind(self.model(**batch.to(self.device)).to("cpu")))
+
+
+def pooled(pages: list[Any], pool_factor: int) -> list[Any]:
+    """Each page's vectors pooled by colpali-engine's HierarchicalTokenPooler (`pool_factor` 1: as they are)."""
+    if pool_factor == 1:
+        return pages
+    pooling = import_extra("colpali_engine.compression.token_pooling", f"token pooling is colpali-engine's: {INSTALL}")
+    return list(pooling.HierarchicalTokenPooler().pool_embeddings(pages, pool_factor=pool_factor))
+
+
+class LateInteractionRetriever(Retriever):
+    """Multi-vector pages of a ViDoRe dataset (`pages`, its `split`), their index saved at `index` and reused."""
+
+    name = "colpali"
+    max_batch_size = 32
+
+    def __init__(
+        self,
+        pages: str | None = None,
+        index: str | None = None,
+        model: str | None = None,
+        split: str = "test",
+        batch_size: int = 4,
+        query_batch_size: int = 4,
+        score_batch_size: int = SCORE_BATCH,
+        pool_factor: int = 1,
+        device: str = "cpu",
+        dtype: str = "bfloat16",
+        encoder: PageEncoder | None = None,
+    ) -> None:
+        if index is None:
+            raise ConfigError(
+                f"retriever {self.name}: pass --retriever-arg index=FOLDER (where the pages' vectors are saved, then reused)"
+            )
+        if model is None and encoder is None:
+            raise ConfigError(
+                "retriever colpali: pass --retriever-arg model=FOLDER (a colpali-engine model saved locally)"
+            )
+        for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),
+                              ("score_batch_size", score_batch_size), ("pool_factor", pool_factor)):  # fmt: skip
+            if value < 1:
+                raise ConfigError(f"retriever {self.name}: {option}={value}: must be at least 1")
+        data = open_vidore(pages, split, what=f"retriever {self.name}: pages=")
+        self.corpus: PageCorpus = page_corpus(data)
+        self.encoder: PageEncoder = encoder or ColEngineEncoder(str(model), device, dtype)
+        self.query_batch_size, self.score_batch_size, self.device = query_batch_size, score_batch_size, device
+        self.folder = Path(index).expanduser()
+        self.identity: JsonObject = {
+            "format": FORMAT,
+            "kind": self.name,
+            "pages": {
+                "path": str(data.folder.resolve()),
+                "split": split,
+                "sha256": data.sha256,
+                "count": len(self.corpus),
+            },
+            "model": self.encoder.identity(),
+            "options": {"batch_size": batch_size, "pool_factor": pool_factor},
+        }
+        vectors = load_vectors(self.folder, self.identity)
+        if vectors is None:
+            vectors = save_index(self.folder, self.identity, lambda: self.encode_corpus(batch_size, pool_factor))
+        self.pages = vectors
+
+    def encode_corpus(self, batch_size: int, pool_factor: int) -> list[Any]:
+        vectors: list[Any] = []
+        for start in range(0, len(self.corpus), batch_size):
+            images = [self.corpus.decoded(i) for i in range(start, min(start + batch_size, len(self.corpus)))]
+            vectors.extend(pooled(self.encoder.encode_pages(images), pool_factor))
+        return vectors
+
+    def search(self, queries: list[str], k: int) -> Sequence[list[Document] | RetrievalError]:
+        encoded: list[Any] = []
+        for start in range(0, len(queries), self.query_batch_size):
+            encoded.extend(self.encoder.encode_queries(queries[start : start + self.query_batch_size]))
+        scores = self.scores(encoded)
+        return [[self.corpus.document(i, row[i]) for i in trec_order(row, self.corpus.ids, k)] for row in scores]
+
+    def scores(self, queries: list[Any]) -> list[list[float]]:
+        """Each query's score of every page, as the retriever's upstream scores them (MaxSim here)."""
+        scores: list[list[float]] = maxsim_scores(queries, self.pages, self.score_batch_size, self.device).tolist()
+        return scores
+
+    def metadata(self) -> JsonObject:
+        return {"retriever": self.name, "index": str(self.folder), **self.identity}
+
+    def contents(self) -> JsonObject:
+        return self.identity

@@ -1,0 +1,95 @@
+"""The `siglip` retriever (alias `clip`): one vector a page and a query from a transformers dual encoder (SigLIP,
+CLIP: `AutoModel` with `get_image_features` / `get_text_features`), saved and reused as `colpali`'s index is,
+scored as vidore-benchmark's `SigLIPRetriever` scores: the raw dot product (`einsum("bd,cd->bc")`, no
+normalisation), its model in float32, queries padded to the tokenizer's `max_length` and truncated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from ..._errors import ConfigError
+from ..._imports import import_extra
+from ..._types import JsonObject
+from .late_interaction import LateInteractionRetriever, PageEncoder
+
+
+class DualEncoder:
+    """A local transformers dual encoder and its processor (no hub); each embedding as a (1, dim) tensor."""
+
+    def __init__(self, model: str, device: str = "cpu") -> None:
+        transformers = import_extra(
+            "transformers", "retriever siglip encodes with transformers: pip install 'ragbench[hf]'"
+        )
+        folder = Path(model).expanduser()
+        if not (folder / "config.json").is_file():
+            raise ConfigError(
+                f"retriever siglip: model={model}: no config.json there; name a local folder holding a SigLIP or CLIP "
+                "model and its processor (saved by save_pretrained)"
+            )
+        self.device = device
+        self.model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
+        self.processor = transformers.AutoProcessor.from_pretrained(str(folder), local_files_only=True)
+        config = (folder / "config.json").read_bytes()
+        self.description = {"path": str(folder.resolve()), "config_sha256": hashlib.sha256(config).hexdigest()}
+
+    def identity(self) -> JsonObject:
+        return dict(self.description)
+
+    def encode_pages(self, images: list[Any]) -> list[Any]:
+        inputs = self.processor(images=[image.convert("RGB") for image in images], return_tensors="pt", padding=True)
+        return self.unbound(self.model.get_image_features(**inputs.to(self.device)))
+
+    def encode_queries(self, texts: list[str]) -> list[Any]:
+        inputs = self.processor(text=texts, return_tensors="pt", padding="max_length", truncation=True)
+        return self.unbound(self.model.get_text_features(**inputs.to(self.device)))
+
+    @staticmethod
+    def unbound(features: Any) -> list[Any]:
+        import torch
+
+        if not isinstance(features, torch.Tensor):  # an output object (transformers 5's, some models)
+            features = features.pooler_output
+        return [vector[None] for vector in torch.unbind(features.detach().to("cpu"), dim=0)]
+
+
+class ImageDenseRetriever(LateInteractionRetriever):
+    """Single-vector pages of a ViDoRe dataset, their index saved at `index` and reused, scored by dot product."""
+
+    name = "siglip"
+
+    def __init__(
+        self,
+        pages: str | None = None,
+        index: str | None = None,
+        model: str | None = None,
+        split: str = "test",
+        batch_size: int = 4,
+        query_batch_size: int = 4,
+        device: str = "cpu",
+        encoder: PageEncoder | None = None,
+    ) -> None:
+        if model is None and encoder is None:
+            raise ConfigError(
+                "retriever siglip: pass --retriever-arg model=FOLDER (a SigLIP or CLIP model saved locally)"
+            )
+        super().__init__(
+            pages,
+            index,
+            model,
+            split=split,
+            batch_size=batch_size,
+            query_batch_size=query_batch_size,
+            device=device,
+            encoder=encoder or DualEncoder(str(model), device),
+        )
+
+    def scores(self, queries: list[Any]) -> list[list[float]]:
+        import torch
+
+        query_vectors = torch.cat(queries)  # (n_queries, dim): each encoded as (1, dim)
+        page_vectors = torch.cat(self.pages)
+        scores: list[list[float]] = torch.einsum("bd,cd->bc", query_vectors, page_vectors).tolist()
+        return scores

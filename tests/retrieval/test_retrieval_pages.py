@@ -1,0 +1,189 @@
+"""Pages as passages: ViDoRe's offline storages read, MaxSim equal to colpali-engine's score_multi_vector, trec_eval's
+order of ties, and the colpali retriever's index built once, reused, and refused where it is another's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import TEST_DATA, needs
+from ragbench._retrieval.pages.corpus import page_corpus
+from ragbench._retrieval.pages.late_interaction import LateInteractionRetriever
+from ragbench._retrieval.pages.maxsim import maxsim_scores, trec_order
+from ragbench._retrieval.pages.vidore_data import open_vidore
+from ragbench.api import ConfigError
+
+pytestmark = needs("torch", "safetensors", "datasets")  # not imported while the tests are collected
+
+VIDORE = TEST_DATA / "vidore"
+RECORD = json.loads((TEST_DATA / "parity" / "vidore_run.json").read_text(encoding="utf-8"))
+
+
+def made_up(count: int, lengths: list[int], dim: int, seed: int, dtype: object) -> list[object]:
+    """record_vidore_run.py's embeddings, made again."""
+    import torch
+
+    return [
+        torch.sin(torch.arange(length * dim, dtype=torch.float64).reshape(length, dim) * (0.37 + 0.11 * i) + seed).to(
+            dtype
+        )
+        for i, length in zip(range(count), lengths)
+    ]
+
+
+@pytest.mark.parametrize("case", RECORD["maxsim"], ids=lambda case: f"{case['dtype']}-batch{case['batch_size']}")
+def test_maxsim_equals_colpali_engines_score_multi_vector_to_the_bit(case):
+    import torch
+
+    dtype = getattr(torch, case["dtype"])
+    queries, pages = made_up(3, [2, 5, 3], 6, 1, dtype), made_up(5, [4, 1, 7, 2, 3], 6, 2, dtype)
+    assert maxsim_scores(queries, pages, batch_size=case["batch_size"]).tolist() == case["scores"]
+
+
+def test_zero_padding_takes_part_as_upstreams_does():
+    import torch
+
+    query = [torch.tensor([[-1.0, 0.0]])]
+    short, long = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 0.0], [2.0, 0.0]])
+    alone = maxsim_scores(query, [short]).tolist()[0][0]
+    beside_a_longer_page = maxsim_scores(query, [short, long]).tolist()[0][0]
+    assert (alone, beside_a_longer_page) == (-1.0, 0.0)  # its padding row scores 0, above its own -1
+
+
+def test_ties_rank_as_trec_eval_ranks_them_id_descending():
+    assert trec_order([1.0, 2.0, 2.0, 1.0], ["a", "b", "c", "d"], 4) == [2, 1, 3, 0]
+    assert trec_order([0.5, 0.5], ["10", "9"], 1) == [1]  # "9" > "10" as strcmp compares them
+
+
+def hub_cache(tmp_path: Path, version: str) -> Path:
+    folder = tmp_path / f"datasets--vidore--{version}"
+    shutil.copytree(VIDORE / version, folder / "snapshots" / "abc123")
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text("abc123", encoding="utf-8")
+    return folder
+
+
+def saved(tmp_path: Path, version: str) -> Path:
+    datasets = pytest.importorskip("datasets")
+    folder = tmp_path / f"saved_{version}"
+    configs = ["corpus", "queries", "qrels"] if version != "v1" else ["data"]
+    for config in configs:
+        files = [str(path) for path in sorted((VIDORE / version / config).glob("*.parquet"))]
+        loaded = datasets.Dataset.from_parquet(files, cache_dir=str(tmp_path / "cache"))
+        target = folder / config if version != "v1" else folder
+        datasets.DatasetDict({"test": loaded}).save_to_disk(str(target))
+    return folder
+
+
+@pytest.mark.parametrize("version", ["v1", "v2", "v3"])
+@pytest.mark.parametrize("storage", ["parquet", "hub_cache", "save_to_disk"])
+def test_each_offline_storage_reads_the_same_pages(tmp_path, version, storage):
+    folder = {"parquet": lambda: VIDORE / version, "hub_cache": lambda: hub_cache(tmp_path, version),
+              "save_to_disk": lambda: saved(tmp_path, version)}[storage]()  # fmt: skip
+    corpus = page_corpus(open_vidore(folder))
+    reference = page_corpus(open_vidore(VIDORE / version))
+    assert corpus.ids == reference.ids and len(corpus) == 6
+    assert [corpus.image(i).digest for i in range(6)] == [reference.image(i).digest for i in range(6)]
+    assert corpus.document(2, 1.5).image == reference.image(2) and corpus.document(2).text == ""
+
+
+def test_v1_pages_are_filenames_each_once_and_v2_pages_corpus_ids():
+    assert page_corpus(open_vidore(VIDORE / "v1")).ids == tuple(f"data/pages/page_{n}.png" for n in range(6))
+    assert page_corpus(open_vidore(VIDORE / "v2")).ids == ("0", "1", "2", "3", "4", "5")
+
+
+def test_a_missing_or_foreign_folder_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"task vidore: .*/nowhere not found; download the dataset") as missing:
+        open_vidore(tmp_path / "nowhere")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(ConfigError, match="is no ViDoRe dataset: expected corpus/, queries/ and qrels/") as foreign:
+        open_vidore(tmp_path / "other")
+    assert "\n" not in str(missing.value) + str(foreign.value)
+
+
+class FormulaEncoder:
+    """Pages and queries to made-up vectors (by the pixels' and the text's content); counts its calls."""
+
+    def __init__(self, name: str = "formula") -> None:
+        self.name, self.calls = name, 0
+
+    def identity(self) -> dict:
+        return {"path": self.name}
+
+    def encode_pages(self, images: list) -> list:
+        import torch
+
+        self.calls += len(images)
+        pixels = [np.asarray(image.convert("RGB").resize((2, 2)), dtype=np.float32).reshape(4, 3) for image in images]
+        return [torch.from_numpy(page) / 255 for page in pixels]
+
+    def encode_queries(self, texts: list[str]) -> list:
+        import torch
+
+        return [torch.tensor([[len(text) % 3, 1.0, -0.5]], dtype=torch.float32) for text in texts]
+
+
+def test_the_index_is_built_once_then_reused_and_refused_for_another_model(tmp_path):
+    index = tmp_path / "index"
+    first = FormulaEncoder()
+    built = LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=first)
+    assert first.calls == 6 and (index / "manifest.json").is_file() and not (tmp_path / "index.partial").exists()
+    again = FormulaEncoder()
+    reused = LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=again)
+    assert again.calls == 0  # read from the index
+    hits = reused.search(["harbour", "tide at Olm"], 3)
+    assert [[doc.score for doc in row] for row in hits] == [
+        [doc.score for doc in row] for row in built.search(["harbour", "tide at Olm"], 3)
+    ]
+    assert all(doc.image is not None and doc.id is not None for row in hits for doc in row)
+    with pytest.raises(ConfigError, match="was built for other model; name another index folder"):
+        LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder("other"))
+    with pytest.raises(ConfigError, match="was built for other pages"):
+        LateInteractionRetriever(pages=str(VIDORE / "v3"), index=str(index), encoder=FormulaEncoder())
+
+
+def test_a_damaged_or_foreign_index_folder_is_one_line_and_left_as_it_is(tmp_path):
+    index = tmp_path / "index"
+    LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())
+    vectors = index / "vectors.safetensors"
+    vectors.write_bytes(vectors.read_bytes()[:100])
+    with pytest.raises(ConfigError, match="vectors.safetensors missing or damaged"):
+        LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep", encoding="utf-8")
+    with pytest.raises(ConfigError, match="holds no manifest.json"):
+        LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(mine), encoder=FormulaEncoder())
+    assert [path.name for path in mine.iterdir()] == ["notes.txt"]
+
+
+@needs("transformers")
+def test_siglip_scores_equal_vidore_benchmarks_siglip_retriever(tmp_path):
+    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+
+    recorded = RECORD["siglip"]
+    retriever = ImageDenseRetriever(
+        pages=str(VIDORE / "v2"), index=str(tmp_path / "index"), model=str(VIDORE / "tiny-siglip")
+    )
+    hits = retriever.search(recorded["queries"], 6)
+    assert [[{doc.id: doc.score for doc in row}[str(page)] for page in range(6)] for row in hits] == recorded["scores"]
+    assert json.loads((tmp_path / "index" / "manifest.json").read_text())["tokens"] == 6  # one vector a page
+
+
+def test_missing_options_and_a_model_it_cannot_load_are_one_line(tmp_path):
+    pages = str(VIDORE / "v2")
+    with pytest.raises(ConfigError, match="pass --retriever-arg index=FOLDER"):
+        LateInteractionRetriever(pages=pages, model="m")
+    with pytest.raises(ConfigError, match="pass --retriever-arg model=FOLDER"):
+        LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"))
+    with pytest.raises(ConfigError, match="pool_factor=0: must be at least 1"):
+        LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"), encoder=FormulaEncoder(), pool_factor=0)
+    # without colpali-engine: how to install it; with it: the folder holds no model
+    with pytest.raises(ConfigError, match=r"ragbench\[vision\]|no readable config.json") as refused:
+        LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"), model=str(tmp_path))
+    assert "\n" not in str(refused.value) and not (tmp_path / "i").exists()

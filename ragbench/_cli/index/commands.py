@@ -201,7 +201,7 @@ def shard_build(
     text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
     done = build_shards(
         corpus, out, kind, options, shards, registry=command_registry(), text=text, overwrite=build["overwrite"],
-        runner=ray_runner(ray_address, workers),
+        runner=ray_runner(ray_address, workers), progress=build["progress"],
     )  # fmt: skip
     if done.kept:
         click.echo(f"resumed: {done.kept} of {shards} shards kept from the interrupted build")

@@ -158,14 +158,17 @@ def manifest_from(data: Any) -> Manifest:
     return manifest
 
 
-def rebuild_hint(manifest: Manifest, folder: Path) -> str:
+def rebuild_hint(manifest: Manifest, folder: Path | str, shards: int | None = None) -> str:
+    """The command that builds the index of `manifest` into `folder` again (`shards`: as that many shards, by a
+    shard-parallel build, `index build --ray --shards S`)."""
     corpus = manifest.corpus if isinstance(manifest.corpus, dict) else {}
     flags = (" --no-title" if corpus.get("title") is False else "") + (
         f" --split {corpus['split']}" if corpus.get("split") else ""
     )
+    parallel = f" --ray --shards {shards}" if shards is not None else ""
     return (
         f"build it again: ragbench index build --corpus {corpus.get('path', 'FILE')} --retriever "
-        f"{manifest.retriever} --out {folder} --overwrite{flags} (and the --build-arg options its "
+        f"{manifest.retriever} --out {folder}{parallel} --overwrite{flags} (and the --build-arg options its "
         f"{MANIFEST_FILE} records)"
     )
 
@@ -350,7 +353,7 @@ def _build_into(
     docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
     before = corpus_state(corpus)
-    with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
+    with build_progress(corpus.name, kind, " passages", progress) as bar:
         indexed = partial(builder_class.indexed_text, title=title, corpus_format=corpus_format(corpus))
         feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, indexed, bar))
     docs.close()
@@ -396,6 +399,14 @@ def _build_into(
         json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return manifest
+
+
+def build_progress(corpus: str, kind: str, unit: str, shown: bool, step: str = "", **counts: Any) -> tqdm[Any]:
+    """A build's counter on stderr (tqdm, not `shown`: silent): the corpus it indexes, its kind and the `unit`s
+    done (a shard-parallel build's shards, a counter a `step`; `counts`: tqdm's total and initial)."""
+    return tqdm(
+        desc=f"indexing {corpus} ({kind})" + (f", {step}" if step else ""), unit=unit, disable=not shown, **counts
+    )
 
 
 def add_chunks(builder: Any, texts: Iterable[list[str]]) -> None:

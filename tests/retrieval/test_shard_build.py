@@ -28,6 +28,7 @@ from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.held_build import held_build
 from support.helpers import cli_here
+from support.ray_cluster import SHARED
 
 pytestmark = needs("regex", "bm25s")
 REGISTRY = plugins_read_once()  # read once: the properties search each shard of each example
@@ -314,17 +315,24 @@ def test_a_segmented_corpus_is_built_a_run_of_whole_files_a_shard(tmp_path):
 
 
 @needs("ray")
-def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path):
-    """`index build --ray ADDRESS --shards 3` on a 3-node cluster: no merged index, and `shards=3` answers as the
-    one-process index; with `--merged` the one index is built and split, as before."""
+def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path, monkeypatch):
+    """`index build --ray ADDRESS --shards 3` on a 3-node cluster, given relative paths (scale-out.md's form) from
+    another folder than the one its raylets (and so its tasks) run in: the paths are the command's, nothing is
+    written in the tasks' folder; no merged index, and `shards=3` answers as the one-process index; with `--merged`
+    the one index is built and split, as before."""
     docs = [{"id": f"d{(i * 7) % 45:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(45)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
-    done = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out),
+    monkeypatch.chdir(tmp_path)
+    tasks = SHARED.folder  # a task's working folder: its raylet's
+    before = set(os.listdir(tasks))
+    assert tasks != tmp_path
+    done = cli_here("index", "build", "--corpus", "corpus.jsonl", "--retriever", "lucene_bm25", "--out", "built",
                     "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "3 shards of" in done.stdout and "no merged index" in done.stdout
     assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+    assert set(os.listdir(tasks)) == before
     build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
     args = {"index": str(out), "shards": 3, "ray_address": ray_cluster.address}
     sharded = load_retriever("lucene_bm25", args, registry=installed_registry())

@@ -22,6 +22,7 @@ from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, load_retriever
 from support.helpers import cli_here
+from support.object_store import LostAfterOneShard
 
 pytestmark = needs("regex", "bm25s")
 KIND = "lucene_bm25"
@@ -94,28 +95,18 @@ def test_relative_paths_are_the_drivers_whatever_folder_a_task_runs_in(tmp_path,
     assert shard_search(driver / "built", 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
 
 
-class StoppedAfterTwoShards(InProcess):
-    """Every step of shards 0 and 1 run, then the build stops before shard 2's second step."""
-
-    def map(self, function, calls, **options):
-        if function.__name__ == "finish_part":
-            super().map(function, calls[:2], **options)
-            raise RuntimeError("stopped")
-        return super().map(function, calls, **options)
-
-
 @pytest.fixture(scope="module")
 def stopped(tmp_path_factory):
-    """(a corpus, the building folder of its 3-shard build stopped after two shards, the one-process answers)."""
+    """(a corpus, the building folder of its 3-shard build lost once shard 0 was written, the one-process answers)."""
     folder = tmp_path_factory.mktemp("stopped")
     corpus = write_jsonl(folder / "corpus.jsonl", passages(60))
-    with pytest.raises(RuntimeError, match="stopped"):
-        build_shards(corpus, folder / "built", KIND, {}, 3, registry=REGISTRY, runner=StoppedAfterTwoShards)
+    with pytest.raises(ConfigError, match="the driver's node was lost"):
+        build_shards(corpus, folder / "built", KIND, {}, 3, registry=REGISTRY, runner=LostAfterOneShard)
     build_index(corpus, folder / "one", KIND, {}, progress=False, registry=REGISTRY)
     return corpus, folder / "built" / "shards-3.building", whole_search(folder / "one", QUERIES, 10)
 
 
-RECORDS = ["000.analysed.json", "002.analysed.json", "001.finished.json", "terms/001.merged.json"]
+RECORDS = ["000.analysed.json", "002.analysed.json", "000.finished.json", "terms/001.merged.json"]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
@@ -144,9 +135,8 @@ def test_a_step_record_of_any_bytes_is_done_again_never_a_traceback(stopped, tmp
     elif damage == "cut":
         path.write_bytes(held[: data.draw(st.integers(0, len(held) - 1))])
     elif damage == "other":
-        path.write_bytes(
-            (path.parent / data.draw(st.sampled_from(["001.analysed.json", "000.finished.json"]))).read_bytes()
-        )
+        other = data.draw(st.sampled_from(["001.analysed.json", "terms/000.merged.json"]))
+        path.write_bytes((out / "shards-3.building" / other).read_bytes())
     else:
         sealed = json.loads(held)
         sealed["record"] = sealed["record"].replace("0", "1", 1)

@@ -24,8 +24,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from tqdm import tqdm
-
 from ..._errors import ConfigError, RecordError, one_line_text
 from ..._storage.files import naming, write_problem
 from ..._storage.jsonl import read_json
@@ -37,6 +35,7 @@ from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
 from ..corpus.readers import corpus_format, read_corpus
 from .damage import IndexDamage, typed_fields
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
+from .progress import build_progress
 from .removal import empty_marked, set_aside
 from .staging import BUILD_MARK, MANIFEST_FILE, held_staging
 
@@ -399,14 +398,6 @@ def _build_into(
         json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return manifest
-
-
-def build_progress(corpus: str, kind: str, unit: str, shown: bool, step: str = "", **counts: Any) -> tqdm[Any]:
-    """A build's counter on stderr (tqdm, not `shown`: silent): the corpus it indexes, its kind and the `unit`s
-    done (a shard-parallel build's shards, a counter a `step`; `counts`: tqdm's total and initial)."""
-    return tqdm(
-        desc=f"indexing {corpus} ({kind})" + (f", {step}" if step else ""), unit=unit, disable=not shown, **counts
-    )
 
 
 def add_chunks(builder: Any, texts: Iterable[list[str]]) -> None:

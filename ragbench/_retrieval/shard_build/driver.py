@@ -43,7 +43,8 @@ from ..corpus.parts import (
     renumbered,
 )
 from ..corpus.readers import SEGMENTED, passage_text
-from ..index.built import KEPT_ERRORS, Manifest, build_progress
+from ..index.built import KEPT_ERRORS, Manifest
+from ..index.progress import build_progress
 from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings

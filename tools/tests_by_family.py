@@ -200,6 +200,7 @@ EXACT: dict[str, str] = {
     "test_dense_precision.py": "retrieval",
     "test_dense_shard_build.py": "retrieval",
     "test_shard_build.py": "retrieval",
+    "test_shard_build_faults.py": "retrieval",
     "test_fictional_multihop.py": "tasks/fictional_multihop",
     "test_selfrag_parity.py": "systems/selfrag",
     "test_task_files_in_preflight.py": "yaml_tasks",

@@ -40,6 +40,12 @@ def is_remote(location: str | Path) -> bool:
     return bool(separator) and scheme.isidentifier() and scheme != "file"
 
 
+def absolute_path(path: str | Path) -> Path:
+    """`path` as this process names it, whatever folder another process reads it from: a relative path is made
+    absolute in this process's working folder (a Ray task's or actor's is its raylet's, not the driver's)."""
+    return Path(path).absolute()
+
+
 def joined(url: str, *parts: str) -> str:
     """`url` with `parts` appended, one slash between each."""
     return "/".join([url.rstrip("/"), *(part.strip("/") for part in parts)])

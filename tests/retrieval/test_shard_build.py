@@ -28,6 +28,7 @@ from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.held_build import held_build
 from support.helpers import cli_here
+from support.ray_cluster import SHARED
 
 pytestmark = needs("regex", "bm25s")
 REGISTRY = plugins_read_once()  # read once: the properties search each shard of each example
@@ -96,8 +97,9 @@ def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, d
         build_index(corpus, folder / "one", kind, options, progress=False, registry=registry)
         try:
             build_shards(corpus, folder / "built", kind, options, shards, registry=registry)
-        except ConfigError as exc:  # a part of the bytes with no passage in it (a few long lines)
-            assert "holds no passages; choose fewer shards" in str(exc)
+        except ConfigError as exc:  # more shards than lines, or a part of the bytes with no line in it (long ones)
+            more = f"has {len(rows)} lines and a shard is built from whole lines; choose 1 to {len(rows)}"
+            assert (more if shards > len(rows) else "holds no passages; choose fewer shards") in str(exc)
             assume(False)
         built = folder / "built" / f"shards-{shards}"
         assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
@@ -313,17 +315,24 @@ def test_a_segmented_corpus_is_built_a_run_of_whole_files_a_shard(tmp_path):
 
 
 @needs("ray")
-def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path):
-    """`index build --ray ADDRESS --shards 3` on a 3-node cluster: no merged index, and `shards=3` answers as the
-    one-process index; with `--merged` the one index is built and split, as before."""
+def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path, monkeypatch):
+    """`index build --ray ADDRESS --shards 3` on a 3-node cluster, given relative paths (scale-out.md's form) from
+    another folder than the one its raylets (and so its tasks) run in: the paths are the command's, nothing is
+    written in the tasks' folder; no merged index, and `shards=3` answers as the one-process index; with `--merged`
+    the one index is built and split, as before."""
     docs = [{"id": f"d{(i * 7) % 45:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(45)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
-    done = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out),
+    monkeypatch.chdir(tmp_path)
+    tasks = SHARED.folder  # a task's working folder: its raylet's
+    before = set(os.listdir(tasks))
+    assert tasks != tmp_path
+    done = cli_here("index", "build", "--corpus", "corpus.jsonl", "--retriever", "lucene_bm25", "--out", "built",
                     "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "3 shards of" in done.stdout and "no merged index" in done.stdout
     assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+    assert set(os.listdir(tasks)) == before
     build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
     args = {"index": str(out), "shards": 3, "ray_address": ray_cluster.address}
     sharded = load_retriever("lucene_bm25", args, registry=installed_registry())
@@ -389,7 +398,11 @@ def test_a_tsv_corpus_is_read_in_byte_ranges_as_the_one_process_reader_reads_it(
         try:
             build_shards(corpus, folder / "built", "lucene_bm25", {}, shards, registry=registry)
         except ConfigError as exc:
-            assert "holds no passages" in str(exc) or "a quoted field holding a line break" in str(exc)
+            held = "".join(lines).count("\n")  # every row ends with one
+            if shards > held:  # refused before any part is read
+                assert f"has {held} lines and a shard is built from whole lines; choose 1 to {held}" in str(exc)
+            else:
+                assert "holds no passages" in str(exc) or "a quoted field holding a line break" in str(exc)
             assert "\n" not in str(exc) and not (folder / "built" / f"shards-{shards}.building").exists()
             assume(False)
         built = folder / "built" / f"shards-{shards}"

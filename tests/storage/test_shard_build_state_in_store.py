@@ -230,3 +230,37 @@ def test_a_lock_put_the_store_refuses_names_the_holder(store, monkeypatch, statu
             f"--out {url}: another ragbench shard build is writing it ({url}/shards-3.lock is held by pid {first.pid} "
             f"on {socket.gethostname()}, started "
         )
+
+
+@pytest.mark.parametrize(("record", "kept"), [("000.finished.json", 0), ("002.analysed.json", 1)])
+def test_a_step_record_nested_without_end_is_refused_in_one_line_and_the_fix_completes(store, tmp_path, monkeypatch,
+                                                                                       record, kept):  # fmt: skip
+    """A record 100,000 arrays deep (Python's JSON parser gives up on it): one line naming it and the fix, then the
+    build completes once the fix is applied."""
+    fs, corpus, uncut = store
+    url = f"s3://bench/nested-{record}"
+    key, state = url.removeprefix("s3://"), f"{url}/shards-3.building"
+    cut_build(corpus, url, monkeypatch, tmp_path)
+    fs.pipe_file(f"{key}/shards-3.building/{record}", b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(ConfigError) as refused:
+        build_shards(corpus, url, KIND, {}, 3, registry=installed_registry())
+    assert str(refused.value) == (
+        f"{state}/{record}: damaged state of an interrupted shard build (not a whole record (nested too deep)); "
+        f"remove {state}/{record} (that step is then done again), then run the command again"
+    )
+    fs.rm_file(f"{key}/shards-3.building/{record}")  # the fix
+    assert build_shards(corpus, url, KIND, {}, 3, registry=installed_registry()).kept == kept
+
+
+def test_more_shards_than_an_objects_lines_are_refused_before_any_task(store, tmp_path):
+    fs, corpus, _ = store
+    fs.put_file(str(corpus), "bench/corpus/psgs_w100.tsv")
+    lines = corpus.read_bytes().count(b"\n")
+    url = "s3://bench/corpus/psgs_w100.tsv"
+    with pytest.raises(ConfigError) as refused:
+        build_shards(url, "s3://bench/too-many", KIND, {}, lines + 1, registry=installed_registry())
+    assert str(refused.value) == (
+        f"--shards {lines + 1}: corpus {url} has {lines} lines and a shard is built from whole lines; choose 1 to "
+        f"{lines}"
+    )
+    assert not fs.exists("bench/too-many")

@@ -30,6 +30,7 @@ class SharedCluster:
         self.cluster: Any = None
         self.modules: set[Path] = set()
         self.worker_env: dict[str, str] = {}
+        self.folder = Path()  # the working folder its raylets were started in: every task's and actor's
 
     def started(self) -> Any:
         if self.cluster is None:
@@ -42,7 +43,7 @@ class SharedCluster:
             for _ in range(NODES - 1):
                 cluster.add_node(num_cpus=1)
             cluster.wait_for_nodes()
-            self.cluster = cluster
+            self.cluster, self.folder = cluster, Path.cwd()
         return self.cluster
 
     def disconnect(self) -> None:

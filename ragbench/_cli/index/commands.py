@@ -15,6 +15,7 @@ from ..._storage.locations import fetched_object, is_remote
 from ..._values.options import parse_assignments
 from ..plugin_commands import config_errors_exit, exit_if_skipped
 from ..registry import command_registry
+from .kind_options import KindsOption, built_kinds, parallel_kinds, shard_kinds
 
 if TYPE_CHECKING:
     from ..._retrieval.index.built import Manifest
@@ -38,7 +39,9 @@ def index_group() -> None:
     "--retriever",
     "kind",
     required=True,
-    help="bm25, dense or flashrag_bm25 (FlashRAG's bm25s files; ragbench list retrievers)",
+    cls=KindsOption,
+    kinds=built_kinds,
+    help="the retriever whose index to build: {kinds} (ragbench list retrievers)",
 )
 @click.option("--out", required=True, help="index folder to create")
 @click.option(
@@ -83,7 +86,9 @@ def index_group() -> None:
     flag_value="",
     default=None,
     metavar="[ADDRESS]",
-    help="analyse the passages on a pool of Ray actors (bm25, lucene_bm25, flashrag_bm25, dense): the same index, "
+    cls=KindsOption,
+    kinds=parallel_kinds,
+    help="analyse the passages on a pool of Ray actors ({kinds}): the same index, "
     "built in parallel; resumes a killed build. ADDRESS: a cluster's (auto, HOST:6379); alone: $RAY_ADDRESS's, "
     "else a Ray of this machine",
 )
@@ -92,8 +97,11 @@ def index_group() -> None:
     "--shards",
     type=int,
     default=None,
-    help="with --ray: build the index as S shards (INDEX/shards-S), each worker reading its own part of the corpus "
-    "(a .jsonl or .tsv file, a saved dataset, an MS MARCO v2.1 segmented folder); no merged index unless --merged",
+    cls=KindsOption,
+    kinds=shard_kinds,
+    help="with --ray: build the index ({kinds}) as S shards (INDEX/shards-S), each worker reading its own part of the "
+    "corpus (a .jsonl or .tsv file, a saved dataset, an MS MARCO v2.1 segmented folder); no merged index unless "
+    "--merged",
 )
 @click.option(
     "--merged", is_flag=True, help="with --ray --shards: build the one index too, and split it into the shards"
@@ -201,7 +209,7 @@ def shard_build(
     text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
     done = build_shards(
         corpus, out, kind, options, shards, registry=command_registry(), text=text, overwrite=build["overwrite"],
-        runner=ray_runner(ray_address, workers),
+        runner=ray_runner(ray_address, workers), progress=build["progress"],
     )  # fmt: skip
     if done.kept:
         click.echo(f"resumed: {done.kept} of {shards} shards kept from the interrupted build")

@@ -55,6 +55,7 @@ from .segmented import open_shard, shard_files, shard_passage
 
 PART_FORMS = ("jsonl", "dpr_tsv", SEGMENTED, SAVED_DATASET)  # the corpus forms read in parts
 LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # where text mode (newline="") also ends a line
+COUNT_BLOCK = 1 << 20  # bytes read at a time where a corpus's lines are counted (`lines_up_to`)
 
 
 @dataclass(frozen=True)
@@ -118,11 +119,7 @@ def corpus_parts(corpus: str | Path, count: int) -> list[CorpusPart]:
     if form == SEGMENTED:
         corpus = Path(corpus)
         files = [str(path) for path in shard_files(corpus)]
-        if count > len(files):
-            raise ConfigError(
-                f"--shards {count}: corpus {corpus} has {len(files)} shard files and a shard is built from whole "
-                f"files; choose 1 to {len(files)}"
-            )
+        refuse_more_shards(count, corpus, len(files), "shard files", "files")
         size, extra = divmod(len(files), count)
         bounds = [0]
         for number in range(count):
@@ -130,10 +127,32 @@ def corpus_parts(corpus: str | Path, count: int) -> list[CorpusPart]:
         return [CorpusPart(n, form, tuple(files[a:b])) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
     if form == SAVED_DATASET:
         size = len(load_saved(Path(corpus)))  # its rows
+        refuse_more_shards(count, corpus, size, "rows", "rows")
     else:
+        refuse_more_shards(count, corpus, lines_up_to(corpus, count), "lines", "lines")
         size = remote_object(str(corpus)).size if is_remote(corpus) else Path(corpus).stat().st_size
     bounds = [size * number // count for number in range(count + 1)]
     return [CorpusPart(n, form, (str(corpus),), a, b) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+
+
+def refuse_more_shards(count: int, corpus: str | Path, held: int, what: str, whole: str) -> None:
+    """A ConfigError where `corpus` holds fewer of `what` (its lines, rows or shard files: `held`) than `count`
+    shards, each built from whole ones (`whole`) of its own: said before any part is read."""
+    if count > held:
+        choose = f"choose 1 to {held}" if held else "it holds nothing to index"
+        raise ConfigError(
+            f"--shards {count}: corpus {corpus} has {held} {what} and a shard is built from whole {whole}; {choose}"
+        )
+
+
+def lines_up_to(corpus: str | Path, most: int) -> int:
+    """The lines of the file or object `corpus` (a line ends at a line break or at the end), counted up to `most`:
+    what is read stops there (`most` lines of a file of millions cost a few blocks)."""
+    lines, last = 0, b"\n"
+    with open_bytes(corpus) as handle:
+        while lines < most and (block := handle.read(COUNT_BLOCK)):
+            lines, last = lines + block.count(b"\n"), block[-1:]
+    return lines + (last != b"\n")  # a last line without its line break
 
 
 class PartReading:

@@ -24,8 +24,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from tqdm import tqdm
-
 from ..._errors import ConfigError, RecordError, one_line_text
 from ..._storage.files import naming, write_problem
 from ..._storage.jsonl import read_json
@@ -37,6 +35,7 @@ from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
 from ..corpus.readers import corpus_format, read_corpus
 from .damage import IndexDamage, typed_fields
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
+from .progress import build_progress
 from .removal import empty_marked, set_aside
 from .staging import BUILD_MARK, MANIFEST_FILE, held_staging
 
@@ -158,14 +157,17 @@ def manifest_from(data: Any) -> Manifest:
     return manifest
 
 
-def rebuild_hint(manifest: Manifest, folder: Path) -> str:
+def rebuild_hint(manifest: Manifest, folder: Path | str, shards: int | None = None) -> str:
+    """The command that builds the index of `manifest` into `folder` again (`shards`: as that many shards, by a
+    shard-parallel build, `index build --ray --shards S`)."""
     corpus = manifest.corpus if isinstance(manifest.corpus, dict) else {}
     flags = (" --no-title" if corpus.get("title") is False else "") + (
         f" --split {corpus['split']}" if corpus.get("split") else ""
     )
+    parallel = f" --ray --shards {shards}" if shards is not None else ""
     return (
         f"build it again: ragbench index build --corpus {corpus.get('path', 'FILE')} --retriever "
-        f"{manifest.retriever} --out {folder} --overwrite{flags} (and the --build-arg options its "
+        f"{manifest.retriever} --out {folder}{parallel} --overwrite{flags} (and the --build-arg options its "
         f"{MANIFEST_FILE} records)"
     )
 
@@ -350,7 +352,7 @@ def _build_into(
     docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
     before = corpus_state(corpus)
-    with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
+    with build_progress(corpus.name, kind, " passages", progress) as bar:
         indexed = partial(builder_class.indexed_text, title=title, corpus_format=corpus_format(corpus))
         feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, indexed, bar))
     docs.close()

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..._storage.locations import is_remote
+from ..._storage.locations import absolute_path, is_remote
 from ..corpus.identity import corpus_bytes
 from ..corpus.parts import (
     CorpusPart,
@@ -44,6 +44,7 @@ from ..corpus.parts import (
 )
 from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
+from ..index.progress import build_progress
 from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings
@@ -78,9 +79,11 @@ def build_shards(
     text: TextSettings | None = None,
     overwrite: bool = False,
     runner: Callable[[], Runner] = InProcess,
+    progress: bool = False,
 ) -> ShardBuild:
     """The `kind` index of `corpus` built as `shards` shards into `out`/shards-S (module docstring), on the runner
-    `runner()` starts once the request is checked (default: this process), closed at the end."""
+    `runner()` starts once the request is checked (default: this process), closed at the end; with `progress`,
+    each step's shards done counted on stderr (`Shown`)."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
     sharded = sharded_kind(registry, name)
@@ -91,10 +94,10 @@ def build_shards(
         raise ConfigError(f"--shards {shards}: must be at least 1")
     if text.chunk_size < 1:
         raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
-    corpus = corpus if is_remote(corpus) else Path(corpus)  # an object of a store: its URL
+    corpus = corpus if is_remote(corpus) else absolute_path(corpus)  # an object of a store: its URL
     store = StoreTarget(str(out), shards) if is_remote(out) else None
-    parts = corpus_parts(corpus, shards)
-    local = Path(out)  # only where the index is built here (no `store`)
+    parts = corpus_parts(corpus, shards)  # each task reads its part at the driver's path, wherever it runs
+    local = absolute_path(out)  # only where the index is built here (no `store`); the tasks write there
     if store is None and local.exists() and not local.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
     target = shards_folder(local, shards)
@@ -125,16 +128,42 @@ def build_shards(
         try:
             on = runner()
             try:
-                return built(corpus, local, builder, parts, state, text, on, before, started, overwrite, store)
+                steps = Shown(on, corpus_name(corpus), name, shards, progress)
+                return built(corpus, local, builder, parts, state, text, steps, before, started, overwrite, store)
             finally:
                 on.close()
         finally:
             state.close()  # a local build's folder lock; the driver's scratch folder of a build into a store
 
 
+@dataclass
+class Shown:
+    """The steps run on `runner`, each shown (`shown`) as a counter of the shards it has done, the one-process
+    build's counter of passages (`build_progress`); a shard a killed build did counted done from the start."""
+
+    runner: Runner
+    corpus: str
+    kind: str
+    shards: int
+    shown: bool
+
+    def share(self, value: Any) -> Any:
+        return self.runner.share(value)
+
+    def map(self, step: str, function: Callable[..., Any], calls: list[tuple[Any, ...]], gpu: bool = False) -> Any:
+        left = {"total": self.shards, "initial": self.shards - len(calls)}
+        with build_progress(self.corpus, self.kind, " shards", self.shown, step, **left) as bar:
+            return self.runner.map(function, calls, gpu=gpu, done=bar.update)
+
+
+def corpus_name(corpus: str | Path) -> str:
+    """What a build's counter names the corpus by: its file's or object's name."""
+    return str(corpus).rstrip("/").rpartition("/")[2]
+
+
 def built(
     corpus: str | Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder | StoreState,
-    text: TextSettings, runner: Runner, before: tuple[tuple[str, int, int | str], ...], started: float,
+    text: TextSettings, runner: Shown, before: tuple[tuple[str, int, int | str], ...], started: float,
     overwrite: bool, store: StoreTarget | None,
 ) -> ShardBuild:  # fmt: skip
     """The shards' two steps run on `runner` and the shards put in place (`build_shards`): in `store` where given."""
@@ -155,7 +184,7 @@ def built(
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
     state.held()
-    runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
+    runner.map("step 2 of 2, shards written", finish_part, calls, gpu=builder.encodes_on_gpu())
     after = part_corpus_state(corpus)
     if after != before:
         raise ConfigError(
@@ -179,7 +208,7 @@ def built(
 
 
 def step_one(
-    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Runner,
+    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Shown,
     finished: list[Any],
 ) -> list[Stats]:  # fmt: skip
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed. A shard
@@ -195,12 +224,12 @@ def step_one(
         results.append(kept["result"] if kept is not None else None)
     todo = [part for part, result in zip(parts, results) if result is None]
     calls = [(builder, part, state.files, text, len(parts)) for part in todo]
-    for part, result in zip(todo, runner.map(analyse_part, calls)):
+    for part, result in zip(todo, runner.map("step 1 of 2, parts read", analyse_part, calls)):
         results[part.number] = result
     return [result for result in results if result is not None]
 
 
-def merged_by_term(results: list[Stats], order: TermOrder, state: ShardBuildState, runner: Runner) -> Stats:
+def merged_by_term(results: list[Stats], order: TermOrder, state: ShardBuildState, runner: Shown) -> Stats:
     """The parts' per-term statistics merged by term, a bucket a task (one a shard), each bucket kept from a killed
     build where it merged the same parts' files; the buckets' paths (step 2 reads them) and their counts."""
     inputs = [[result["terms"]["bytes"], result["terms"]["digest"]] for result in results]
@@ -209,7 +238,7 @@ def merged_by_term(results: list[Stats], order: TermOrder, state: ShardBuildStat
     todo = [n for n, kept in enumerate(counts) if kept is None]
     calls = [(state.files, offsets, n, order, inputs) for n in todo]
     state.held()
-    for n, merged in zip(todo, runner.map(merge_bucket, calls)):
+    for n, merged in zip(todo, runner.map("terms merged", merge_bucket, calls)):
         counts[n] = merged
     return {
         "buckets": [state.files.location(bucket_name(n)) for n in range(len(results))],

@@ -21,7 +21,7 @@ from ..._errors import ConfigError
 from ..._storage.locations import is_remote, joined
 from ..._types import Document, JsonObject
 from ..base import Retriever
-from ..index.built import read_manifest
+from ..index.built import read_manifest, rebuild_hint
 from ..index.damage import IndexDamage
 from ..index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore
 from ..index.remote_docstore import BLOCKS_FILE, RemoteDocStore
@@ -54,8 +54,8 @@ class BuiltShardsFront(Retriever):
         else:
             self.folder = Path(index)
             self.manifest = read_manifest(shards_folder(self.folder, shards), self.name)
-            fix = f"build its shards again: ragbench index build --ray --shards {shards} --out {index} --overwrite"
-            self.checked = replace(shard_layout(self.name, self.folder, shards), fix=fix)
+            fix = rebuild_hint(self.manifest, index, shards)  # the shard-parallel build again: no index to split
+            self.checked = shard_layout(self.name, self.folder, shards, fix)
             self.stores = [DocStore(shard.folder) for shard in self.checked.shards]
         self.starts = np.array([shard.start for shard in self.checked.shards], dtype=np.int64)
 

@@ -20,9 +20,14 @@ T = TypeVar("T")
 class Runner(Protocol):
     def share(self, value: Any) -> Any: ...
 
-    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False) -> list[T]: ...
+    def map(
+        self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False, done: Done | None = None
+    ) -> list[T]: ...
 
     def close(self) -> None: ...
+
+
+Done = Callable[[], Any]  # called once each call of a `map` has returned (the build's progress)
 
 
 class InProcess:
@@ -31,8 +36,15 @@ class InProcess:
     def share(self, value: Any) -> Any:
         return value
 
-    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False) -> list[T]:
-        return [function(*call) for call in calls]
+    def map(
+        self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False, done: Done | None = None
+    ) -> list[T]:
+        results = []
+        for call in calls:
+            results.append(function(*call))
+            if done is not None:
+                done()
+        return results
 
     def close(self) -> None:
         pass
@@ -52,7 +64,9 @@ class RayTasks:
 
         return ray.put(value)
 
-    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False) -> list[T]:
+    def map(
+        self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False, done: Done | None = None
+    ) -> list[T]:
         import ray
 
         gpus = task_gpus(gpu, ray.cluster_resources().get("GPU", 0))
@@ -63,22 +77,24 @@ class RayTasks:
         try:
             for number, call in enumerate(calls):
                 while len(pending) >= limit:
-                    self.collect(pending, results)
+                    self.collect(pending, results, done)
                 pending[remote.remote(*call)] = number
             while pending:
-                self.collect(pending, results)
+                self.collect(pending, results, done)
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, ConfigError):
                 raise ConfigError(str(exc.cause)) from None
             raise
         return [results[number] for number in range(len(calls))]
 
-    def collect(self, pending: dict[Any, int], results: dict[int, Any]) -> None:
+    def collect(self, pending: dict[Any, int], results: dict[int, Any], done: Done | None) -> None:
         import ray
 
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
             results[pending.pop(ref)] = ray.get(ref)
+            if done is not None:
+                done()
 
     def close(self) -> None:
         if self.own_ray:

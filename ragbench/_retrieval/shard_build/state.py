@@ -19,7 +19,6 @@ merged: kept while those and its own file are the same.
 
 from __future__ import annotations
 
-import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from .state_files import (
     BUILD_FILE,
     IDS_SUFFIX,
     TERMS_SUFFIX,
+    DamagedRecord,
     StateFiles,
     bucket_name,
     bucket_record_name,
@@ -84,11 +84,11 @@ class ShardBuildState(ABC):
         name = record_name(number, step)
         try:
             record = self.files.read_record(name)
-            wanted = self.recorded_files(number, step, record, check)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            return self.damaged(name, self.files.location(name), f"not a whole record ({type(exc).__name__})")
+        except (OSError, DamagedRecord) as exc:
+            return self.damaged(name, self.files.location(name), problem_of(exc))
+        wanted = self.recorded_files(number, step, record, check)
         for where, entry in wanted.items():
             if (problem := self.problem(where, entry)) is not None:
                 return self.damaged(name, where, problem)
@@ -112,12 +112,12 @@ class ShardBuildState(ABC):
         name = bucket_record_name(number)
         try:
             record = self.files.read_record(name)
-            same_inputs, result = record["inputs"] == inputs, record["result"]
-            where, entry = self.files.location(bucket_name(number)), record["file"]
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            return self.damaged(name, self.files.location(name), f"not a whole record ({type(exc).__name__})")
+        except (OSError, DamagedRecord) as exc:
+            return self.damaged(name, self.files.location(name), problem_of(exc))
+        same_inputs, result = record["inputs"] == inputs, record["result"]
+        where, entry = self.files.location(bucket_name(number)), record["file"]
         if not same_inputs:
             return None
         if (problem := self.problem(where, entry)) is not None:
@@ -163,15 +163,15 @@ class BuildFolder(ShardBuildState):
                 for child in self.folder.iterdir():
                     if child.name != BUILD_FILE and not child.is_symlink():
                         remove_all_but_links(child) if child.is_dir() else child.unlink()
-            record.write_text(json.dumps(key, indent=1, ensure_ascii=False), encoding="utf-8")
+            self.files.write_json(BUILD_FILE, key)
         except BaseException:
             self.close()
             raise
 
     def recorded_key(self) -> Any:
         try:
-            return json.loads((self.folder / BUILD_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return self.files.read_json(BUILD_FILE)
+        except (OSError, ValueError):  # damaged: not this build's key (the folder is emptied)
             return None
 
     def damaged(self, record: str, where: str, problem: str) -> None:
@@ -216,6 +216,11 @@ class BuildFolder(ShardBuildState):
                 remove_tree(self.target)
         self.folder.rename(self.target)
         return self.target
+
+
+def problem_of(exc: OSError | DamagedRecord) -> str:
+    """What is wrong with a step record that could not be read (`exc`), said in the line that refuses it."""
+    return str(exc) if isinstance(exc, DamagedRecord) else f"not readable ({type(exc).__name__})"
 
 
 def matches(path: Path, entry: Any) -> bool:

@@ -13,6 +13,7 @@ given the same --out resumes the build.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Iterator
@@ -28,8 +29,8 @@ from ..._storage.own_trees import remove_all_but_links
 BUILD_FILE = "shard-build.json"
 # The format of the step files, part of the build's key: a build whose state another format wrote (an older
 # ragbench's, resumed after an upgrade) starts afresh instead of reading files it would misread. Raise it with any
-# change to what a step writes (2: lucene_bm25's spilled postings ordered by term, then passage).
-STEPS_FORMAT = 2
+# change to what a step writes (2: lucene_bm25's spilled postings ordered by term, then passage; 3: records sealed).
+STEPS_FORMAT = 3
 IDS_SUFFIX = ".ids.npy"
 TERMS_SUFFIX = ".terms.jsonl"
 BUCKETS_DIR = "terms"
@@ -38,6 +39,23 @@ BUCKETS_DIR = "terms"
 def damaged_state(where: str, problem: str, fix: str) -> str:
     """The line refusing an object of a build's state in a store, `where`, found damaged: what, and the fix."""
     return f"{where}: damaged state of an interrupted shard build ({problem}); {fix}, then run the command again"
+
+
+class DamagedRecord(ValueError):
+    """A step record that is not as ragbench wrote it: what is wrong with it."""
+
+
+def seal(name: str, text: str) -> str:
+    """The sha256 of a record's JSON text under its name (a record moved to another name is not that one's)."""
+    return hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()
+
+
+def sealed(name: str, record: Any) -> dict[str, str]:
+    """What a step record `name` is written as: its JSON text and that text's `seal`. A record is read back only
+    where the seal matches (`StateFiles.read_record`): whatever else is found there (cut short, nested without end,
+    another shape, another record's) is refused before any of it is used."""
+    text = json.dumps(record)
+    return {"record": text, "sha256": seal(name, text)}
 
 
 def shard_name(number: int) -> str:
@@ -114,20 +132,44 @@ class StateFiles:
         path = self.path(name)
         put_folder(path, self.location(name)) if path.is_dir() else put_file(path, self.location(name))
 
-    def write_record(self, name: str, record: Any) -> None:
-        """The record `name` written whole (then put in the store: after the files it names)."""
+    def write_json(self, name: str, value: Any) -> None:
+        """`value` written whole as the JSON file `name` (then put in the store: after the files it names)."""
         self.path(name).parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.path(name), json.dumps(record))
+        write_atomically(self.path(name), json.dumps(value))
         self.put(name)
 
-    def read_record(self, name: str) -> Any:
-        """The record `name`; FileNotFoundError where there is none, ValueError where it is not whole JSON."""
+    def read_json(self, name: str) -> Any:
+        """The JSON value of the file `name`; FileNotFoundError where there is none, ValueError where it is not
+        whole JSON (its bytes cut short or not UTF-8, or nested deeper than Python's parser goes)."""
         if self.url is None:
-            return json.loads(self.path(name).read_text(encoding="utf-8"))
-        held = read_object(self.location(name))
-        if held is None:
+            held: str | bytes = self.path(name).read_text(encoding="utf-8")
+        elif (found := read_object(self.location(name))) is None:
             raise FileNotFoundError(self.location(name))
-        return json.loads(held)
+        else:
+            held = found
+        try:
+            return json.loads(held)
+        except RecursionError:
+            raise ValueError("nested too deep") from None
+
+    def write_record(self, name: str, record: Any) -> None:
+        """The step record `name` written whole and sealed (`sealed`)."""
+        self.write_json(name, sealed(name, record))
+
+    def read_record(self, name: str) -> Any:
+        """The step record `name` as it was written; FileNotFoundError where there is none, DamagedRecord where it
+        is not the sealed record ragbench wrote under that name (`sealed`)."""
+        try:
+            held = self.read_json(name)
+        except ValueError as exc:
+            raise DamagedRecord(
+                f"not a whole record ({exc if type(exc) is ValueError else type(exc).__name__})"
+            ) from None
+        if not isinstance(held, dict) or held.keys() != {"record", "sha256"} or not isinstance(held["record"], str):
+            raise DamagedRecord("not a record ragbench wrote (not its sealed form)")
+        if seal(name, held["record"]) != held["sha256"]:
+            raise DamagedRecord("not the record ragbench wrote under this name (its sha256 differs)")
+        return json.loads(held["record"])
 
     def fetched(self, files: dict[str, Any]) -> None:
         """Each of `files` (name: its record, size and content digest) brought from the store to this node and

@@ -122,7 +122,7 @@ class StoreState(ShardBuildState):
             )
         if listed:
             try:
-                recorded = self.files.read_record(BUILD_FILE)
+                recorded = self.files.read_json(BUILD_FILE)
             except ValueError:
                 where, fix = joined(self.url, BUILD_FILE), f"remove every object under {self.url}/ (to start afresh)"
                 raise ConfigError(damaged_state(where, "not a whole record", fix)) from None
@@ -130,7 +130,7 @@ class StoreState(ShardBuildState):
                 remove_objects(self.url)
             else:
                 self.listings[self.url] = listed
-        self.files.write_record(BUILD_FILE, key)
+        self.files.write_json(BUILD_FILE, key)
 
     def held(self) -> None:
         """The lease on the lock object renewed now (`store_lock.Lease.confirm`)."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
-from ..._storage.locations import FetchedFileMismatch, fetched_folder, joined
+from ..._storage.locations import FetchedFileMismatch, absolute_path, fetched_folder, joined
 from ..index.damage import IndexDamage, read_json_object, typed_fields, whole_number
 from ..index.staging import MANIFEST_FILE
 
@@ -257,12 +257,13 @@ def file_record(number: int, name: str, record: Any) -> tuple[str, int, str]:
     return name, record["bytes"], record["digest"]
 
 
-def shard_layout(kind: str, index: Path, shards: int) -> Layout:
-    """The checked layout of `index`'s `shards` shards, or a ConfigError naming what is wrong and the fix."""
-    folder = shards_folder(index.absolute(), shards)  # a relative path is the run's, not each actor's
+def shard_layout(kind: str, index: Path, shards: int, fix: str = "") -> Layout:
+    """The checked layout of `index`'s `shards` shards, or a ConfigError naming what is wrong and the fix: `fix`
+    for shards built as shards (`index build --ray --shards S`: built again), else the index split again."""
+    folder = shards_folder(absolute_path(index), shards)  # a relative path is the run's, not each actor's
     hint = f"split it: ragbench index shard --index {index} --shards {shards}"
     if not folder.is_dir():
-        raise ConfigError(f"retriever {kind}: {index} has no {shards} shards ({folder} missing); {hint}")
+        raise ConfigError(f"retriever {kind}: {index} has no {shards} shards ({folder} missing); {fix or hint}")
     try:
         layout = read_layout(folder, index)
         if layout.retriever != kind or len(layout.shards) != shards:
@@ -270,7 +271,7 @@ def shard_layout(kind: str, index: Path, shards: int) -> Layout:
     except IndexDamage as exc:
         if problem := foreign_entry(folder):
             raise ConfigError(
-                f"retriever {kind}: {folder}: {exc} (damaged), and {problem}: move it away, then {hint}"
+                f"retriever {kind}: {folder}: {exc} (damaged), and {problem}: move it away, then {fix or hint}"
             ) from None
-        raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {hint} --overwrite") from None
-    return layout
+        raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {fix or hint + ' --overwrite'}") from None
+    return replace(layout, fix=fix)

@@ -40,12 +40,13 @@ def remote_layout(kind: str, url: str, index: Path | None, shards: int) -> Layou
     shards.json names; None: shards built as shards, whose own manifest.json is fetched beside shards.json), or a
     ConfigError naming what is wrong and the fix."""
     folder_url = joined(url, f"shards-{shards}")
-    made = (
-        f"split it where it was built (ragbench index shard --index INDEX --shards {shards})"
+    hint = (
+        f"split it where it was built (ragbench index shard --index INDEX --shards {shards}) and upload its "
+        f"shards-{shards} folder to {folder_url}"
         if index is not None
-        else f"build it again (ragbench index build --ray --shards {shards} --out INDEX)"
+        else f"build it again: ragbench index build --corpus CORPUS --retriever {kind} --out {url} --ray --shards "
+        f"{shards} --overwrite (or build it elsewhere and upload its shards-{shards} folder to {folder_url})"
     )
-    hint = f"{made} and upload its shards-{shards} folder to {folder_url}"
     listed = remote_files(folder_url)
     if LAYOUT_FILE not in listed:
         raise ConfigError(

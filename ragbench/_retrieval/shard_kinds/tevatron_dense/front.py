@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...._errors import ConfigError
+from ...._storage.locations import absolute_path
 from ...dense.tevatron import TevatronDenseRetriever
 from ...dense.tevatron_encoder import LABEL as TEVATRON
 from ...dense.tevatron_shards import read_shard
@@ -49,7 +50,7 @@ class TevatronQueries(TevatronDenseRetriever):
         starts = np.cumsum([0, *self.rows]).tolist()
         served = []
         for number, (first, last) in enumerate(shard_ranges(files, shards)):
-            paths = tuple(path.absolute() for path in self.paths[first:last])  # the run's, not each actor's
+            paths = tuple(map(absolute_path, self.paths[first:last]))  # the run's, not each actor's
             served.append(Shard(number, paths[0], starts[first], starts[last], paths))
         fix = "download or encode it again (BrowseComp-Plus's corpus.shard*.pkl)"
         return Layout(self.paths[0].parent, self.name, len(self.docids), served, fix=fix)

@@ -58,7 +58,7 @@ def upload(corpus: Path) -> str:
 
 
 def report(label: str, figures: dict[str, Any]) -> None:
-    tasks = [w for w in figures["workers"] if w["cpu_s"] > 0]
+    tasks = [w for w in figures.get("workers", []) if w["cpu_s"] > 0]
     peaks = ", ".join(f"{w['peak_mb']:.0f}" for w in tasks)
     print(
         f"{label:6s} wall {figures['wall_s']:7.1f} s, driver CPU {figures['cpu_s']:6.1f} s, driver peak "
@@ -72,25 +72,33 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=200_000)
     parser.add_argument("--shards", type=int, default=3, help="shards, and the cluster's nodes of 1 CPU")
     parser.add_argument("--chunk-size", type=int, default=10_000, help="passages a block")
+    parser.add_argument("--vocabulary", type=int, default=5000, help="words of the corpus's Zipf-like vocabulary")
+    parser.add_argument(
+        "--sources", default="local,store", help="the builds: of the local file, from the store; one: in one process"
+    )
     parser.add_argument("--repeats", type=int, default=1, help="runs of each build; the least wall time counts")
     parser.add_argument("--quick", action="store_true", help="2,000 passages, 2 shards")
     args = parser.parse_args()
     if args.quick:
         args.passages, args.shards, args.chunk_size = 2000, 2, 500
+    sources = args.sources.split(",")
     print(f"machine: {machine()}; load average {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus = work / "corpus.jsonl"
-        write_corpus(corpus, args.passages)
+        write_corpus(corpus, args.passages, args.vocabulary)
         server = start_store(work / "cache")
         cluster = None
         try:
             url = upload(corpus)
             cluster = start_cluster(args.shards)
             figures = {}
-            for label, source in (("local", str(corpus)), ("store", url)):
+            for label in sources:
+                source, ray = {"one": (str(corpus), None), "local": (str(corpus), cluster.address)}.get(
+                    label, (url, cluster.address)
+                )
                 runs = [
-                    ragbench_build(source, work / "index", args.chunk_size, cluster.address, args.shards, args.shards)
+                    ragbench_build(source, work / "index", args.chunk_size, ray, args.shards, args.shards)
                     for _ in range(args.repeats)
                 ]
                 figures[label] = best(runs)
@@ -99,8 +107,9 @@ def main() -> None:
             if cluster is not None:
                 cluster.shutdown()
             server.stop()
-    ratio = figures["store"]["wall_s"] / figures["local"]["wall_s"]
-    print(f"{args.passages:,} passages, {args.shards} shards: store/local wall {ratio:.2f}x")
+    if {"local", "store"} <= set(figures):
+        ratio = figures["store"]["wall_s"] / figures["local"]["wall_s"]
+        print(f"{args.passages:,} passages, {args.shards} shards: store/local wall {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import json
 import math
 import shutil
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -97,6 +97,21 @@ def norms(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+ANALYSED_AT_ONCE = 4_000_000  # characters of text analysed at a time (`LuceneBM25Builder.add`)
+
+
+def text_blocks(texts: list[str], characters: int) -> Iterator[list[str]]:
+    """`texts` cut into runs of at most `characters` characters (a longer text alone)."""
+    start = size = 0
+    for end, text in enumerate(texts):
+        if end > start and size + len(text) > characters:
+            yield texts[start:end]
+            start, size = end, 0
+        size += len(text)
+    if start < len(texts):
+        yield texts[start:]
+
+
 class LuceneBM25Builder(IndexBuilder):
     """Postings (term -> passages, term frequencies), norms and id order of the corpus, into `lucene_bm25/`."""
 
@@ -119,7 +134,11 @@ class LuceneBM25Builder(IndexBuilder):
         return super().indexed_text(doc, title, corpus_format)
 
     def add(self, texts: list[str]) -> None:
-        self.add_postings(*analysed_postings(texts))
+        """The next texts' postings, analysed a block of at most `ANALYSED_AT_ONCE` characters at a time (a block's
+        tokens are held as strings while it is analysed, ~10x its text: a --chunk-size of 50,000 passages held a
+        few hundred MB), each block spilled as a chunk of its own (the index is the same however texts are cut)."""
+        for block in text_blocks(texts, ANALYSED_AT_ONCE):
+            self.add_postings(*analysed_postings(block))
 
     def add_postings(
         self, docs: np.ndarray, terms: np.ndarray, freqs: np.ndarray, lengths: np.ndarray, words: list[str]

@@ -4,8 +4,8 @@ corpus.jsonl`, on a local Ray cluster of a head of 0 CPUs and S nodes of 1 CPU (
 moto's S3 server on 127.0.0.1 (the test extra's; its endpoint and dummy credentials in the environment of the
 builds and of the cluster's workers). Each build is a process of its own, as a user runs it.
 
-Prints each build's wall and CPU seconds (the driver's) and each task's peak memory (VmHWM of the `ray::` workers),
-the ratio store/local of the wall times, and the load average. The corpus: sharded_search.py's synthetic passages.
+Prints each build's wall seconds and each Ray worker's peak memory (VmHWM of the `ray::` processes), the ratio
+store/local of the wall times, and the load average. The corpus: sharded_search.py's synthetic passages.
 
     python benchmarks/store_corpus_build.py                  # 2x10^5 passages, 3 shards: ~5 min on a busy 2-vCPU VM
     python benchmarks/store_corpus_build.py --passages 50000 --repeats 2
@@ -60,11 +60,8 @@ def upload(corpus: Path) -> str:
 def report(label: str, figures: dict[str, Any]) -> None:
     tasks = [w for w in figures.get("workers", []) if w["cpu_s"] > 0]
     peaks = ", ".join(f"{w['peak_mb']:.0f}" for w in tasks)
-    print(
-        f"{label:6s} wall {figures['wall_s']:7.1f} s, driver CPU {figures['cpu_s']:6.1f} s, driver peak "
-        f"{figures['peak_mb']:4.0f} MB; tasks' peak {peaks} MB; load {figures['load']}",
-        flush=True,
-    )
+    # not the build's own peak: a process this script starts inherits its resident memory as its first ru_maxrss
+    print(f"{label:6s} wall {figures['wall_s']:7.1f} s; Ray workers' peak {peaks or '-'} MB; load {figures['load']}")
 
 
 def main() -> None:

@@ -10,6 +10,8 @@ store/local of the wall times, and the load average. The corpus: sharded_search.
     python benchmarks/store_corpus_build.py                  # 2x10^5 passages, 3 shards: ~5 min on a busy 2-vCPU VM
     python benchmarks/store_corpus_build.py --passages 50000 --repeats 2
     python benchmarks/store_corpus_build.py --quick          # 2,000 passages, 2 shards
+
+Ray puts the driver's working folder on its workers' path: run it from the checkout whose build is measured.
 """
 
 from __future__ import annotations

@@ -117,20 +117,25 @@ def folder_bytes(path: Path) -> int:
     )
 
 
-def write_corpus(path: Path, passages: int) -> None:
-    """N synthetic passages (20-100 random words of a Zipf-like vocabulary) in FlashRAG's JSONL form, written in
-    blocks; an existing file is kept (`--work-dir`)."""
+def write_corpus(path: Path, passages: int, vocabulary: int = len(VOCABULARY)) -> None:
+    """N synthetic passages (20-100 random words of a Zipf-like vocabulary, of `vocabulary` words: w0, w1, ...) in
+    FlashRAG's JSONL form, written in blocks; an existing file is kept (`--work-dir`)."""
     if path.is_file():
         return
     rng = np.random.default_rng(0)
+    words_of, weights = VOCABULARY, WEIGHTS
+    if vocabulary != len(VOCABULARY):
+        words_of = [f"w{i}" for i in range(vocabulary)]
+        weights = 1 / np.arange(1, vocabulary + 1)
+        weights /= weights.sum()
     partial_path = path.with_suffix(".partial")
     with open(partial_path, "w") as handle:
         for start in range(0, passages, 100_000):
             lengths = rng.integers(20, 100, size=min(100_000, passages - start))
-            words = rng.choice(len(VOCABULARY), size=int(lengths.sum()), p=WEIGHTS)
+            words = rng.choice(len(words_of), size=int(lengths.sum()), p=weights)
             bounds = np.concatenate(([0], np.cumsum(lengths)))
             for offset in range(len(lengths)):
-                text = " ".join(VOCABULARY[w] for w in words[bounds[offset] : bounds[offset + 1]])
+                text = " ".join(words_of[w] for w in words[bounds[offset] : bounds[offset + 1]])
                 handle.write(json.dumps({"id": str(start + offset), "contents": text}) + "\n")
     partial_path.rename(path)
 

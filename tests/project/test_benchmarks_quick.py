@@ -37,6 +37,7 @@ OWN_PROCESS = {
     "packed_shards": "starts and shuts down Ray in the process (ray.init)",
     "build_throughput": "starts and shuts down a Ray cluster of this machine (ray.cluster_utils.Cluster)",
     "shard_build_timeline": "starts and shuts down a Ray cluster of this machine (ray.cluster_utils.Cluster)",
+    "store_corpus_build": "starts and shuts down a Ray cluster of this machine (ray.cluster_utils.Cluster)",
     "scale_projection": "starts and shuts down Ray in the process (ray.init, through sharded_search)",
     **dict.fromkeys(
         ("aggregation_memory", "compare_scale", "multihop_memory", "prefix_cache", "storage_scale"),

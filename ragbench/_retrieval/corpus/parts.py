@@ -17,7 +17,7 @@
 
 A JSONL or TSV file may be an object in a store (`s3://bucket/corpus.jsonl`): its parts are the same byte ranges
 of the object's size as the store lists it, and every read goes through `open_bytes`, which opens a local file
-or the object (`locations.open_for_reading`: ranged reads of the part's bytes, never the whole object).
+or the object (`ranged_file.open_ranged`: large ranged reads of the part's bytes, never the whole object).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from ..._errors import ConfigError, RecordError
 from ..._storage.csv_fields import large_fields
 from ..._storage.files import open_file
 from ..._storage.jsonl import located_lines
-from ..._storage.locations import is_remote, open_for_reading, remote_object
+from ..._storage.locations import is_remote, remote_object
+from ..._storage.ranged_file import open_ranged
 from ..._types import Document
 from .identity import corpus_state
 from .readers import (
@@ -71,10 +72,11 @@ class CorpusPart:
     stop: int = 0
 
 
-def open_bytes(path: str | Path) -> IO[bytes]:
-    """A corpus file, or an object of a store, opened for reading bytes (the one place a part's bytes are opened)."""
+def open_bytes(path: str | Path, until: int) -> IO[bytes]:
+    """A corpus file, or an object of a store, opened for reading bytes (the one place a part's bytes are opened);
+    `until`: where the part read ends (an object is read in large blocks up to there, `ranged_file`)."""
     if is_remote(path):
-        return open_for_reading(path)
+        return open_ranged(str(path), until)
     handle: IO[bytes] = open_file(path)
     return handle
 
@@ -176,8 +178,9 @@ def part_lines(handle: IO[bytes], start: int, stop: int, reading: PartReading) -
     reading.first = reading.end = first
 
     def lines() -> Iterator[bytes]:
-        for line in handle:
-            if reading.end >= stop and not reading.in_row:
+        while reading.end < stop or reading.in_row:  # no line past the part's read (its bytes are the next part's)
+            line = handle.readline()
+            if not line:
                 return
             reading.lines += 1
             reading.digest.update(line)
@@ -203,7 +206,7 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
     if part.form == "dpr_tsv":
         yield from tsv_part(path, part, reading)
         return
-    with open_bytes(path) as handle:
+    with open_bytes(path, part.stop) as handle:
         first, lines = part_lines(handle, part.start, part.stop, reading)
         for _, passage in jsonl_rows(lines, str(path), first):
             yield passage
@@ -211,11 +214,12 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
 
 def tsv_part(path: str, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
     """A DPR TSV part's rows (module docstring): `readers.dpr_tsv_rows`'s, its lines numbered from the part's."""
-    with open_bytes(path) as handle, large_fields():
+    with open_bytes(path, 0) as handle, large_fields():  # its first row alone
         bom = len(BOM) if handle.read(len(BOM)) == BOM else 0
         handle.seek(bom)
         header = next(csv.reader(text_lines(part_lines(handle, 0, bom + 1, PartReading())[1]), delimiter="\t"), [])
-        columns = dpr_columns(header)
+    columns = dpr_columns(header)
+    with open_bytes(path, part.stop) as handle, large_fields():
         handle.seek(bom)
         _, lines = part_lines(handle, part.start, part.stop, reading)
         reading.rows_span_lines = True

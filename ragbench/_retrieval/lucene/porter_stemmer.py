@@ -10,7 +10,6 @@ after a consonant) are vowels, and any other character is a consonant.
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
 
 VOWELS = frozenset("aeiou")
 
@@ -183,9 +182,9 @@ def from_units(units: list[str]) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-@lru_cache(maxsize=1 << 18)
 def porter_stem(word: str) -> str:
-    """`word` (lower-cased) as Lucene's PorterStemFilter leaves it."""
+    """`word` (lower-cased) as Lucene's PorterStemFilter leaves it (uncached: `analyzer.term` caches a token's
+    term)."""
     units = utf16_units(word)
     if len(units) < 3:
         return word

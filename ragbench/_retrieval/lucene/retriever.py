@@ -23,7 +23,7 @@ import json
 import math
 import shutil
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._errors import ConfigError
+from ..._storage.json_list import write_json_list
 from ..._types import Document, JsonObject
 from ..base import IndexBuilder
 from ..corpus.readers import SEGMENTED
@@ -96,6 +97,21 @@ def norms(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+ANALYSED_AT_ONCE = 4_000_000  # characters of text analysed at a time (`LuceneBM25Builder.add`)
+
+
+def text_blocks(texts: list[str], characters: int) -> Iterator[list[str]]:
+    """`texts` cut into runs of at most `characters` characters (a longer text alone)."""
+    start = size = 0
+    for end, text in enumerate(texts):
+        if end > start and size + len(text) > characters:
+            yield texts[start:end]
+            start, size = end, 0
+        size += len(text)
+    if start < len(texts):
+        yield texts[start:]
+
+
 class LuceneBM25Builder(IndexBuilder):
     """Postings (term -> passages, term frequencies), norms and id order of the corpus, into `lucene_bm25/`."""
 
@@ -118,7 +134,11 @@ class LuceneBM25Builder(IndexBuilder):
         return super().indexed_text(doc, title, corpus_format)
 
     def add(self, texts: list[str]) -> None:
-        self.add_postings(*analysed_postings(texts))
+        """The next texts' postings, analysed a block of at most `ANALYSED_AT_ONCE` characters at a time (a block's
+        tokens are held as strings while it is analysed, ~10x its text: a --chunk-size of 50,000 passages held a
+        few hundred MB), each block spilled as a chunk of its own (the index is the same however texts are cut)."""
+        for block in text_blocks(texts, ANALYSED_AT_ONCE):
+            self.add_postings(*analysed_postings(block))
 
     def add_postings(
         self, docs: np.ndarray, terms: np.ndarray, freqs: np.ndarray, lengths: np.ndarray, words: list[str]
@@ -137,11 +157,11 @@ class LuceneBM25Builder(IndexBuilder):
         out = self.folder / FILES_DIR
         out.mkdir()
         words = sorted(self.vocabulary)
-        total = self.write_postings(out, {word: number for number, word in enumerate(words)})
+        total = self.write_postings(out, self.term_places(words), len(words))
         lengths = self.all_lengths()
         np.save(out / "norms.npy", norms(lengths))
         np.save(out / "id_ranks.npy", self.id_ranks())
-        (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
+        write_json_list(out / "terms.json", words)
         shutil.rmtree(self.spill)
         return {
             "analyzer": ANALYZER_VERSION,
@@ -155,17 +175,24 @@ class LuceneBM25Builder(IndexBuilder):
     def all_lengths(self) -> np.ndarray:
         return np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
 
-    def write_postings(self, out: Path, numbers: dict[str, int]) -> int:
-        """postings.npy, freqs.npy and offsets.npy into `out`, terms numbered by `numbers` (the sorted vocabulary's
-        places: this build's, or a whole corpus's of which this build is a shard); the postings written."""
-        new_number = np.empty(len(self.vocabulary), dtype=np.int32)  # first-sight number -> sorted number
-        for word, number in self.vocabulary.items():
-            new_number[number] = numbers[word]
-        doc_freqs = np.zeros(len(numbers), dtype=np.int64)
+    def term_places(self, words: list[str]) -> np.ndarray:
+        """Each of this build's terms' place in `words` (its sorted vocabulary, or a whole corpus's of which this
+        build is a shard), by the term's first-sight number: only its own terms looked up, no dict of `words`."""
+        places = np.empty(len(self.vocabulary), dtype=np.int32)
+        vocabulary = self.vocabulary
+        for place, word in enumerate(words):
+            if (number := vocabulary.get(word)) is not None:
+                places[number] = place
+        return places
+
+    def write_postings(self, out: Path, new_number: np.ndarray, term_count: int) -> int:
+        """postings.npy, freqs.npy and offsets.npy into `out` for a vocabulary of `term_count` terms, each of this
+        build's terms numbered `new_number[its first-sight number]` (`term_places`); the postings written."""
+        doc_freqs = np.zeros(term_count, dtype=np.int64)
         for path in self.chunk_files:
             with np.load(path) as chunk:
-                doc_freqs += np.bincount(new_number[chunk["term"]], minlength=len(numbers))
-        offsets = np.zeros(len(numbers) + 1, dtype=np.int64)
+                doc_freqs += np.bincount(new_number[chunk["term"]], minlength=term_count)
+        offsets = np.zeros(term_count + 1, dtype=np.int64)
         np.cumsum(doc_freqs, out=offsets[1:])
         total = int(offsets[-1])
         postings = np.lib.format.open_memmap(out / "postings.npy", "w+", np.int32, (total,))

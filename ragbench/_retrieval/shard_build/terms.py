@@ -12,16 +12,18 @@ the first part holding it, at that part's own number for it.
 
 from __future__ import annotations
 
+import heapq
 import json
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..._storage.content_digest import content_digest
-from ..._storage.files import write_atomically
+from ..._storage.files import replacing, write_atomically
 from ..._storage.locations import open_for_reading, read_range
 from .kind import Stats, TermOrder
 from .state_files import StateFiles, bucket_name, bucket_record_name, terms_name
@@ -32,19 +34,21 @@ def bucket_of(word: str, buckets: int) -> int:
     return zlib.crc32(word.encode("utf-8", "surrogatepass")) % buckets
 
 
-def write_part_terms(path: Path, words: list[str], doc_freqs: list[int], buckets: int) -> Stats:
+def write_part_terms(path: Path, words: list[str], doc_freqs: ArrayLike, buckets: int) -> Stats:
     """A part's terms (`words`: in the order of its own term numbers) and frequencies written to `path`, one JSON
-    line a bucket ([words, document frequencies, the part's numbers]); the lines' byte offsets and the file's
-    record (size, digest) returned."""
-    lines: list[list[list[Any]]] = [[[], [], []] for _ in range(buckets)]
-    for number, (word, count) in enumerate(zip(words, doc_freqs)):
-        for column, value in zip(lines[bucket_of(word, buckets)], (word, int(count), number)):
-            column.append(value)
-    encoded = [json.dumps(line) + "\n" for line in lines]  # ASCII: a character a byte
+    line a bucket ([words, document frequencies, the part's numbers]), a line at a time (never every bucket's lines
+    at once); the lines' byte offsets and the file's record (size, digest) returned."""
+    counts = np.asarray(doc_freqs, dtype=np.int64)
+    places = np.fromiter((bucket_of(word, buckets) for word in words), dtype=np.int64, count=len(words))
+    numbers = np.argsort(places, kind="stable")  # the part's numbers, bucket by bucket, each bucket's in order
+    ends = np.searchsorted(places[numbers], np.arange(buckets), side="right")
     offsets = [0]
-    for text in encoded:
-        offsets.append(offsets[-1] + len(text))
-    write_atomically(path, "".join(encoded))
+    with replacing(path) as handle:
+        for start, stop in zip([0, *ends[:-1]], ends):
+            run = numbers[start:stop]
+            line = json.dumps([[words[number] for number in run], counts[run].tolist(), run.tolist()]) + "\n"
+            handle.write(line.encode())  # ASCII: a character a byte
+            offsets.append(offsets[-1] + len(line))
     return {"offsets": offsets, **file_record(path)}
 
 
@@ -103,15 +107,22 @@ def ordered(words: list[str], firsts: list[int], order: TermOrder) -> list[int]:
 
 def merged_terms(buckets: list[str], order: TermOrder) -> tuple[list[str], NDArray[np.int64]]:
     """Every term of the corpus in `order`, the place of a term its number in the whole corpus, and their document
-    frequencies (the buckets' runs merged)."""
-    words: list[str] = []
-    doc_freqs: list[int] = []
-    firsts: list[int] = []
+    frequencies: the buckets' runs (each in `order`, `merged_bucket`) merged as they stream (`heapq.merge`), with no
+    list of places nor a second list of the terms."""
+    runs = []
+    total = 0
     for path in buckets:
         with open_for_reading(path) as file:  # a local path, or an object store's URL (`state_files`)
             bucket = json.loads(file.read())
-        words += bucket["words"]
-        doc_freqs += bucket["doc_freqs"]
-        firsts += bucket["firsts"]
-    index = ordered(words, firsts, order)
-    return [words[i] for i in index], np.asarray(doc_freqs, dtype=np.int64)[index]
+        words = bucket["words"]
+        keys = words if order == "sorted" else bucket["firsts"]
+        runs.append(zip(keys, words, np.asarray(bucket["doc_freqs"], dtype=np.int64)))
+        total += len(words)
+    merged: list[str] = []
+
+    def doc_freqs() -> Iterator[np.int64]:  # the merged terms' frequencies, each term put in `merged` on its way
+        for _, word, count in heapq.merge(*runs):
+            merged.append(word)
+            yield count
+
+    return merged, np.fromiter(doc_freqs(), dtype=np.int64, count=total)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ...._storage.json_list import write_json_list
 from ...lucene.analyzer import ANALYZER_VERSION
 from ...lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, anserini_scores, norms, query_terms
 from ...shard_build.front import BuiltShardsFront
@@ -37,7 +38,7 @@ class LucenePartBuilder(LuceneBM25Builder):
 
     def analysed(self) -> Stats:
         words = list(self.vocabulary)
-        (self.spill / WORDS).write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
+        write_json_list(self.spill / WORDS, words)
         lengths = self.all_lengths()
         np.save(self.spill / LENGTHS, lengths)
         doc_freqs = np.zeros(len(words), dtype=np.int64)
@@ -45,7 +46,7 @@ class LucenePartBuilder(LuceneBM25Builder):
             with np.load(path) as chunk:
                 doc_freqs += np.bincount(chunk["term"], minlength=len(words))
         return {
-            "terms": {"words": words, "doc_freqs": doc_freqs.tolist()},  # merged by term, not by the driver
+            "terms": {"words": words, "doc_freqs": doc_freqs},  # merged by term, not by the driver
             "docs_with_terms": int(np.count_nonzero(lengths)),
             "total_terms": int(lengths.sum()),
         }
@@ -119,11 +120,11 @@ class LuceneShards(ShardKind):
         words, doc_freqs = merged_terms(shared["buckets"], self.term_order)
         out = folder / FILES_DIR
         out.mkdir()
-        builder.write_postings(out, {word: number for number, word in enumerate(words)})
+        builder.write_postings(out, builder.term_places(words), len(words))
         np.save(out / "norms.npy", norms(builder.all_lengths()))
         np.save(out / "id_ranks.npy", builder.id_ranks())  # its own passages' order of ids
         np.save(out / DOC_FREQS, doc_freqs)
-        (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
+        write_json_list(out / "terms.json", words)
         stats = {key: shared[key] for key in ("docs_with_terms", "total_terms")}
         (out / STATS).write_text(json.dumps(stats), encoding="utf-8")
         shutil.rmtree(builder.spill)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._errors import RecordError
+from ragbench._errors import ConfigError, RecordError
 from ragbench._retrieval.corpus import parts
 from ragbench._retrieval.corpus.parts import PartReading, corpus_parts, error_record, read_part
 from ragbench._storage import ranged_file
@@ -50,7 +50,12 @@ def test_a_part_read_in_ranged_blocks_is_the_local_files_part(data, count, block
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"corpus{suffix}"
         path.write_bytes(data)
-        for part in corpus_parts(path, count):
+        try:
+            cut = corpus_parts(path, count)
+        except ConfigError:  # more parts than lines: refused before any part is read (test_shard_build_faults.py)
+            assert parts.lines_up_to(path, count) < count
+            return
+        for part in cut:
             here = PartReading()
             expected = passages(part, here)
             reads: list[tuple[int, int]] = []

@@ -26,6 +26,7 @@ import csv
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,11 +73,12 @@ class CorpusPart:
     stop: int = 0
 
 
-def open_bytes(path: str | Path, until: int) -> IO[bytes]:
+def open_bytes(path: str | Path, until: int | None = None) -> IO[bytes]:
     """A corpus file, or an object of a store, opened for reading bytes (the one place a part's bytes are opened);
-    `until`: where the part read ends (an object is read in large blocks up to there, `ranged_file`)."""
+    `until`: where the part read ends (an object is read in large blocks up to there, `ranged_file`; None: all of
+    it)."""
     if is_remote(path):
-        return open_ranged(str(path), until)
+        return open_ranged(str(path), sys.maxsize if until is None else until)
     handle: IO[bytes] = open_file(path)
     return handle
 

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from .._values.images import Image
+
 
 def checkpoint_key(example_id: Any, index: int | None) -> str:
     """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
@@ -28,11 +30,25 @@ def checkpoint_key(example_id: Any, index: int | None) -> str:
     return f"bad record {index}" if example_id is None else f"id {example_id}"
 
 
+# Fields added after digests were first recorded, fed only where they hold something: an example without images (a
+# document without one) keeps the digest it had, so a --resume over an older ragbench's samples runs none again.
+_FED_WHEN_SET = ("images", "image")
+
+
 def record_digest(example: Any) -> str:
-    """sha256 of everything an example (a dataclass) holds but its position in the data (`index`)."""
+    """sha256 of everything an example (a dataclass) holds but its position in the data (`index`); an image by
+    its content's digest, never where it was read from."""
     digest = hashlib.sha256()
-    _feed(digest, {f.name: getattr(example, f.name) for f in fields(example) if f.name != "index"})
+    _feed(digest, {name: value for name, value in _fields(example).items() if name != "index"})
     return digest.hexdigest()
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    return {
+        f.name: getattr(value, f.name)
+        for f in fields(value)
+        if not (f.name in _FED_WHEN_SET and not getattr(value, f.name))
+    }
 
 
 def _feed(digest: Any, value: Any) -> None:
@@ -50,9 +66,12 @@ def _feed(digest: Any, value: Any) -> None:
         digest.update(b"l%d:" % len(value))
         for item in value:
             _feed(digest, item)
+    elif isinstance(value, Image):
+        digest.update(b"i")
+        _feed(digest, value.digest)
     elif is_dataclass(value) and not isinstance(value, type):
         digest.update(b"o")
-        _feed(digest, {f.name: getattr(value, f.name) for f in fields(value)})
+        _feed(digest, _fields(value))
     else:  # numbers, booleans, None; anything else by its text
         digest.update(b"j")
         _feed(digest, json.dumps(value, default=str))

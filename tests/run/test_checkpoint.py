@@ -142,3 +142,21 @@ def test_the_data_fingerprint_of_a_folder_follows_the_size_and_time_of_each_file
     os.utime(folder / "a" / "x.jsonl", ns=(1, 1))  # a copy over it keeping size: the time tells
     assert stat_fingerprint(folder) != before
     assert stat_fingerprint(tmp_path / "nowhere") == {"path": str(tmp_path / "nowhere"), "missing": True}
+
+
+def test_an_examples_digest_holds_its_images_by_content_and_one_without_keeps_its_old_digest(tmp_path):
+    """The same picture from two paths is one example; other bytes another; an example without images keeps the
+    digest an older ragbench recorded (fields added since are fed only where set), so --resume runs none again."""
+    from ragbench.api import Document, Example, Image
+
+    png = b"\x89PNG\r\n\x1a\n" + b"picture one"
+    (tmp_path / "a.png").write_bytes(png)
+    (tmp_path / "b.png").write_bytes(png)
+    (tmp_path / "c.png").write_bytes(png + b"!")
+    of = {
+        name: Example(id="1", question="q", images=(Image.of(tmp_path / name),)) for name in ("a.png", "b.png", "c.png")
+    }
+    assert record_digest(of["a.png"]) == record_digest(of["b.png"]) != record_digest(of["c.png"])
+    plain = Example(id="1", question="q", docs=[Document(id="d", title="t", text="x")])
+    assert record_digest(plain) == "252171d6335c5b77b8db87d9fd1a2a23d3de4298ee1beb2bab8441b0170212d8"  # d5e1e66a's
+    assert record_digest(plain) != record_digest(Example(id="1", question="q", images=of["a.png"].images))

@@ -37,6 +37,8 @@ WITHOUT_DOCUMENTS = {
     *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
     "beir",
     "vidore",
+    "crag_mm_single",  # its web search is the mock search API's (not a retriever of ragbench's yet)
+    "crag_mm_multi",
     "browsecomp_plus",
     "frames",
     "freshqa",

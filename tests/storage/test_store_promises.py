@@ -112,28 +112,30 @@ def test_a_docs_store_written_over_in_the_store_fails_its_hits_never_shows_them(
         sharded.close()
 
 
-def test_a_split_indexs_docs_store_written_over_in_the_store_is_refused(store, ray_cluster, tmp_path):
-    """An index split by `index shard` and uploaded: the run fetches its docs store whole and checks every block
-    against the digests the split recorded in shards.json; one of the same size holding other passages is refused
-    in one line naming it, never searched, and a split of an earlier ragbench (no digests) is refused with the fix."""
+@pytest.mark.parametrize(("kind", "name"), [("bm25", "docs.jsonl"), ("lucene_bm25", "lucene_bm25/terms.json")])
+def test_a_split_indexs_front_file_written_over_in_the_store_is_refused(store, ray_cluster, tmp_path, kind, name):
+    """An index split by `index shard` and uploaded: the run fetches the files its front reads (the docs store,
+    lucene_bm25's vocabulary) whole and checks every block against the digests the split recorded in shards.json;
+    one of the same size holding other bytes is refused in one line naming it, never searched, and a split of an
+    earlier ragbench (no digests) is refused with the fix."""
     fs, folder = store
-    registry, index = installed_registry(), tmp_path / "index"
-    build_index(folder / "psgs_w100.tsv", index, "bm25", {}, chunk_size=40, progress=False, registry=registry)
+    registry, index, url = installed_registry(), tmp_path / "index", f"s3://bench/split-{kind}"
+    build_index(folder / "psgs_w100.tsv", index, kind, {}, chunk_size=40, progress=False, registry=registry)
     split_index(index, 2, registry=registry)
-    fs.put(str(index), "bench/split", recursive=True)
-    held = fs.cat_file("bench/split/docs.jsonl")
-    fs.pipe_file("bench/split/docs.jsonl", held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size
+    fs.put(str(index), url, recursive=True)
+    held = fs.cat_file(f"{url}/{name}")
+    fs.pipe_file(f"{url}/{name}", held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size
     with pytest.raises(ConfigError) as refused:
-        load_retriever("bm25", {"index": "s3://bench/split", "shards": 2}, registry=registry).close()
+        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
     line = str(refused.value)
-    assert "\n" not in line and re.search(r"s3://bench/split/docs.jsonl: bytes \d+\.\.\d+ are not those written", line)
+    assert "\n" not in line and re.search(rf"{url}/{name}: bytes \d+\.\.\d+ are not those written", line)
     assert "not the file the index was split from (written over) (damaged); upload the whole index folder" in line
-    fs.pipe_file("bench/split/docs.jsonl", held)
-    layout = json.loads(fs.cat_file("bench/split/shards-2/shards.json"))
+    fs.pipe_file(f"{url}/{name}", held)
+    layout = json.loads(fs.cat_file(f"{url}/shards-2/shards.json"))
     del layout["front_blocks"]  # as an earlier ragbench split it
-    fs.pipe_file("bench/split/shards-2/shards.json", json.dumps(layout).encode())
+    fs.pipe_file(f"{url}/shards-2/shards.json", json.dumps(layout).encode())
     with pytest.raises(ConfigError) as refused:
-        load_retriever("bm25", {"index": "s3://bench/split", "shards": 2}, registry=registry).close()
+        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
     line = str(refused.value)
     assert "shards-2/shards.json records no digests of the index's manifest.json, docs.jsonl" in line
     assert "(ragbench index shard --index INDEX --shards 2 --overwrite) and upload its shards-2 folder" in line

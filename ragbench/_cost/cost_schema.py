@@ -90,7 +90,7 @@ class Cost(_Cost, total=False):
     this_attempt: AttemptCost | None
     response_cache: StoreStats
     page_cache: PageCacheStats | PageCachesStats
-    retrieval: dict[str, int]
+    retrieval: dict[str, float]  # queries, searches, errors; start_seconds: this attempt's retriever opening
     nli: dict[str, int]  # the NLI model's calls (its scheduler's counts)
     engine: JsonObject  # the model engine's own figures (Engine.stats), this attempt's
     other_engines: dict[str, JsonObject]  # the role models' and judges' (by place: "judge 1"), this attempt's

@@ -115,12 +115,14 @@ class ServiceReports:
     response_cache: StoreStats | None = None
     page_cache: PageCacheStats | PageCachesStats | None = None
     calls: CallReports = field(default_factory=lambda: CallReports({}))
+    retriever_start: float | None = None  # seconds the retriever took to open, apart from its searches' latency
 
 
 def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: ServiceReports) -> Cost:
     """results.json's `cost`: the `earlier` attempts' (brought up to their saved samples' by
     `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
-    up, with the services' `reports` where there are any (pooled searches: queries answered by fewer searches;
+    up, with the services' `reports` where there are any (pooled searches: queries answered by fewer searches, and
+    the seconds the retriever took to open, `start_seconds`, which no search's latency holds;
     provided documents are not; the model engine's: this attempt's)."""
     cost = cast(Cost, whole_run_cost([*earlier, *([attempt] if attempt else [])]))  # Cost's numbers, by its keys
     cost["this_attempt"] = attempt
@@ -135,6 +137,8 @@ def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: S
             "searches": retrieval["batches"],
             "errors": retrieval["errors"],
         }
+        if reports.retriever_start is not None:  # its index loaded: a sharded one's actors started, shards fetched
+            cost["retrieval"]["start_seconds"] = round(reports.retriever_start, 3)
     if reports.calls.nli is not None:
         cost["nli"] = reports.calls.nli
     if reports.calls.engine is not None:

@@ -117,6 +117,7 @@ def cost_line(cost: Mapping[str, Any], notices: bool = True, examples: int | Non
         + f"; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
         f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
         + computed_note(cost.get("engine"))
+        + start_note(cost.get("retrieval"))
         + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
         + ("\n" + (page_cache.console_line(cost["page_cache"], notices) or "") if cost.get("page_cache") else "")
         + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else "")
@@ -144,6 +145,14 @@ def examples_phrase(cost: Mapping[str, Any], examples: int | None = None) -> str
         f"{examples} examples in {cost['wall_seconds']:.1f} s{attempts}, {runs} runs of an example among them "
         f"({rate}; one that failed or was cut short runs again)"
     )
+
+
+def start_note(retrieval: Mapping[str, Any] | None) -> str:
+    """The seconds the retriever took to open (its index loaded; a sharded one's actors started and their shards
+    fetched), said apart: no search's latency holds them."""
+    if not retrieval or retrieval.get("start_seconds") is None:
+        return ""
+    return f"; retriever opened in {retrieval['start_seconds']:.1f} s before its searches (not in their latency)"
 
 
 def computed_note(engine: Mapping[str, Any] | None) -> str:

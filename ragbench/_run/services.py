@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -88,6 +89,7 @@ class OpenRetrieval:
     retriever: Retriever
     components: Components
     release: ExitStack
+    start_seconds: float = 0.0  # the retriever's opening (its index loaded; shard actors started, shards fetched)
 
     def freed(self) -> None:
         """The components' models were freed (by the retrieval handle that pooled them): not freed again."""
@@ -112,7 +114,8 @@ class Opened:
 
     def store_reports(self, calls: CallReports) -> ServiceReports:
         """The services' reports once the calls ended (`calls`), with the response cache's and the page caches'."""
-        return ServiceReports(self.cache.stats(), self.resources.page_caches.report(), calls)
+        start = self.retrieval.start_seconds if self.retrieval is not None else None
+        return ServiceReports(self.cache.stats(), self.resources.page_caches.report(), calls, start)
 
 
 @dataclass(frozen=True)
@@ -144,15 +147,18 @@ class RunServices:
         self._opened.close()
 
     def open_retrieval(self) -> OpenRetrieval:
-        """The retriever (its index opened: a bad one fails here) and the --reranker and --refiner, models loaded."""
+        """The retriever (its index opened: a bad one fails here, timed apart from its searches) and the --reranker
+        and --refiner, models loaded."""
+        started = time.perf_counter()
         retriever = load_retriever(
             self.config.retrieval.retriever, self.config.retrieval.retriever_args, registry=self.registry
         )
+        start_seconds = time.perf_counter() - started
         self._opened.callback(self._unless_interrupted, retriever.close)
         components = Components.configured(self.config.retrieval, self.registry)
         release = self._opened.enter_context(ExitStack())
         release.callback(self._unless_interrupted, components.close)
-        return OpenRetrieval(retriever, components, release)
+        return OpenRetrieval(retriever, components, release, start_seconds)
 
     def open_resources(self, planned: list[PlannedTask]) -> RunResources:
         """The run's resources, every task that works in them bound to them, the worker processes starting

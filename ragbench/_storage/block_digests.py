@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from threading import Lock
+from typing import Any
 
-from .locations import read_range
+from .locations import joined, read_range
 
 BLOCK = 1 << 16
 MAX_BLOCKS = 24_000
@@ -42,6 +44,22 @@ def block_digests(path: Path, block: int) -> list[str]:
         while data := handle.read(block):
             digests.append(block_digest(data))
     return digests
+
+
+def block_record(folder: Path, names: Iterable[str]) -> dict[str, Any]:
+    """The record of the blocks of `folder`'s files `names`: {"block": bytes a block (the largest file's
+    `block_size`), "files": {name: {"bytes": its size, "digests": its blocks' digests}}}."""
+    sizes = {name: (folder / name).stat().st_size for name in names}
+    block = block_size(max(sizes.values(), default=0))
+    files = {name: {"bytes": size, "digests": block_digests(folder / name, block)} for name, size in sizes.items()}
+    return {"block": block, "files": files}
+
+
+def recorded_ranges(folder_url: str, record: Any, name: str) -> CheckedRanges:
+    """Ranged reads of the file `name` in the folder `folder_url`, checked by `record` (a `block_record`); a
+    ValueError, KeyError or TypeError where the record holds none of it."""
+    entry = record["files"][name]
+    return CheckedRanges(joined(folder_url, name), int(entry["bytes"]), int(record["block"]), list(entry["digests"]))
 
 
 class BlockMismatch(ValueError):
@@ -78,6 +96,15 @@ class CheckedRanges:
             ]
         joined = b"".join(blocks)  # type: ignore[arg-type]
         return joined[start - first * self.block : stop - first * self.block]
+
+    def check_copy(self, path: Path) -> None:
+        """The local copy `path` of the whole object checked block by block: a BlockMismatch at the first block
+        that is not what was recorded (a file fetched whole, checked as its ranged reads would be)."""
+        with open(path, "rb") as handle:
+            for number in range(len(self.digests)):
+                self.checked(number, handle.read(self.block))
+            if handle.read(1):
+                raise BlockMismatch(self.url, f"holds more than the {self.size} bytes recorded")
 
     def kept_block(self, number: int) -> bytes | None:
         with self.guard:

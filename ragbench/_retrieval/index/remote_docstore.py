@@ -10,11 +10,10 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..._storage.block_digests import BlockMismatch, CheckedRanges, block_digests, block_size
+from ..._storage.block_digests import BlockMismatch, CheckedRanges, block_record, recorded_ranges
 from ..._storage.locations import joined
 from ..._types import Document
 from ..base import RetrievalError
@@ -27,23 +26,21 @@ HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.fo
 BLOCKS_FILE = "docs.blocks.json"  # the digests of the docs store's blocks, written beside it by a build in shards
 
 
-def write_block_record(folder: Path) -> None:
-    """The digests of the blocks of the docs store in `folder` written beside it (`BLOCKS_FILE`)."""
-    sizes = {name: (folder / name).stat().st_size for name in (DOCS_FILE, OFFSETS_FILE)}
-    block = block_size(max(sizes.values()))
-    files = {name: {"bytes": size, "digests": block_digests(folder / name, block)} for name, size in sizes.items()}
-    (folder / BLOCKS_FILE).write_text(json.dumps({"block": block, "files": files}), encoding="utf-8")
+def write_block_record(
+    folder: Path, names: tuple[str, ...] = (DOCS_FILE, OFFSETS_FILE), record: str = BLOCKS_FILE
+) -> None:
+    """The digests of the blocks of `folder`'s files `names` (its docs store) written beside them (`record`)."""
+    (folder / record).write_text(json.dumps(block_record(folder, names)), encoding="utf-8")
 
 
 def checked_ranges(url: str, record: Path, name: str) -> CheckedRanges:
     """Ranged reads of the file `name` in the folder `url`, checked by the block digests `record` holds (a local
-    copy of its BLOCKS_FILE, checked by content); an IndexDamage where the record is not one a build writes."""
+    copy of its BLOCKS_FILE or another `write_block_record`, checked by content); an IndexDamage where the record is
+    not one a build writes."""
     try:
-        held: Any = json.loads(record.read_bytes())
-        entry = held["files"][name]
-        return CheckedRanges(joined(url, name), int(entry["bytes"]), int(held["block"]), list(entry["digests"]))
+        return recorded_ranges(url, json.loads(record.read_bytes()), name)
     except (ValueError, KeyError, TypeError) as exc:
-        raise IndexDamage(joined(url, BLOCKS_FILE), f"is not the record of the docs store's blocks ({exc})") from None
+        raise IndexDamage(joined(url, record.name), f"is not the record of {name}'s blocks ({exc})") from None
 
 
 class RemoteDocStore:

@@ -6,7 +6,9 @@ again are refused; shards built as shards, `shard_build`, have their own manifes
 sha256 it records), each shard's passage range [start, stop) and, for each of its files, its size and its sampled
 content digest (`content_digest`: 256 blocks of 4 KiB spread over the file, 1 MiB read whatever its size), so a
 shard proves it holds the files the split wrote: another shard's file, or another split's of the same size, is
-refused. `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is
+refused. A split also records the block digests (`block_digests.block_record`, every byte) of the index's own files
+its kind's front reads (`FRONT_FIELD`: the manifest, the docs store), which a run fetching them from an object store
+checks them by (`remote.front_copy`). `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is
 served; the shard actor checks its files' sizes and digests again where it loads them (`searcher`), then what
 they hold as it reads them. A missing, cut-short or foreign file is an IndexDamage naming it.
 """
@@ -29,6 +31,7 @@ from ..index.staging import MANIFEST_FILE
 Listing = tuple[str, dict[str, int]]  # a folder's URL in an object store, and its files' sizes (`remote_files`)
 LAYOUT_FILE = "shards.json"
 LAYOUT_FORMAT = 2  # 2: each file's content digest beside its size
+FRONT_FIELD = "front_blocks"  # a split's: the block digests of the index's files its front fetches from a store
 LAYOUT_TYPES: dict[str, tuple[type, ...]] = {
     "format": (int,),
     "retriever": (str,),
@@ -98,9 +101,11 @@ def layout_record(
     folders: list[Path],
     ranges: list[tuple[int, int]],
     files: list[Any] | None = None,
+    front: dict[str, Any] | None = None,
 ) -> str:
     """The shards.json text of shard `folders` holding `ranges` (their files written; `files`: each one's
-    `file_records`, where the workers that wrote them made them)."""
+    `file_records`, where the workers that wrote them made them; `front`: the `block_record` of the index's files
+    the run's process reads, `FRONT_FIELD`, where a split records them)."""
     records = files if files is not None else [file_records(folder) for folder in folders]
     shards = [
         {"folder": folder.name, "start": start, "stop": stop, "files": held}
@@ -112,6 +117,7 @@ def layout_record(
         "doc_count": doc_count,
         "index_manifest_sha256": manifest_sha256(index),
         "shards": shards,
+        **({FRONT_FIELD: front} if front is not None else {}),
     }
     return json.dumps(record, indent=1)
 

@@ -77,7 +77,7 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     url = given if isinstance(given, str) and is_remote(given) else None
     built = built_shards_front(parts, given, shards)  # built in shards: no merged index (in a store: read there)
     if url is not None and built is None:  # an object store's split: the front reads its local copy (`remote`)
-        args["index"] = str(front_copy(kind, url, getattr(parts.front, "front_files", ())))
+        args["index"] = str(front_copy(kind, url, getattr(parts.front, "front_files", ()), shards))
     if built is not None:
         front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
     else:

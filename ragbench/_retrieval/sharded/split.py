@@ -3,7 +3,9 @@
 A shard holds the passages `start..stop-1` and the retriever's files for them alone, cut by its kind's
 `split` (its `ShardedKind.split`; the built-in kinds' `shard_kinds/KIND/split.py`: dense's rows, bm25's and flashrag_bm25's bm25s score matrix, lucene_bm25's
 postings with the whole index's statistics, faiss_index's flat index; approximate faiss indexes refused).
-The docs store, corpus and manifest stay where they are (the run's process reads them, `retriever`). An index
+The docs store, corpus and manifest stay where they are (the run's process reads them, `retriever`); shards.json
+records the block digests of those its kind's front reads, so a run that fetches them from an object store checks
+every byte of them (`layout.FRONT_FIELD`). An index
 FlashRAG built (a bm25s folder, a faiss file: no manifest) is split too; its shards go into `DIR/shards-S`
 (`FILE.shards-S` beside a faiss file), and its own files are only read.
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._errors import ConfigError
+from ..._storage.block_digests import block_record
 from ..._storage.own_trees import remove_tree
 from ..index.built import manifest_from
 from ..index.damage import IndexDamage, read_json_object
@@ -86,7 +89,9 @@ def split_index(index: Path, shards: int, overwrite: bool = False, *, registry: 
         for folder in folders:
             folder.mkdir()
         parts.split(index, folders, ranges)
-        record = layout_record(kind, doc_count, index, folders, ranges)
+        front = [name for name in getattr(parts.front, "front_files", ()) if (index / name).is_file()]
+        blocks = block_record(index, front) if front else None  # what a run fetching them from a store checks
+        record = layout_record(kind, doc_count, index, folders, ranges, front=blocks)
         (staging / LAYOUT_FILE).write_text(record, encoding="utf-8")
         if target.is_symlink():  # --overwrite: the link replaced, what it leads to left as it is
             target.unlink()

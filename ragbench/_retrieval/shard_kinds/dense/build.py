@@ -9,6 +9,8 @@ counts its passages (the docs store is the worker's), the driver adds the counts
 and step 2 (`finish`) encodes every chunk its rows fall in, whole, taking the texts of a chunk's rows in another
 shard from that shard's docs store (written in step 1, never changed after), and keeps its own rows. A chunk that
 straddles two shards is encoded by both: at most two chunks a shard more than the one-process build encodes.
+Step 2 writes the digests of embeddings.npy's blocks beside it (`EMBEDDINGS_BLOCKS`): a run serving the shards from
+an object store reads shard 0's row 0 (its encoder check) by ranged reads checked against them.
 
 Step 2 takes a GPU where the cluster has GPUs (`encodes_on_gpu`; sentence-transformers then encodes on it), a CPU
 else. The encoder is loaded on the driver once (`prepare`: a model that does not load, or a bad option, ends the build in
@@ -26,7 +28,8 @@ import numpy as np
 from numpy.lib import format as npy
 
 from ...._errors import ConfigError
-from ...._storage.locations import joined, read_range
+from ...._storage.block_digests import BlockMismatch, CheckedRanges
+from ...._storage.locations import joined
 from ...._types import JsonObject
 from ...._values.options import construct
 from ...corpus.readers import passage_text
@@ -37,14 +40,15 @@ from ...dense.retriever import (
     checked_backend,
     index_encoder,
 )
-from ...index.damage import read_array
+from ...index.damage import IndexDamage, read_array
 from ...index.docstore import DocStore
+from ...index.remote_docstore import checked_ranges, write_block_record
 from ...shard_build.front import BuiltShardsFront
 from ...shard_build.kind import ShardKind, Stats
-from ...sharded.layout import Shard
 from ...sharded.searcher import ShardOptions
 
 NPY_HEAD = 4096  # bytes read for a .npy file's header (numpy pads a 2-d array's to 128)
+EMBEDDINGS_BLOCKS = "embeddings.blocks.json"  # the digests of embeddings.npy's blocks, written beside it
 
 
 class PassageCount:
@@ -108,7 +112,7 @@ class DenseShardsFront(BuiltShardsFront):
         self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
         options = self.manifest.options
         self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
-        rows = first_row(self.checked.shards[0])
+        rows = self.first_row()
         text = passage_text(self.stores[0].get(0), self.manifest.corpus.get("title", True))
         check_index_encoder(self.encoder, options, rows, text, f"the index at {self.folder}")
         del rows
@@ -122,25 +126,39 @@ class DenseShardsFront(BuiltShardsFront):
     def metadata(self) -> JsonObject:
         return {**super().metadata(), "encoder_dtype": self.encoder.dtype, "backend": self.backend}
 
+    def first_row(self) -> np.ndarray:
+        """Row 0 of shard 0's embeddings (a 1-row array): memory-mapped from its folder; in an object store, read
+        by two ranged reads (the .npy header, then the row), each checked by the digests of its blocks the build
+        recorded (`EMBEDDINGS_BLOCKS`), never the whole file (an earlier build's, which recorded none: fetched
+        whole and checked by its content digest); damaged or written over: a ConfigError."""
+        shard = self.checked.shards[0]
+        if not shard.source or EMBEDDINGS_BLOCKS not in {name for name, _, _ in shard.written}:
+            return read_array(self.shard_file(0, EMBEDDINGS_FILE).parent, EMBEDDINGS_FILE)[:1]
+        url = joined(shard.source, EMBEDDINGS_FILE)
+        try:
+            return head_row(checked_ranges(shard.source, self.shard_file(0, EMBEDDINGS_BLOCKS), EMBEDDINGS_FILE))
+        except BlockMismatch as exc:
+            fix = self.checked.fix
+            raise ConfigError(f"retriever dense: {exc}: it was written over (damaged); {fix}") from None
+        except IndexDamage as exc:
+            raise ConfigError(f"retriever dense: {exc} (damaged); {self.checked.fix}") from None
+        except ValueError as exc:
+            raise ConfigError(
+                f"retriever dense: {url}: not a readable .npy array of vectors ({exc}) (damaged)"
+            ) from None
 
-def first_row(shard: Shard) -> np.ndarray:
-    """Row 0 of `shard`'s embeddings (a 1-row array): memory-mapped from its folder, or read from its object store
-    by two ranged reads (the .npy header, then the row), never the whole file; damaged: a ConfigError."""
-    if not shard.source:
-        return read_array(shard.folder, EMBEDDINGS_FILE)[:1]
-    url = joined(shard.source, EMBEDDINGS_FILE)
-    try:
-        stream = io.BytesIO(read_range(url, 0, NPY_HEAD))
-        version = npy.read_magic(stream)
-        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        shape, fortran, dtype = read_header(stream)
-        if len(shape) != 2 or fortran or not shape[0]:
-            raise ValueError(f"holds an array of shape {shape}, not rows of vectors")
-        start = stream.tell()
-        row = read_range(url, start, start + shape[1] * dtype.itemsize)
-        return np.frombuffer(row, dtype=dtype).reshape(1, shape[1])
-    except ValueError as exc:
-        raise ConfigError(f"retriever dense: {url}: not a readable .npy array of vectors ({exc}) (damaged)") from None
+
+def head_row(embeddings: CheckedRanges) -> np.ndarray:
+    """Row 0 of the .npy array of vectors `embeddings` reads (a 1-row array); a ValueError where it is not one."""
+    stream = io.BytesIO(embeddings.read(0, NPY_HEAD))
+    version = npy.read_magic(stream)
+    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream)
+    if len(shape) != 2 or fortran or not shape[0]:
+        raise ValueError(f"holds an array of shape {shape}, not rows of vectors")
+    start = stream.tell()
+    row = embeddings.read(start, start + shape[1] * dtype.itemsize)
+    return np.frombuffer(row, dtype=dtype).reshape(1, shape[1])
 
 
 class DenseShards(ShardKind):
@@ -208,6 +226,7 @@ class DenseShards(ShardKind):
         finally:
             texts.close()
         builder.embeddings.close()
+        write_block_record(folder, (EMBEDDINGS_FILE,), EMBEDDINGS_BLOCKS)  # what the run's check of row 0 reads by
 
     def options(self, shared: Stats) -> Stats:
         return dict(self.described)

@@ -12,29 +12,56 @@ The examples and their gold are those vidore-benchmark's evaluators score:
   one); ids are strings, as upstream casts them. A qrels query missing from `queries` is a counted bad record
   (upstream leaves it unscored). `language` keeps the queries of one language (V3's `language` column, as mteb
   splits ViDoRe V3 by language).
+
+A reader is shown the top `images` (5) retrieved pages themselves (`PagesPrompting`): one user turn holding, for
+each in rank order, its number and id as text then its image, then the question; the task `holds_images`, so the
+pre-flight refuses a model that takes none. The sample keeps every page retrieved (`top_n`, 100), which the figures
+score. `images=0` names the pages by id instead (text models serve; the figures are the same).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
+from annotated_types import Ge
+
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskScoring
 from ragbench.api.retrieval import ViDoReData, id_column, open_vidore, qa_queries, relevance
 
 from .metrics import cutoffs
-from .task import BeirPrompting
+from .task import PROMPT, BeirPrompting
 
 # vidore-benchmark's CustomRetrievalEvaluator k_values
 DEFAULT_K = "1,3,5,10,20,50,100"
+# the top pages a reader sees as images: as many as nDCG@5, vidore-benchmark's headline figure, scores
+DEFAULT_IMAGES = 5
 
 
 class PagesPrompting(BeirPrompting):
-    """A reader's prompt naming the retrieved pages by id (their images travel as the documents' `image`)."""
+    """A reader's prompt over the retrieved pages: the first `images` of them, in rank order, as one chat turn in
+    which each page's number and id come before its image, then BEIR's question line; with `images` 0 (or pages
+    that hold no image), BEIR's text prompt naming every page by id."""
+
+    def __init__(self, images: int = DEFAULT_IMAGES) -> None:
+        self.images = images
 
     def shown(self, doc: Document) -> str:
         return f"page {doc.id}"
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        read = (docs or [])[: self.images]
+        if not any(doc.image is not None for doc in read):
+            return super().build_prompt(example, docs, **options)
+        parts: list[dict[str, Any]] = []
+        for number, doc in enumerate(read, start=1):
+            parts.append({"type": "text", "text": f"[{number}] {self.shown(doc)}"})
+            if doc.image is not None:
+                parts.append({"type": "image", "image": doc.image})
+        question = PROMPT.format(docs="", question=options.get("question") or example.question)
+        turn: dict[str, Any] = {"role": "user", "content": [*parts, {"type": "text", "text": question}]}
+        return [turn]
 
 
 class ViDoReTask(Task):
@@ -46,9 +73,17 @@ class ViDoReTask(Task):
     own_documents = False
 
     def __init__(
-        self, data_path: Any = None, split: str = "test", k: str | int = DEFAULT_K, language: str | None = None
+        self,
+        data_path: Any = None,
+        split: str = "test",
+        k: str | int = DEFAULT_K,
+        language: str | None = None,
+        images: Annotated[int, Ge(0)] = DEFAULT_IMAGES,
     ) -> None:
-        super().__init__(data_path, split=split, k=k, language=language)
+        super().__init__(data_path, split=split, k=k, language=language, images=images)
+        # the reader is shown pages as images: a model that takes none is refused before the run
+        self.holds_images = images > 0
+        self.prompting = PagesPrompting(int(images))
         self.split, self.language = split, language
         self.cutoffs = cutoffs(k)
         # ids of queries and pages overlap in V2 and V3 ("1" is both): never drop a page for its id (upstream's

@@ -13,52 +13,14 @@ from PIL import Image as PILImage
 from conftest import needs
 from ragbench._values.llm_calls import Request, RequestError, Response, Sampling
 from ragbench.api import Image, user_turn
+from support.tiny_vlm import build_tiny_vlm
 
 pytestmark = needs("torch", "transformers")  # imported by the tests that use them, not while collecting
-
-WORDS = ["<pad>", "<unk>", "<s>", "</s>", "<image>", "USER", "ASSISTANT", ":", "what", "is", "this", "?"]
-WORDS += [chr(c) for c in range(97, 123)]
-TEMPLATE = (
-    "{% for m in messages %}{{ m['role'] | upper }} : {% for p in m['content'] %}{% if p['type'] == 'image' %}"
-    "<image> {% else %}{{ p['text'] }} {% endif %}{% endfor %}{% endfor %}{% if add_generation_prompt %}ASSISTANT :"
-    "{% endif %}"
-)
 
 
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-    import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    folder = tmp_path_factory.mktemp("tiny-llava")
-    words = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
-    words.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=words,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        extra_special_tokens={"image_token": "<image>"},
-    )
-    tiny = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
-    vision = transformers.CLIPVisionConfig(**tiny, image_size=16, patch_size=8)
-    ids = {"bos_token_id": 2, "eos_token_id": 3, "pad_token_id": 0}
-    text = transformers.LlamaConfig(**tiny, **ids, vocab_size=len(WORDS), max_position_embeddings=256)
-    config = transformers.LlavaConfig(vision_config=vision, text_config=text, image_token_index=4)
-    torch.manual_seed(0)
-    transformers.LlavaForConditionalGeneration(config).save_pretrained(folder)
-    images = transformers.CLIPImageProcessor(size={"shortest_edge": 16}, crop_size={"height": 16, "width": 16})
-    transformers.LlavaProcessor(
-        image_processor=images,
-        tokenizer=tokenizer,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        chat_template=TEMPLATE,
-        num_additional_image_tokens=1,
-    ).save_pretrained(folder)
-    return folder
+    return build_tiny_vlm(tmp_path_factory.mktemp("tiny-llava"))
 
 
 def png(color: tuple[int, int, int]) -> bytes:

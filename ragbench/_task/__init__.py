@@ -41,8 +41,9 @@ class Task:
     # that retrieves needs a corpus retriever, and the pre-flight says so), None (not declared: not checked);
     # an instance may set it from its options (squad's passages=).
     own_documents: bool | None = None
-    # The examples hold images (`Example.images`: CRAG-MM's pictures) that systems send with the question: the
-    # pre-flight refuses a model that takes none (`EngineNeeds.images`), unless the system says it sends none.
+    # The examples hold images (`Example.images`: CRAG-MM's pictures), or the prompting shows documents as images
+    # (ViDoRe's pages), that systems send with the question: the pre-flight refuses a model that takes none
+    # (`EngineNeeds.images`), unless the system says it sends none.
     holds_images: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -108,3 +108,18 @@ def fill_image_cache(cache: Path, cached: dict) -> Path:
     for url, (color, size) in cached.items():
         cached_image_path(url, cache).write_bytes(png(tuple(color), tuple(size)))
     return cache
+
+
+# What the reproduction test's scripted model answers on seeing each picture (tests/tasks/crag_mm/
+# test_crag_mm_reproduction.py): by the picture's colour, not the question, so an answer says the image reached it.
+ANSWER_BY_COLOUR = {(200, 0, 0): "A mango.", (0, 200, 0): "It is Paris, France.", (0, 0, 200): "A Toyota."}
+
+
+def answer_by_picture(request) -> str:
+    """`scripted:support.crag_mm_helpers:answer_by_picture`: the answer for the colour of the one picture sent, "I
+    don't know" for a picture of another colour; a request without exactly one picture fails the run."""
+    from PIL import Image as PILImage
+
+    (image,) = request.sent_images()
+    colour = PILImage.open(io.BytesIO(image.data)).convert("RGB").getpixel((0, 0))
+    return ANSWER_BY_COLOUR.get(colour, "I don't know")

@@ -109,6 +109,9 @@ class SystemDeclaration:
     # model's LLM, or the run's --model for a role given none. Every call goes through the same scheduler.
     roles: tuple[str, ...] = ()
     uses_llm: bool = True  # False: the run loads no engine (e.g. scoring recorded outputs)
+    # The option whose value bounds the LLM calls one example makes (self_ask: "max_iter"), read by the progress
+    # bar for an ETA before an example ends; None: no bound known.
+    calls_at_most: str | None = None
     # What the system records of each example in its prediction's extras, from which the core reports the
     # system's `statistics` and `format_adherence` (a system may write either hook itself instead).
     recorded: RecordedExtras | None = None
@@ -148,11 +151,6 @@ class System(RefusesDeclaredByName):
         """What this system needs of its engine on `task` (log-prob windows, vocabulary entries), declared
         before any engine starts: the engine loader sets the engine up for it and the pre-flight reports
         what cannot be given. Default: nothing beyond generation."""
-        return None
-
-    def calls_at_most(self) -> int | None:
-        """The most LLM calls one example of this system makes (its options' step budget), if it has such a bound:
-        the progress bar's ETA before an example ends. Default None: no bound known."""
         return None
 
     def check_model(self, engine: Engine) -> None:

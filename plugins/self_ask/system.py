@@ -57,6 +57,7 @@ class SelfAsk(System):
     name = "self_ask"
     declares = flashrag_searching(
         "max_iter",
+        calls_at_most="max_iter",  # one call a round; the search before them is no LLM call
         own_defaults=("max_tokens",),  # run_exp.py's 100 for this method, not a FlashRAG task's 32
         recorded=RecordedExtras(
             "self_ask",
@@ -83,9 +84,6 @@ class SelfAsk(System):
         self.max_tokens, self.flashrag_generator = int(max_tokens), flashrag_generator
         if search_after_kept_follow_up is not None:
             self.search_after_kept_follow_up = bool(search_after_kept_follow_up)
-
-    def calls_at_most(self) -> int:
-        return self.max_iter  # one call a round; the search before them is no LLM call
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question = example.question

@@ -11,7 +11,7 @@ example, for each example left, counted down from the last finish; past that est
 example finishes there is no estimate, but while examples wait for a place to run there is a least one ("ETA at
 least 00:40"): the examples waiting, a batch of the examples running at a time, each batch at least as long as the
 running ones have taken so far (a multi-step run whose first examples take half an hour says so from the start).
-Before an example finishes, a system that bounds the LLM calls of an example (`System.calls_at_most`: `self_ask`'s
+Before an example finishes, a system that bounds the LLM calls of an example (`SystemDeclaration.calls_at_most`: `self_ask`'s
 `max_iter`) gives an ETA from the calls: the calls left at most (the examples left times the bound, less the calls
 answered) at the pace the calls have been answered so far ("ETA at most 08:20 (5 calls an example at most)"; with
 examples waiting, "ETA at least 02:00, at most 08:20"). A multi-step run whose examples all run at once, none

@@ -112,7 +112,7 @@ class PlannedRun:
     def calls_at_most(self) -> int | None:
         """The most LLM calls an example of this run makes, where every task's system bounds them (the progress
         bar's ETA before an example ends); None otherwise."""
-        bounds = [system_of(p).calls_at_most() if p.system is not None else None for p in self.planned]
+        bounds = [calls_bound(system_of(p)) if p.system is not None else None for p in self.planned]
         known = [bound for bound in bounds if bound is not None]
         return max(known) if known and len(known) == len(bounds) else None
 
@@ -249,3 +249,10 @@ class RecordsToDo:
     def first(self) -> tuple[PlannedTask, int, Example | RecordError] | None:
         """The first record to do, None when none is left (the tasks read up to it)."""
         return next(self.each(), None)
+
+
+def calls_bound(system: Any) -> int | None:
+    """The most LLM calls an example of `system` makes: the value of the option its declaration names
+    (`SystemDeclaration.calls_at_most`), None where it names none."""
+    option = system.declares.calls_at_most
+    return None if option is None else int(getattr(system, option))

@@ -50,10 +50,8 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
 
         return sharded_retriever(name, dict(args or {}), registry=registry)
     entry = registry.entry("retrievers", name)
-    from .sharded.kinds import sharded_kind
-
     index = (args or {}).get("index")
-    if isinstance(index, str) and is_remote(index) and sharded_kind(registry, entry.name) is not None:
+    if isinstance(index, str) and is_remote(index) and _served_in_shards(registry, entry.name):
         raise ConfigError(  # its retriever would read the URL as a local path (`s3:/bucket/...`)
             f"retriever {name}: --retriever-arg index={redact_url(index)}: an index in an object store is served through its "
             "shards: add --retriever-arg shards=S (S: the number of its shards-S folder)"
@@ -82,3 +80,11 @@ def opening_fault(exc: Exception) -> bool:
 
 
 __all__ = ["IndexBuilder", "Retriever", "load_retriever"]
+
+
+def _served_in_shards(registry: Registry, name: str) -> bool:
+    """Whether retriever `name`'s index is served through its shards (its catalogue entry names a ShardedKind);
+    imported only for an index in a store, so a run over provided documents loads no index code."""
+    from .sharded.kinds import sharded_kind
+
+    return sharded_kind(registry, name) is not None

@@ -138,8 +138,8 @@ class LLM(CeilingHeld):
     ) -> Response:
         """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
         rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
-        `step` and `**sampling` as for `generate`. A turn's content may be a list of parts, texts and images in
-        order: `{"type": "text", "text": ...}`, `{"type": "image", "image": X}` (X anything `Image.of` reads;
+        `step` and `**sampling` as for `generate`. A user turn's content may be a list of parts, texts and images
+        in order: `{"type": "text", "text": ...}`, `{"type": "image", "image": X}` (X anything `Image.of` reads;
         `ragbench.api.user_turn(text, images)` writes such a turn); each image is sent in the engine's own form,
         and is in the cache key and the record by its digest.
 

@@ -1,8 +1,8 @@
 """A chat turn's content as parts, text and images in order: OpenAI's content parts, as a request holds them
 (`Message.parts`: each text a str, each image an `Image`) and as a record writes them (an image by its digest).
 
-A turn given as a list of parts that holds an image is read here; a list without one stays the JSON text a server's
-earlier reply held (`Message.content_parts`), sent back as it was. An image part is `{"type": "image", "image": X}`,
+A user turn given as a list of parts that holds an image is read here; a list without one (or any other turn's list)
+stays the JSON text a server's earlier reply held (`Message.content_parts`), sent back as it was. An image part is `{"type": "image", "image": X}`,
 X anything `Image.of` reads (a path, bytes, a `datasets` Image value, a PIL image, an `Image`), or the OpenAI form
 `{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}` with a data URL (a web URL would be
 fetched by the vendor, not by ragbench: refused, its bytes would be no part of the cache key).
@@ -22,8 +22,22 @@ IMAGE_LENGTH = 1600  # what an image counts as in `Request.text_length`: about t
 
 
 def holds_image(content: Sequence[Any]) -> bool:
-    """Whether an OpenAI-style list of content parts holds an image part."""
-    return any(isinstance(part, Mapping) and part.get("type") in ("image", "image_url") for part in content)
+    """Whether an OpenAI-style list of content parts holds an image part: `{"type": "image", "image": X}`, or an
+    `image_url` part that names a URL. A part of those types without one (an assistant's reply a server sent as
+    parts, sent back as instructor does) is no image: the list stays the JSON text it was."""
+    return any(_is_image(part) for part in content)
+
+
+def _is_image(part: Any) -> bool:
+    if not isinstance(part, Mapping):
+        return False
+    kind = part.get("type")
+    return (kind == "image" and "image" in part) or (kind == "image_url" and _url(part) is not None)
+
+
+def _url(part: Mapping[str, Any]) -> Any:
+    given = part.get("image_url")
+    return given.get("url") if isinstance(given, Mapping) else given
 
 
 def parts_of(content: Sequence[Any]) -> tuple[Part, ...]:
@@ -40,10 +54,8 @@ def _part(part: Any) -> Part:
             return str(part["text"])
         if kind == "image" and "image" in part:
             return Image.of(part["image"])
-        if kind == "image_url":
-            given = part.get("image_url")
-            url = given.get("url") if isinstance(given, Mapping) else given
-            return _from_data_url(str(url))
+        if kind == "image_url" and _url(part) is not None:
+            return _from_data_url(str(_url(part)))
     raise ValueError(
         f"a content part is {{'type': 'text', 'text': ...}} or {{'type': 'image', 'image': ...}}, not {part!r:.80}"
     )

@@ -171,7 +171,7 @@ Turn = tuple[str, str] | Message  # a plain (role, content) pair, or a turn with
 
 def turn_of(message: Mapping[str, Any]) -> Turn:
     """A chat message dict as a request holds it: a (role, content) pair unless it carries tool calls or a
-    tool result (or content None, or a list of content parts: `parts` where they hold an image)."""
+    tool result (or content None, or a list of content parts: `parts` where a user's turn holds an image)."""
     calls = message.get("tool_calls") or ()
     items = message.get("items")
     plain = items is None and message.get("tool_call_id") is None
@@ -179,7 +179,8 @@ def turn_of(message: Mapping[str, Any]) -> Turn:
     if not calls and plain and isinstance(content, str):
         return message["role"], content
     parts = isinstance(content, list)
-    images = isinstance(content, list) and holds_image(content)
+    # only a user sends images: any other turn's parts (an assistant's reply sent back) stay their JSON text
+    images = message.get("role") == "user" and isinstance(content, list) and holds_image(content)
     held = parts_of(content) if isinstance(content, list) and images else ()
     return Message(
         role=message["role"],

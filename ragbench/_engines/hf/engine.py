@@ -269,7 +269,7 @@ class HFEngine(Engine):
     def _with_images(self, request: Request) -> Response | EngineError:
         """A request with images, or any chat of an image-text model (its processor's template reads typed content
         parts), alone (hf/vision.py); a request with images is refused by a text model."""
-        if self.processor is None:
+        if getattr(self, "processor", None) is None:
             return RequestError(f"hf engine: {self.model} takes no images (a text model); {INSTEAD}")
         try:
             with self._lock:
@@ -294,7 +294,9 @@ class HFEngine(Engine):
         # Requests that differ only in seed share a batch: every row draws from its own generator.
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
-            if request.sent_images() or self.processor is not None and request.is_chat:
+            # a text model (or an engine built without `_load`) has no processor: its requests take the path below
+            image_text = getattr(self, "processor", None) is not None
+            if request.sent_images() or image_text and request.is_chat:
                 results[index] = self._with_images(request)
                 continue
             if request.ensemble is not None:

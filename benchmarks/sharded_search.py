@@ -245,8 +245,9 @@ def dense_case(work: Path, passages: int, shards: int, dim: int) -> dict:
         pool = ShardPool(
             layout,
             sharded_kind(installed_registry(), layout.retriever).search,
-            {"chunk_rows": 32768, "backend": "numpy"},
-        )
+            {"chunk_rows": 32768, "backend": "numpy", "corpus_rows": passages},
+        )  # the options the dense front gives its shards (`shard_options`): corpus_rows, so each shard scores its
+        # rows in the whole corpus's blocks (zeros outside it), the same BLAS shapes, the same bits
         results |= vector_pool_figures(pool, queries, expected, count)
     return results
 

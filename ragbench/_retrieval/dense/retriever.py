@@ -15,6 +15,7 @@ plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
@@ -213,12 +214,39 @@ def inner_product_top_k(
             ids += begin
             scores[(ids < low) | (ids >= high)] = -np.inf
         else:
-            scores = (queries @ block.T)[:, low - begin : high - begin]
+            scores = block_scores(queries, block)[:, low - begin : high - begin]
             ids = np.broadcast_to(np.arange(low, high, dtype=np.int64), scores.shape)
         best_scores, best_ids = select_top_k(
             np.concatenate([best_scores, scores], axis=1), np.concatenate([best_ids, ids], axis=1), k
         )
     return best_scores, best_ids
+
+
+SCORED_ROWS = 4096  # the rows of a corpus block one BLAS call scores (`block_scores`), wherever it runs
+
+
+def block_scores(queries: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """`queries @ block.T`, the same bits whatever the BLAS's thread count: OpenBLAS threaded splits a product
+    otherwise than single-threaded, so one scored by 2 threads (this process) differs in its last bits from one
+    scored by 1 (a Ray actor of one CPU, run with OMP_NUM_THREADS=1). Each `SCORED_ROWS` rows of `block` are scored
+    by one single-threaded BLAS call, those calls spread over this process's cores (numpy lets go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    scores = np.empty((len(queries), len(block)), dtype=np.float32)
+
+    def score(start: int) -> None:
+        scores[:, start : start + SCORED_ROWS] = queries @ block[start : start + SCORED_ROWS].T
+
+    starts = range(0, len(block), SCORED_ROWS)
+    with threadpool_limits(1, user_api="blas"):
+        if len(starts) == 1:
+            score(0)
+        else:
+            with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
+                list(pool.map(score, starts))
+    return scores
 
 
 def corpus_block(matrix: np.ndarray, begin: int, end: int) -> np.ndarray:

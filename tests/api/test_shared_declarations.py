@@ -40,7 +40,7 @@ def written_out(searches: str, **fields: object) -> SystemDeclaration:
 
 @pytest.mark.parametrize("system", sorted(SEARCHING))
 def test_each_flashrag_method_declares_what_it_wrote_out(system: str) -> None:
-    fields = {"own_defaults": ("max_tokens",)} if system == "self_ask" else {}
+    fields = {"own_defaults": ("max_tokens",), "calls_at_most": "max_iter"} if system == "self_ask" else {}
     declared = installed_registry().load("systems", system).declares  # its `recorded`: test_recorded_extras.py
     assert declared == written_out(SEARCHING[system], **fields, recorded=declared.recorded)
 

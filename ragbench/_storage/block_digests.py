@@ -12,6 +12,7 @@ of under 1 MiB, which a shard's sampled content digest (`content_digest`) reads 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,6 +54,41 @@ def block_record(folder: Path, names: Iterable[str]) -> dict[str, Any]:
     block = block_size(max(sizes.values(), default=0))
     files = {name: {"bytes": size, "digests": block_digests(folder / name, block)} for name, size in sizes.items()}
     return {"block": block, "files": files}
+
+
+def record_problem(record: Any) -> str:
+    """What is wrong with the shape of a `block_record` read back, or an empty string: a block size that is the
+    largest file's `block_size`, each file's size and as many digests as it has blocks, names inside the folder."""
+    if not isinstance(record, dict) or set(record) != {"block", "files"}:
+        return "is not a record of blocks and files"
+    block, files = record["block"], record["files"]
+    if not isinstance(files, dict) or not files:
+        return "names no files"
+    sizes: dict[str, int] = {}
+    for name, entry in files.items():
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != {"bytes", "digests"}
+            or not isinstance(entry["bytes"], int)
+            or isinstance(entry["bytes"], bool)
+            or entry["bytes"] < 0
+            or not isinstance(entry["digests"], list)
+            or not all(isinstance(digest, str) for digest in entry["digests"])
+        ):
+            return f"holds no size and block digests of {_shown(name)}"
+        if name.startswith("/") or ".." in name.split("/"):
+            return f"names {_shown(name)}, not a file of the index"
+        sizes[name] = entry["bytes"]
+    if isinstance(block, bool) or block != block_size(max(sizes.values())):
+        return f"has blocks of {_shown(block)} bytes, not {block_size(max(sizes.values()))}"
+    for name, entry in files.items():
+        if len(entry["digests"]) != -(-entry["bytes"] // block):
+            return f"holds {len(entry['digests'])} block digests of {name}, of {entry['bytes']} bytes"
+    return ""
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value)[:80]
 
 
 def recorded_ranges(folder_url: str, record: Any, name: str) -> CheckedRanges:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._storage.block_digests import block_digest, block_size
+from ..._storage.block_digests import block_digest, record_problem
 from ..._storage.content_digest import content_digest
 from ..._storage.locations import FetchedFileMismatch, absolute_path, fetched_folder, joined
 from ..index.damage import IndexDamage, read_json_object, typed_fields, whole_number
@@ -175,39 +175,17 @@ def read_layout(folder: Path, index: Path, remote: Listing | None = None) -> Lay
     return Layout(folder, record["retriever"], record["doc_count"], shards)
 
 
-FRONT_SAMPLES = 16  # blocks of each front file `check_front` reads here: 1 MiB of 64 KiB blocks
+FRONT_SAMPLES = 16  # blocks of each front file `front_problem` reads here: 1 MiB of 64 KiB blocks
 
 
 def front_problem(front: Any, index: Path | None) -> str:
-    """What is wrong with shards.json's `FRONT_FIELD`, `front`, or an empty string: it must be a `block_record` of
-    files of `index` (None: not checked against files here), each a file there of its recorded size (one absent
-    there the front names missing), its digests as many as its blocks, and `FRONT_SAMPLES` of its blocks spread over
-    it (its first and last among them) of their recorded digests: 1 MiB a file read, whatever its size."""
-    if not isinstance(front, dict) or set(front) != {"block", "files"}:
-        return "is not a record of blocks and files"
+    """What is wrong with shards.json's `FRONT_FIELD`, `front`, or an empty string: it must be a block record
+    (`record_problem`) of files of `index` (None: not checked against files here), each a file there of its recorded
+    size (one absent there the front names missing), and `FRONT_SAMPLES` of its blocks spread over it (its first and
+    last among them) of their recorded digests: 1 MiB a file read, whatever its size."""
+    if problem := record_problem(front):
+        return problem
     block, files = front["block"], front["files"]
-    if not isinstance(files, dict) or not files:
-        return "names no files"
-    sizes: dict[str, int] = {}
-    for name, entry in files.items():
-        if (
-            not isinstance(entry, dict)
-            or set(entry) != {"bytes", "digests"}
-            or not isinstance(entry["bytes"], int)
-            or isinstance(entry["bytes"], bool)
-            or entry["bytes"] < 0
-            or not isinstance(entry["digests"], list)
-            or not all(isinstance(digest, str) for digest in entry["digests"])
-        ):
-            return f"holds no size and block digests of {shown_name(name)}"
-        if name.startswith("/") or ".." in name.split("/"):
-            return f"names {shown_name(name)}, not a file of the index"
-        sizes[name] = entry["bytes"]
-    if isinstance(block, bool) or block != block_size(max(sizes.values())):
-        return f"has blocks of {shown_name(block)} bytes, not {block_size(max(sizes.values()))}"
-    for name, entry in files.items():
-        if len(entry["digests"]) != -(-entry["bytes"] // block):
-            return f"holds {len(entry['digests'])} block digests of {name}, of {entry['bytes']} bytes"
     if index is None or not index.is_dir():
         return ""
     for name, entry in files.items():
@@ -225,10 +203,6 @@ def front_problem(front: Any, index: Path | None) -> str:
                 if block_digest(handle.read(block)) != entry["digests"][number]:
                     return f"records another {name} than the index's (block {number} differs)"
     return ""
-
-
-def shown_name(value: Any) -> str:
-    return json.dumps(value)[:80]
 
 
 def shard_entry(folder: Path, number: int, entry: Any, remote: Listing | None = None) -> Shard:

@@ -18,8 +18,6 @@ Measured (2 shared cores, load 4.6-12; moto's requests cost ~50 ms each there): 
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import random
 import tempfile
 import time
@@ -27,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from store_corpus_build import start_store
 
 
 def main() -> None:
@@ -37,26 +36,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.passages, args.hits = 2_000, 200
-    import urllib.request
-
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # its line a request
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    # moto's backends live in this process: a bucket an earlier run here made is gone
-    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST")).close()
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
-        AWS_ENDPOINT_URL=f"http://{host}:{port}",
-    )  # fmt: skip
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            run(Path(scratch), args.passages, args.hits)
-    finally:
-        server.stop()
+    with tempfile.TemporaryDirectory() as scratch:
+        server = start_store(Path(scratch) / "cache")  # moto's backends live in this process: reset, then `bench`
+        try:
+            (Path(scratch) / "docs").mkdir()
+            run(Path(scratch) / "docs", args.passages, args.hits)
+        finally:
+            server.stop()
 
 
 def run(folder: Path, passages: int, hits: int) -> None:
@@ -78,7 +64,6 @@ def run(folder: Path, passages: int, hits: int) -> None:
     digesting = time.perf_counter() - started
     size = (folder / DOCS_FILE).stat().st_size
     fs = S3FileSystem(skip_instance_cache=True)
-    fs.mkdir("bench")
     for name in (DOCS_FILE, OFFSETS_FILE, BLOCKS_FILE):
         fs.put_file(str(folder / name), f"bench/docs/{name}")
     print(f"{passages} passages, docs.jsonl {size / 1e6:.1f} MB: block digests written in {digesting:.2f} s")

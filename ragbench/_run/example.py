@@ -95,7 +95,8 @@ async def process_example(
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback)
     if services.run_folder is not None and example.images:
-        keep_thumbnails(services.run_folder, example.images)  # what the viewer shows of them
+        # what the viewer shows of them; decoding and resizing off the event loop, where other examples' calls wait
+        await asyncio.to_thread(keep_thumbnails, services.run_folder, example.images)
     record = await scored(record, planned, example, prediction, services)
     return writable_sample(record.read_only(seconds=round(time.perf_counter() - started, 4)))
 

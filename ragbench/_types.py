@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeAlias
 
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
+from ._values.content_parts import image_record
 from ._values.images import Image
 
 # A value as JSON holds it, for payloads whose shape is open (a vendor's request body, a record's extras): unlike
@@ -89,8 +90,9 @@ class Document(ReadOnly):
 
 
 def image_summary(image: Image) -> JsonObject:
-    """What a record holds of an image: its digest, media type and size (the bytes stay with the task's data)."""
-    out: JsonObject = {"sha256": image.digest, "media_type": image.media_type, "bytes": len(image.data)}
+    """What a sample's record holds of an image: a request's record of it (`image_record`: digest, media type and
+    size; the bytes stay with the task's data) and where the task read it from."""
+    out: JsonObject = {**image_record(image)}
     if image.source:
         out["source"] = image.source
     return out

@@ -80,7 +80,7 @@ def images_in(parts: Iterable[Part]) -> tuple[Image, ...]:
     return tuple(part for part in parts if isinstance(part, Image))
 
 
-def image_record(image: Image) -> dict[str, Any]:
+def image_record(image: Image) -> dict[str, str | int]:
     """What a request's record holds of an image it sends: its digest, media type and size, never its path (the
     same picture from two paths is one request)."""
     return {"sha256": image.digest, "media_type": image.media_type, "bytes": len(image.data)}

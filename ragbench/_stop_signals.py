@@ -79,6 +79,40 @@ def deliver_again(signum: int) -> None:
     timer.start()
 
 
+def stop_as_ctrl_c() -> None:
+    """A command's first act (ragbench._cli.entry): SIGTERM and SIGHUP raise `Stopped` as Ctrl-C raises
+    KeyboardInterrupt (Ctrl-C too, see `Stopped`), and one dropped inside a finalizer is sent again, for the
+    whole command, between its phases too (`stop_again_after_finalizers`)."""
+    for signum in STOP_SIGNALS:
+        install_stop_handler(signum, raise_stopped)
+    stop_again_after_finalizers()
+
+
+def stop_again_after_finalizers() -> Any:
+    """From now on, a stop signal's exception raised inside a finalizer (a weakref callback such as the import
+    system's module-lock clean-up, a `__del__`), which Python prints and drops, sends the signal again from a
+    thread: it stops the command once the main thread is out of the finalizer (and again should it land in
+    another one). Returns the `sys.unraisablehook` it wraps; calling it again does not wrap twice."""
+    previous_hook = sys.unraisablehook
+    if isinstance(previous_hook, _StopAgain):
+        return previous_hook
+    sys.unraisablehook = _StopAgain(previous_hook)
+    return previous_hook
+
+
+class _StopAgain:
+    """The unraisable hook of `stop_again_after_finalizers`; any other unraisable goes to `previous`."""
+
+    def __init__(self, previous: Callable[[Any], Any]) -> None:
+        self.previous = previous
+
+    def __call__(self, unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            deliver_again(signal_of(unraisable.exc_value))
+            return
+        self.previous(unraisable)
+
+
 def install_stop_handler(signum: int, action: Callable[[int, Any], Any], wakeup_replaced: int | None = None) -> Any:
     """`signal.signal(signum, action)`, remembering what it replaces for a forked child; returns that."""
     return signal.signal(signum, StopHandler(action, signal.getsignal(signum), wakeup_replaced))
@@ -180,18 +214,7 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
                 os._exit(128 + number)
 
     threading.Thread(target=watch, name="ragbench-interrupt-watch", daemon=True).start()
-    previous_hook = sys.unraisablehook
-
-    def stop_again(unraisable: Any) -> None:
-        """A stop signal's exception raised inside a finalizer (a weakref callback, a `__del__`) is printed
-        and dropped by Python: the signal is sent again, from a thread, so that it stops the command once
-        the main thread is out of the finalizer (and again should it land in another one)."""
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            deliver_again(signal_of(unraisable.exc_value))
-            return
-        previous_hook(unraisable)
-
-    sys.unraisablehook = stop_again
+    previous_hook = stop_again_after_finalizers()
     try:
         yield
     finally:

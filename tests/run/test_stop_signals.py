@@ -50,6 +50,43 @@ def test_a_stop_signal_that_lands_in_a_finalizer_still_stops_the_command_without
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
 
 
+SIGNAL_IN_A_FINALIZER_BETWEEN_PHASES = """
+import os, signal, sys, time, weakref
+from ragbench._stop_signals import exit_when_stuck, signal_of, stop_as_ctrl_c
+
+class Thing:
+    pass
+
+def finalizer(_):
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+
+stop_as_ctrl_c()  # as ragbench._cli.entry does first
+try:
+    with exit_when_stuck(lambda signum: "stuck\\n", grace=30):  # the modules loading
+        pass
+    thing = Thing()  # the command line parsed, before the run's own handlers: a module lock's clean-up
+    reference = weakref.ref(thing, finalizer)
+    del thing
+    for _ in range(3000):
+        time.sleep(0.01)
+    print("went on")
+except KeyboardInterrupt as exc:
+    print("stopped by", signal.Signals(signal_of(exc)).name)
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_stop_signal_dropped_in_a_finalizer_between_the_commands_phases_still_stops_it(name):
+    """CI saw `ragbench` sent SIGTERM as it started run to its end and exit 0: the handler's exception came
+    inside the import system's module-lock clean-up (a weakref callback), after the modules had loaded and
+    before the run's handlers, where nothing sent the signal again."""
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_A_FINALIZER_BETWEEN_PHASES, name], capture_output=True, text=True, timeout=90
+    )
+    assert done.stdout.strip() == f"stopped by {name}", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
 SECOND_SIGNAL_WHILE_CLEANING_UP = """
 import asyncio, gc, os, signal, threading
 from ragbench._run.lifetime.lifecycle import Stopped, run_interruptible

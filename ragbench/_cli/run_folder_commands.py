@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import signal
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import cloup
@@ -27,6 +28,9 @@ from .run.groups.output import OutputOptions
 from .run.groups.retrieval import RetrievalOptions
 from .run.groups.what_to_run import WhatToRun, split_names
 from .run.help_groups import with_help_groups
+
+if TYPE_CHECKING:
+    from .._reports.compare.comparison import Report, Run
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
@@ -129,13 +133,7 @@ def rescore_command(
     failed) without running the system, into a new run folder."""
     from .._run.rescore.rescore_run import rescore_run
 
-    def stopped(signum: int) -> str:
-        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        return (
-            f"\nragbench rescore: {how}; {run_dir} is unchanged, the rescored folder is unfinished (run the same "
-            "command with --overwrite)\n"
-        )
-
+    stopped = functools.partial(_rescore_stopped, run_dir)
     try:
         changes = {
             "metrics": split_names(metrics) if metrics else None,
@@ -170,6 +168,15 @@ def rescore_command(
         click.echo(stopped(signal_of(exc)), err=True, nl=False)
         sys.exit(128 + signal_of(exc))
     report_outcome(outcome)
+
+
+def _rescore_stopped(run_dir: str, signum: int) -> str:
+    """What `rescore` says when a signal stops it."""
+    how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    return (
+        f"\nragbench rescore: {how}; {run_dir} is unchanged, the rescored folder is unfinished (run the same "
+        "command with --overwrite)\n"
+    )
 
 
 @click.command("compare")
@@ -225,53 +232,18 @@ def compare_command(
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values. Prints a
     summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
     report, --full prints it."""
-    from .._reports.compare.comparison import (
-        ITERATIONS,
-        adjust_p_values,
-        compare_runs,
-        label_runs,
-        load_run,
-        markdown,
-        parse_thresholds,
-        regressions,
-    )
+    from .._reports.compare.comparison import markdown
     from .._reports.compare.cost_table import cost_markdown, front_lines
     from .._reports.compare.summary import summary
 
     try:
-        if len(runs) < 2:
-            raise ConfigError("compare: give at least two run folders (the first is the baseline)")
-        if output and Path(output).exists() and not Path(output).is_dir():
-            raise ConfigError(
-                f"compare --output {output}: is a file, not a folder; give a folder for compare.md and its plots"
-            )
-        if output and (unwritable := write_problem(output)):
-            raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
-        thresholds = parse_thresholds(fail_if_worse)
-        if problem := too_many("compare --bootstrap-iters", "bootstrap_iters", bootstrap_iters):
-            raise ConfigError(problem)
-        loaded = [load_run(path) for path in runs]
-        label_runs(loaded)
-        judged = command_registry().metric_class  # which keys a judge scores, where the runs' judges differ
-        reports = [
-            compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices, judged) for other in loaded[1:]
-        ]
-        adjust_p_values(reports, p_adjust)
-        failures = [line for report in reports for line in regressions(report, thresholds)]
+        loaded, reports, failures = _compared(runs, output, fail_if_worse, bootstrap_iters, seed, p_adjust, slices)
     except ConfigError as exc:
         config_error(exc)
     costs = cost_markdown(loaded)  # every run's cost per correct answer and the Pareto front
     text = "\n".join([*(markdown(report) for report in reports), *([costs] if costs else [])])
     if output:
-        folder = Path(output)
-        try:
-            with naming(folder):  # a full disk's error names no file of its own
-                folder.mkdir(parents=True, exist_ok=True)
-                pictures = compare_plots(reports, loaded, folder)
-                images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
-                write_atomically(folder / "compare.md", text + images)  # a link there is replaced, not written through
-        except OSError as exc:
-            environment_error(exc, options="--output")
+        _write_comparison(Path(output), text, reports, loaded)
     if full:
         click.echo(text)
     if full and output:
@@ -283,6 +255,60 @@ def compare_command(
         click.echo(f"ragbench: worse: {line}", err=True)
     if failures:
         sys.exit(EXIT_WORSE)
+
+
+def _compared(
+    runs: tuple[str, ...],
+    output: str | None,
+    fail_if_worse: tuple[str, ...],
+    bootstrap_iters: int | None,
+    seed: int,
+    p_adjust: str,
+    slices: bool,
+) -> tuple[list[Run], list[Report], list[str]]:
+    """`compare`'s runs loaded, a report of each against the first, and the --fail-if-worse lines they break;
+    `ConfigError` where the options or a run folder are refused."""
+    from .._reports.compare.comparison import (
+        ITERATIONS,
+        adjust_p_values,
+        compare_runs,
+        label_runs,
+        load_run,
+        parse_thresholds,
+        regressions,
+    )
+
+    if len(runs) < 2:
+        raise ConfigError("compare: give at least two run folders (the first is the baseline)")
+    if output and Path(output).exists() and not Path(output).is_dir():
+        raise ConfigError(
+            f"compare --output {output}: is a file, not a folder; give a folder for compare.md and its plots"
+        )
+    if output and (unwritable := write_problem(output)):
+        raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
+    thresholds = parse_thresholds(fail_if_worse)
+    if problem := too_many("compare --bootstrap-iters", "bootstrap_iters", bootstrap_iters):
+        raise ConfigError(problem)
+    loaded = [load_run(path) for path in runs]
+    label_runs(loaded)
+    judged = command_registry().metric_class  # which keys a judge scores, where the runs' judges differ
+    reports = [
+        compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices, judged) for other in loaded[1:]
+    ]
+    adjust_p_values(reports, p_adjust)
+    return loaded, reports, [line for report in reports for line in regressions(report, thresholds)]
+
+
+def _write_comparison(folder: Path, text: str, reports: list[Report], loaded: list[Run]) -> None:
+    """compare.md (`text` and its plots) and the plots into `folder`; a fault of the disk ends the command."""
+    try:
+        with naming(folder):  # a full disk's error names no file of its own
+            folder.mkdir(parents=True, exist_ok=True)
+            pictures = compare_plots(reports, loaded, folder)
+            images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
+            write_atomically(folder / "compare.md", text + images)  # a link there is replaced, not written through
+    except OSError as exc:
+        environment_error(exc, options="--output")
 
 
 def compare_plots(reports: list[Any], runs: list[Any], folder: Path) -> list[Path | None]:

@@ -244,15 +244,20 @@ def run_eval(
     )
     with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        run_config = RunConfig.of(output=str(folder), **config)
-        outcome = Evaluator(run_config, registry=run_registry(run_config.what, registry)).run()
-        run_dir = RunDir(outcome.run_dir)
-        tasks = outcome.typed_results.config["tasks"]  # the run's full configuration: a list of names
-        samples = {
-            str(name): list(read_samples(run_dir.sample_path(str(name))))
-            for name in (tasks if isinstance(tasks, list) else [])
-        }
-    return EvalResult(outcome.results, samples, folder if output is not None else None, outcome.already_finished)
+        return _evaluated(folder, config, registry, kept=output is not None)
+
+
+def _evaluated(folder: Path, config: Mapping[str, Any], registry: Registry, kept: bool) -> EvalResult:
+    """The run of `config` into `folder`, read back (the folder named in the result where `kept`)."""
+    run_config = RunConfig.of(output=str(folder), **config)
+    outcome = Evaluator(run_config, registry=run_registry(run_config.what, registry)).run()
+    run_dir = RunDir(outcome.run_dir)
+    tasks = outcome.typed_results.config["tasks"]  # the run's full configuration: a list of names
+    samples = {
+        str(name): list(read_samples(run_dir.sample_path(str(name))))
+        for name in (tasks if isinstance(tasks, list) else [])
+    }
+    return EvalResult(outcome.results, samples, folder if kept else None, outcome.already_finished)
 
 
 def _run_options(

@@ -93,13 +93,20 @@ def decode_greedy(
         positions = positions + agreed + 1
         last = [picks[slot][agreed] for slot in kept]
         if len(kept) < len(running):
-            keep = torch.tensor(kept, device=device)
-            cache.batch_select_indices(keep)
-            mask, positions = mask[keep], positions[keep]
+            mask, positions = _keep_rows(torch, cache, mask, positions, kept)
             running = [running[slot] for slot in kept]
-            unused = int(mask.any(dim=0).int().argmax())  # leading columns that are all padding
-            if unused:
-                mask = mask[:, unused:]
-                for layer in cache.layers:
-                    layer.drop_leading(unused)
     return generated
+
+
+def _keep_rows(torch: Any, cache: Any, mask: Any, positions: Any, kept: list[int]) -> tuple[Any, Any]:
+    """The mask and positions of the batch's `kept` rows, the cache narrowed to them, and the leading columns that
+    are padding in every kept row dropped from the mask and the cache."""
+    keep = torch.tensor(kept, device=mask.device)
+    cache.batch_select_indices(keep)
+    mask, positions = mask[keep], positions[keep]
+    unused = int(mask.any(dim=0).int().argmax())  # leading columns that are all padding
+    if unused:
+        mask = mask[:, unused:]
+        for layer in cache.layers:
+            layer.drop_leading(unused)
+    return mask, positions

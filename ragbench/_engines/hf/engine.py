@@ -144,19 +144,12 @@ class HFEngine(Engine):
         if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
-        config = self.model_obj.config
         self.eos_ids, self.pad_id, self.context_length = set_up_tokens(
             self.tokenizer, self.model_obj, transformers, self.model
         )
         self._piece_cache: dict[int, str] = {}
         self._named_ids: dict[str, int | None] = {}
-        cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
-        cacheable = cache_mb > 0 and not self.seq2seq and batching.full_attention_layers(transformers, config)
-        self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cacheable else None
-        self.prompt_tokens_sent = self.prompt_tokens_computed = 0
-        state_bound = batching.cached_batch_tokens(torch, self.model_obj) if on_cpu else None
-        self._cached_batch_tokens = max_batch_tokens or state_bound  # the prefix-cache path's (hf/batching.py)
-        self._cache_argument = cache_argument(self.model_obj)
+        self._set_up_prefix_cache(prefix_cache_mb, on_cpu, max_batch_tokens)
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
             if fixed is None:
@@ -169,6 +162,18 @@ class HFEngine(Engine):
                     self.pad_id,
                     int(max_batch_size),
                 )
+
+    def _set_up_prefix_cache(self, prefix_cache_mb: int | None, on_cpu: bool, max_batch_tokens: int | None) -> None:
+        """The prefix cache (hf/prefix_cache.py: on CPU by default, where the model's layers all attend to the whole
+        prompt) and the batch bound of the path that uses it."""
+        torch, config = self._torch, self.model_obj.config
+        cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
+        cacheable = cache_mb > 0 and not self.seq2seq and batching.full_attention_layers(self.transformers, config)
+        self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cacheable else None
+        self.prompt_tokens_sent = self.prompt_tokens_computed = 0
+        state_bound = batching.cached_batch_tokens(torch, self.model_obj) if on_cpu else None
+        self._cached_batch_tokens = max_batch_tokens or state_bound  # the prefix-cache path's (hf/batching.py)
+        self._cache_argument = cache_argument(self.model_obj)
 
     @classmethod
     def missing_vocabulary(cls, model: str, options: Mapping[str, object], names: Sequence[str]) -> list[str] | None:

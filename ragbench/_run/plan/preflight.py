@@ -21,6 +21,7 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,23 +150,7 @@ def check_engines(
     """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
     accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
     loaded."""
-    from ..._engines import EMBEDDED_MODEL
-    from ..._engines.replicas import RAY_OPTION_TYPES, replica_option_problems
-
-    # (option, how its engine options are written, engine:model, options); an engine's messages name
-    # --model-arg and --base-url, rewritten here for the engine they are about
-    named = [("--model", "--model-arg ", models.model or EMBEDDED_MODEL, models.model_args)] if uses_llm else []
-    named += [
-        (f"--role-model {role}=", f"--role-model-arg {role}.", model, models.role_model_args.get(role, {}))
-        for role, model in models.role_models.items()
-    ]
-    named += [
-        ("--judge", f"--judge-arg {i}.", model, judging.judge_args.get(str(i), {}))
-        for i, model in enumerate(judging.judges if uses_judges else [])
-    ]
-    if judging.nli and uses_nli:
-        named.append(("--nli", "--nli-arg ", judging.nli, judging.nli_args))
-    for flag, args_flag, spec, options in named:
+    for flag, args_flag, spec, options in _named_engines(models, judging, uses_llm, uses_nli, uses_judges):
         where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
         with check.step(where):
             kind, sep, name = spec.partition(":")
@@ -178,25 +163,64 @@ def check_engines(
                 engine_class = registry.load("engines", kind)
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
-            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES and k != "chat"}
-            problems = replica_option_problems(options)
-            if not isinstance(options.get("chat", False), bool):
-                problems.append(
-                    f"--model-arg chat={options['chat']}: takes true or false (whether the model is a "
-                    "chat model; every engine takes it)"
-                )
-            if needs and flag.startswith(("--model", "--role-model")):
-                plain, cannot, unmet = needs_problems(engine_class, name, plain, needs)
-                for problem in cannot:
-                    check.problem(f"{where}: {problem}", first=True)
-                problems += unmet
-            urls = plain.get("base_url")
-            for url in urls if isinstance(urls, (list, tuple)) else [urls]:
-                problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
-            for problem in problems:
+            system_needs = needs if flag.startswith(("--model", "--role-model")) else None
+            for problem in _engine_problems(engine_class, name, options, system_needs, where, check):
                 if flag != "--model":
                     problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
                 check.problem(f"{where}: {problem}")
+
+
+def _named_engines(
+    models: RunModels, judging: RunJudging, uses_llm: bool, uses_nli: bool, uses_judges: bool
+) -> list[tuple[str, str, str, Mapping[str, object]]]:
+    """(option, how its engine options are written, engine:model, options) of each engine the run loads; an
+    engine's messages name --model-arg and --base-url, rewritten by `check_engines` for the engine they are about."""
+    from ..._engines import EMBEDDED_MODEL
+
+    named: list[tuple[str, str, str, Mapping[str, object]]] = (
+        [("--model", "--model-arg ", models.model or EMBEDDED_MODEL, models.model_args)] if uses_llm else []
+    )
+    named += [
+        (f"--role-model {role}=", f"--role-model-arg {role}.", model, models.role_model_args.get(role, {}))
+        for role, model in models.role_models.items()
+    ]
+    named += [
+        ("--judge", f"--judge-arg {i}.", model, judging.judge_args.get(str(i), {}))
+        for i, model in enumerate(judging.judges if uses_judges else [])
+    ]
+    if judging.nli and uses_nli:
+        named.append(("--nli", "--nli-arg ", judging.nli, judging.nli_args))
+    return named
+
+
+def _engine_problems(
+    engine_class: type[Engine],
+    name: str,
+    options: Mapping[str, object],
+    needs: list[Any] | None,
+    where: str,
+    check: Preflight,
+) -> list[str]:
+    """What is wrong with one engine's options (and, given the systems' `needs`, what they need of it: a model it
+    cannot serve is told to `check` at once, first)."""
+    from ..._engines.replicas import RAY_OPTION_TYPES, replica_option_problems
+
+    plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES and k != "chat"}
+    problems = replica_option_problems(options)
+    if not isinstance(options.get("chat", False), bool):
+        problems.append(
+            f"--model-arg chat={options['chat']}: takes true or false (whether the model is a "
+            "chat model; every engine takes it)"
+        )
+    if needs:
+        plain, cannot, unmet = needs_problems(engine_class, name, plain, needs)
+        for problem in cannot:
+            check.problem(f"{where}: {problem}", first=True)
+        problems += unmet
+    urls = plain.get("base_url")
+    for url in urls if isinstance(urls, (list, tuple)) else [urls]:
+        problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
+    return problems
 
 
 def check_documents_to_retrieve(

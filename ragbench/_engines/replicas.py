@@ -227,7 +227,7 @@ class RayReplica:
 class _EngineActor:
     """The actor body: builds the engine inside the Ray worker (so weights load where it runs)."""
 
-    def __init__(self, engine_class: type, name: str, options: dict[str, Any]) -> None:
+    def __init__(self, engine_class: type, name: str, options: Mapping[str, object]) -> None:
         self.engine: Engine = engine_class(name, **options)
 
     def describe(self) -> ReplicaInfo:
@@ -280,7 +280,7 @@ def ray_replicas(engine_class: type, model: str, options: dict[str, Any]) -> Rep
     return ReplicaSet(replicas, [f"ray replica {i}" for i in range(count)])
 
 
-def endpoint_replicas(engine_class: type, name: str, urls: list[str], options: dict[str, Any]) -> Engine:
+def endpoint_replicas(engine_class: type, name: str, urls: list[str], options: Mapping[str, object]) -> Engine:
     """One engine per OpenAI-compatible endpoint (`--base-url` repeated)."""
     engines = [engine_class(name, base_url=url, **options) for url in urls]
     return engines[0] if len(engines) == 1 else ReplicaSet(engines, [redact_url(url) for url in urls])

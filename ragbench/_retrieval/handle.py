@@ -24,7 +24,7 @@ from numbers import Integral
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._scheduler import CallStats, Scheduler
-from .._types import Document, Example, Step
+from .._types import Document, Example, JsonObject, Step
 from .._values.ceiling import CeilingHeld
 from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
@@ -38,7 +38,7 @@ class StepTracer(Protocol):
     """What a bound retrieval needs of the example's context (ragbench._context.Context, which imports
     this module's Retrieval): `step`, to trace each search."""
 
-    def step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]: ...
+    def step(self, kind: str, name: str, request: JsonObject) -> AbstractContextManager[Step]: ...
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,12 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
             return await self._search(query, k, step)
         self._check_k(k)
         docs = await self._search(query, max(int(k), reranker.retrieval_topk), step)
-        request = {"reranker": reranker.name, "query": query, "k": int(k), "candidates": [doc.id for doc in docs]}
+        request: JsonObject = {
+            "reranker": reranker.name,
+            "query": query,
+            "k": int(k),
+            "candidates": [doc.id for doc in docs],
+        }
         with self._step("custom", "rerank", request) as record:
             assert self.components is not None  # a reranker comes with the components pooling it
             try:
@@ -164,7 +169,7 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
         refiner = self.components.refiner if self.components is not None else None
         if refiner is None or not docs:
             return docs
-        request = {"refiner": refiner.name, "question": question, "docs": [doc.id for doc in docs]}
+        request: JsonObject = {"refiner": refiner.name, "question": question, "docs": [doc.id for doc in docs]}
         with self._step("custom", "refine", request) as record:
             assert self.components is not None  # a refiner comes with the components pooling it
             try:
@@ -175,7 +180,7 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
             record.docs = [doc.to_dict() for doc in refined]
         return refined
 
-    def _step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]:
+    def _step(self, kind: str, name: str, request: JsonObject) -> AbstractContextManager[Step]:
         return self.ctx.step(kind, name, request) if self.ctx is not None else nullcontext(Step(kind, name, request))
 
     @staticmethod
@@ -190,7 +195,7 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
 
     async def _search(self, query: str, k: int, step: str) -> list[Document]:
         """The retriever's top `k` for `query`, traced and recorded."""
-        request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
+        request: JsonObject = {"retriever": self.retriever.name, "query": query, "k": k}
         with self._step("retrieval", step, request) as record:
             self._check_k(k)
             k = request["k"] = int(k)  # a numpy integer is traced as JSON's

@@ -95,10 +95,10 @@ class OpenRetrieval:
         """The components' models were freed (by the retrieval handle that pooled them): not freed again."""
         self.release.pop_all()
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {**self.retriever.metadata(), **self.components.metadata()}
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         return {**self.retriever.contents(), **self.components.contents()}
 
 

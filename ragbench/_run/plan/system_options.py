@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..._system import System
 from ..._values.options import accepted_options
@@ -40,27 +39,27 @@ SOURCES = (
 
 def system_options(
     system_class: type[System],
-    declared: dict[str, Any],
-    task_defaults: dict[str, Any],
+    declared: Mapping[str, object],
+    task_defaults: Mapping[str, object],
     top_k: int | None,
-    system_args: Mapping[str, Any],
-) -> dict[str, Any]:
+    system_args: Mapping[str, object],
+) -> dict[str, object]:
     """The options a system is built with for one task, each source of `SOURCES` over the ones before it:
     the task's `declared` system_args, its `task_defaults`, `--top-k` and `--system-arg` (the system's own
     defaults are what remains unset). A `ConfigError` where `--top-k` cannot be given to the system."""
     accepted = accepted_options(system_class)
     keeps = set(system_class.declares.own_defaults)
 
-    def for_the_system(options: dict[str, Any]) -> dict[str, Any]:
+    def for_the_system(options: Mapping[str, object]) -> dict[str, object]:
         return {k: v for k, v in options.items() if (accepted is None or k in accepted) and k not in keeps}
 
-    layers: tuple[Mapping[str, Any], ...] = (
+    layers: tuple[Mapping[str, object], ...] = (
         for_the_system(declared),
         for_the_system(task_defaults),
         top_k_args(top_k, system_class, system_args, accepted),
         system_args,
     )
-    merged: dict[str, Any] = {}
+    merged: dict[str, object] = {}
     for layer in layers:
         merged.update(layer)
     return merged

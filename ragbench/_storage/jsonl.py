@@ -21,12 +21,15 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import jsonlines
 
 from .._errors import ConfigError, RecordError
 from .files import NotAFileError, file_there, naming, open_file
+
+if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
+    from .._types import JsonObject
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
 T = TypeVar("T")
@@ -281,6 +284,20 @@ def line_record(located: LocatedLine, where: str, build: Callable[[dict[str, Any
         return build(record, where, located.line + 1)
     except RecordError as exc:
         return exc
+
+
+def built_records(items: Iterable[Item], build: Callable[[JsonObject, int], T]) -> Iterator[T | RecordError]:
+    """What `build(record, 0-based line index)` makes of each JSON object of `items` (`iter_jsonl`, `given_jsonl`),
+    or the RecordError of a line that is none, or that `build` raised (a `require` that failed)."""
+    for index, record in items:
+        if isinstance(record, RecordError):
+            yield record
+            continue
+        try:
+            made: T | RecordError = build(record, index)
+        except RecordError as exc:
+            made = exc
+        yield made
 
 
 def iter_jsonl(path: str | Path) -> Iterator[Item]:

@@ -3,7 +3,8 @@
     from ragbench.api.data import iter_jsonl, require
 
 `iter_jsonl` (a JSONL file's records, a bad line arriving as a `RecordError`), `read_lines`, `require`
-(a record's field, or the bad record's error), `parse_json` (json.loads where JSON nested too deeply is a
+(a record's field, or the bad record's error), `built_records` (what a function makes of each record, a bad line
+or a record it refuses arriving as its `RecordError`), `parse_json` (json.loads where JSON nested too deeply is a
 ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
 `StreamBroken` (the record error where a stream broke off); `open_given`, `given_bytes`, `given_text`, `given_lines`,
 `given_values`, `given_jsonl`, `given_json`, `decoded`, `utf8` and `NotUtf8` (a file the user gave, read so that a FIFO, device or
@@ -45,13 +46,29 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         open_given,
         utf8,
     )
-    from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
+    from ragbench._storage.jsonl import (
+        StreamBroken,
+        built_records,
+        iter_jsonl,
+        objects,
+        parse_json,
+        read_lines,
+        require,
+    )
     from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
     from ragbench._types import JsonObject, JsonValue
     from ragbench._yaml_tasks.hf import load_split
 
 _MODULES = {
-    "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
+    "ragbench._storage.jsonl": (
+        "iter_jsonl",
+        "read_lines",
+        "require",
+        "built_records",
+        "parse_json",
+        "objects",
+        "StreamBroken",
+    ),
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir", "is_saved_dataset"),
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import JsonObject, given_json, given_jsonl, require
+from ragbench.api.data import JsonObject, built_records, given_json, given_jsonl, require
 
 from .nuggets import ArgueNugget, read_bank
 
@@ -31,17 +31,12 @@ DOCS = "docs.jsonl"
 
 
 def read_requests(path: Path) -> Iterator[JsonObject | RecordError]:
-    for index, record in given_jsonl(path, "ARGUE's report requests (JSONL)"):
-        if isinstance(record, RecordError):
-            yield record
-            continue
-        try:
-            require(record, "request_id", path, index, (str, int))
-            require(record, "problem_statement", path, index, str)
-        except RecordError as exc:
-            yield exc
-            continue
-        yield record
+    def request(record: JsonObject, index: int) -> JsonObject:
+        require(record, "request_id", path, index, (str, int))
+        require(record, "problem_statement", path, index, str)
+        return record
+
+    return built_records(given_jsonl(path, "ARGUE's report requests (JSONL)"), request)
 
 
 def read_banks(folder: Path) -> dict[str, list[ArgueNugget]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import given_jsonl, require
+from ragbench.api.data import JsonObject, built_records, given_jsonl, require
 
 QUERIES = Path("prompt_data/query.jsonl")
 CRITERIA = Path("criteria_data/criteria.jsonl")
@@ -43,21 +43,15 @@ def data_files(folder: Path) -> dict[str, Path]:
 
 
 def read_tasks(path: Path) -> Iterator[ResearchTask | RecordError]:
-    for index, record in given_jsonl(path, "DeepResearch Bench's tasks (JSONL)"):
-        if isinstance(record, RecordError):
-            yield record
-            continue
-        try:
-            task_id = require(record, "id", path, index, (int, str))
-            prompt = require(record, "prompt", path, index, str)
-            language = require(record, "language", path, index, str)
-        except RecordError as exc:
-            yield exc
-            continue
+    def task(record: JsonObject, index: int) -> ResearchTask:
+        task_id = require(record, "id", path, index, (int, str))
+        prompt = require(record, "prompt", path, index, str)
+        language = require(record, "language", path, index, str)
         if language not in LANGUAGES:
-            yield RecordError(str(path), index + 1, f"language {language!r} is neither zh nor en", "language")
-            continue
-        yield ResearchTask(str(task_id), prompt, language, str(record.get("topic", "")), index + 1)
+            raise RecordError(str(path), index + 1, f"language {language!r} is neither zh nor en", "language")
+        return ResearchTask(str(task_id), prompt, language, str(record.get("topic", "")), index + 1)
+
+    return built_records(given_jsonl(path, "DeepResearch Bench's tasks (JSONL)"), task)
 
 
 def by_prompt(path: Path, field: str, expected: str) -> tuple[dict[str, Any], list[RecordError]]:

@@ -27,7 +27,9 @@ from typing import Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import (
+    JsonObject,
     NotUtf8,
+    built_records,
     given_bytes,
     given_jsonl,
     given_text,
@@ -92,16 +94,10 @@ def files(folder: Path, task: str = "report") -> dict[str, Path]:
 
 
 def read_topics(path: Path) -> Iterator[Topic | RecordError]:
-    for index, record in given_jsonl(path, "DRAGUN's topics (JSONL)"):
-        if isinstance(record, RecordError):
-            yield record
-            continue
-        try:
-            topic_id = require(record, "docid", path, index, str)
-        except RecordError as exc:
-            yield exc
-            continue
-        yield Topic(topic_id, record, index + 1)
+    def topic(record: JsonObject, index: int) -> Topic:
+        return Topic(require(record, "docid", path, index, str), record, index + 1)
+
+    return built_records(given_jsonl(path, "DRAGUN's topics (JSONL)"), topic)
 
 
 def read_rubrics(folder: Path) -> tuple[dict[str, list[Any]], list[RecordError]]:

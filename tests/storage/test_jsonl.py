@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from ragbench._retrieval.corpus.jsonl_rows import row_starts
 from ragbench._storage.jsonl import iter_jsonl, open_append, read_lines, read_records
 from ragbench.api import RecordError
+from ragbench.api.data import built_records, require
 
 
 def test_a_json_error_names_its_real_line_and_column(tmp_path):
@@ -27,6 +28,16 @@ def test_a_json_error_names_its_real_line_and_column(tmp_path):
         str(error) == f"{path}:3: not valid JSON at column {bad.index(':', 30) + 1}: Expecting property name "
         "enclosed in double quotes"
     )
+
+
+def test_built_records_are_what_build_makes_and_each_bad_or_refused_line_its_error_in_line_order(tmp_path):
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"id": "a", "n": 1}\nnot json\n{"id": "b"}\n[1]\n{"id": "c", "n": 3}\n')
+    built = list(built_records(iter_jsonl(path), lambda record, index: (require(record, "n", path, index, int), index)))
+    assert built[0] == (1, 0) and built[4] == (3, 4)
+    errors = built[1:4]
+    assert all(isinstance(error, RecordError) and error.path == str(path) for error in errors)
+    assert [error.line for error in errors] == [2, 3, 4] and errors[1].field == "n"
 
 
 def test_non_utf8_bytes_cut_lines_and_non_objects_are_reported_and_reading_goes_on(tmp_path):

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
+from ragbench.api import RecordError, TaskScoring
 
-from .data import files, read_rubrics, read_topics, the_one_run
+from .data import Topic, the_one_run
 from .question_data import EXAMPLE_RUNS, question_examples
 from .question_runs import MOST_QUESTIONS, run_records
-from .task import ArticlePrompting
+from .task import ArticlePrompting, DragunTask
 
 INSTRUCTION = (
     f"Write the {MOST_QUESTIONS} questions a reader should ask, and have answered, to judge the trustworthiness of "
@@ -49,7 +49,7 @@ def unscorable(topic: str, rubric: list[Any], examples: dict[int, Any] | None) -
     return None
 
 
-class DragunQuestions(Task):
+class DragunQuestions(DragunTask):
     """DRAGUN Task 1: ten ranked questions per news article, searched for by the article's title."""
 
     name = "dragun_questions"
@@ -57,40 +57,19 @@ class DragunQuestions(Task):
     scoring = TaskScoring(
         gold_fields=("article", "rubric", "question_examples"), metrics=("dragun_question_autojudge",)
     )
-    own_documents = False
+    track = "question"
 
-    def _files(self) -> dict[str, Path]:
-        if self.data_path is None:
-            raise ConfigError(
-                f"task {self.name} reads DRAGUN's data: pass --data {self.name}=DATA, the data/ folder of "
-                "github.com/trec-dragun/resources with the topics, rubrics and assessments (docs/benchmarks/dragun.md)"
-            )
-        return files(self.data_path, "question")
+    def few_shots(self, found: dict[str, Path]) -> dict[str, Any]:
+        return question_examples(found["runs"], found["assessments"])
 
-    def prepare(self) -> None:
-        self.path = self._files()["topics"]
-
-    def examples(self) -> Iterator[Example | RecordError]:
-        found = self._files()
-        rubrics, bad = read_rubrics(found["rubrics"])
-        yield from bad
-        shots = question_examples(found["runs"], found["assessments"])
-        index = 0
-        for topic in read_topics(found["topics"]):
-            if isinstance(topic, RecordError):
-                yield topic
-                continue
-            if topic.id not in rubrics:
-                yield RecordError(str(found["topics"]), topic.line, f"topic {topic.id} has no rubric")
-                continue
-            why = unscorable(topic.id, rubrics[topic.id], shots.get(topic.id))
-            if why:
-                yield RecordError(str(found["topics"]), topic.line, why)
-                continue
-            examples = {str(rank): shown for rank, shown in shots[topic.id].items()}
-            gold = {"article": topic.article, "rubric": rubrics[topic.id], "question_examples": examples}
-            yield Example(id=topic.id, question=str(topic.article.get("title", "")), gold=gold, index=index)
-            index += 1
+    def topic_gold(self, topic: Topic, rubrics: dict[str, list[Any]], shots: dict[str, Any]) -> dict[str, Any] | str:
+        if topic.id not in rubrics:
+            return f"topic {topic.id} has no rubric"
+        why = unscorable(topic.id, rubrics[topic.id], shots.get(topic.id))
+        if why:
+            return why
+        examples = {str(rank): shown for rank, shown in shots[topic.id].items()}
+        return {"article": topic.article, "rubric": rubrics[topic.id], "question_examples": examples}
 
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
         """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""

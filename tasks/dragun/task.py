@@ -18,7 +18,16 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
 
-from .data import ASSESSMENT_ORDERS, EXAMPLE_RUNS, few_shot_examples, files, read_rubrics, read_topics, the_one_run
+from .data import (
+    ASSESSMENT_ORDERS,
+    EXAMPLE_RUNS,
+    Topic,
+    few_shot_examples,
+    files,
+    read_rubrics,
+    read_topics,
+    the_one_run,
+)
 from .submission import run_records
 
 MOST_WORDS = 250  # the track's report length (words split at whitespace, as produce_run.py counts them)
@@ -64,13 +73,57 @@ class DragunPrompting(ArticlePrompting):
         return [cited_numbers(statement) for statement in sent_tokenize(answer)]
 
 
-class DragunReport(Task):
+class DragunTask(Task):
+    """What both DRAGUN tasks share: the data folder's files of its `track` (data.files), and an example of each
+    topic whose gold `topic_gold` makes, a topic it cannot score the RecordError saying why."""
+
+    own_documents = False
+    track: ClassVar[str]  # "report" (Task 2) or "question" (Task 1)
+
+    def _files(self) -> dict[str, Path]:
+        if self.data_path is None:
+            raise ConfigError(
+                f"task {self.name} reads DRAGUN's data: pass --data {self.name}=DATA, the data/ folder of "
+                "github.com/trec-dragun/resources with the topics, rubrics and assessments (docs/benchmarks/dragun.md)"
+            )
+        return files(self.data_path, self.track)
+
+    def prepare(self) -> None:
+        self.path = self._files()["topics"]
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        found = self._files()
+        rubrics, bad = read_rubrics(found["rubrics"])
+        yield from bad
+        shots = self.few_shots(found)
+        index = 0
+        for topic in read_topics(found["topics"]):
+            if isinstance(topic, RecordError):
+                yield topic
+                continue
+            gold = self.topic_gold(topic, rubrics, shots)
+            if isinstance(gold, str):
+                yield RecordError(str(found["topics"]), topic.line, gold)
+                continue
+            yield Example(id=topic.id, question=str(topic.article.get("title", "")), gold=gold, index=index)
+            index += 1
+
+    def few_shots(self, found: dict[str, Path]) -> dict[str, Any]:
+        """Topic id -> AutoJudge's few-shot examples."""
+        raise NotImplementedError
+
+    def topic_gold(self, topic: Topic, rubrics: dict[str, list[Any]], shots: dict[str, Any]) -> dict[str, Any] | str:
+        """The topic's gold, or why the topic cannot be scored."""
+        raise NotImplementedError
+
+
+class DragunReport(DragunTask):
     """DRAGUN Task 2: a report per news article, searched for by the article's title."""
 
     name = "dragun_report"
     prompting = DragunPrompting()
     scoring = TaskScoring(gold_fields=("article", "rubric", "autojudge_examples"), metrics=("dragun_autojudge",))
-    own_documents = False
+    track = "report"
 
     def __init__(self, data_path: str | Path | None = None, assessment_order: str = "upstream") -> None:
         """`assessment_order`: of the few-shot examples' human assessments whose answer ids share a trailing number,
@@ -86,40 +139,19 @@ class DragunReport(Task):
         """A report system's word limit is the track's 250 words."""
         return {"max_words": MOST_WORDS}
 
-    def _files(self) -> dict[str, Path]:
-        if self.data_path is None:
-            raise ConfigError(
-                f"task {self.name} reads DRAGUN's data: pass --data {self.name}=DATA, the data/ folder of "
-                "github.com/trec-dragun/resources with the topics, rubrics and assessments (docs/benchmarks/dragun.md)"
+    def few_shots(self, found: dict[str, Path]) -> dict[str, Any]:
+        return few_shot_examples(found, self.assessment_order)
+
+    def topic_gold(self, topic: Topic, rubrics: dict[str, list[Any]], shots: dict[str, Any]) -> dict[str, Any] | str:
+        missing = [
+            what for what, has in (("rubric", rubrics), ("AutoJudge example reports", shots)) if topic.id not in has
+        ]
+        if missing:
+            return (
+                f"topic {topic.id} has no {' and no '.join(missing)} (AutoJudge needs its rubric and both "
+                f"organizer runs' reports with their human assessments: {', '.join(EXAMPLE_RUNS)})"
             )
-        return files(self.data_path)
-
-    def prepare(self) -> None:
-        self.path = self._files()["topics"]
-
-    def examples(self) -> Iterator[Example | RecordError]:
-        found = self._files()
-        rubrics, bad = read_rubrics(found["rubrics"])
-        yield from bad
-        shots = few_shot_examples(found, self.assessment_order)
-        index = 0
-        for topic in read_topics(found["topics"]):
-            if isinstance(topic, RecordError):
-                yield topic
-                continue
-            missing = [
-                what for what, has in (("rubric", rubrics), ("AutoJudge example reports", shots)) if topic.id not in has
-            ]
-            if missing:
-                message = (
-                    f"topic {topic.id} has no {' and no '.join(missing)} (AutoJudge needs its rubric and both "
-                    f"organizer runs' reports with their human assessments: {', '.join(EXAMPLE_RUNS)})"
-                )
-                yield RecordError(str(found["topics"]), topic.line, message)
-                continue
-            gold = {"article": topic.article, "rubric": rubrics[topic.id], "autojudge_examples": shots[topic.id]}
-            yield Example(id=topic.id, question=str(topic.article.get("title", "")), gold=gold, index=index)
-            index += 1
+        return {"article": topic.article, "rubric": rubrics[topic.id], "autojudge_examples": shots[topic.id]}
 
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
         """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -159,6 +159,15 @@ def config_errors_exit(output_option: str = "its output") -> Iterator[None]:
         sys.exit(EXIT_CONFIG)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc, options=output_option)
+
+
+def echo_lines_of(make: Callable[[], Iterable[str]], output_option: str = "its output") -> None:
+    """For a command that makes lines to print (an export saying what it wrote): `make()` under
+    `config_errors_exit`, then each line it made."""
+    with config_errors_exit(output_option):
+        lines = list(make())
+    for line in lines:
+        click.echo(line)
 
 
 def exit_if_skipped(errors: Sequence[str | Exception], each: str, summary: str) -> None:

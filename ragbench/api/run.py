@@ -7,7 +7,7 @@ work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the co
 `ready_threads` makes a thread pool with its threads started), the `PageCache` it opens
 (`await ctx.resources.page_cache()`) and `content_key` for its entries; the pre-flight's probes
 (`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
-plugin adds ends (`config_errors_exit`, `exit_if_skipped`); the options of a command writing a track's
+plugin adds ends (`config_errors_exit`, `echo_lines_of`, `exit_if_skipped`); the options of a command writing a track's
 submission (`submission_options`: --output, --run-id, --team-id, --overwrite, declared once); a finished run
 folder as a command reads one (`finished_run`: its results.json and sample records, `FinishedRun`) and its
 retrieval as TREC rankings
@@ -24,7 +24,7 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._checks import probe_data, unreachable
-    from ragbench._cli.plugin_commands import config_errors_exit, exit_if_skipped
+    from ragbench._cli.plugin_commands import config_errors_exit, echo_lines_of, exit_if_skipped
     from ragbench._cli.submission_options import submission_options
     from ragbench._reports.results.finished_run import FinishedRun, finished_run
     from ragbench._reports.results.run_rankings import RunRankings, run_rankings
@@ -39,7 +39,7 @@ _MODULES = {
     "ragbench._run.lifetime.workers": ("Workers", "usable_cores", "ready_threads"),
     "ragbench._storage.page_cache": ("PageCache", "content_key"),
     "ragbench._checks": ("probe_data", "unreachable"),
-    "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+    "ragbench._cli.plugin_commands": ("config_errors_exit", "echo_lines_of", "exit_if_skipped"),
     "ragbench._cli.submission_options": ("submission_options",),
     "ragbench._reports.results.finished_run": ("finished_run", "FinishedRun"),
     "ragbench._reports.results.run_rankings": ("run_rankings", "RunRankings"),

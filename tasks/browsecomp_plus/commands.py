@@ -41,12 +41,11 @@ def export_browsecomp_plus(
     """BrowseComp-Plus's leaderboard submissions from a finished run of browsecomp_plus: the agent's
     (evaluation_summary.json, as evaluate_run.py writes it), the retrieval-only one (retrieval_summary.json, from
     trec_eval -c over run.trec and the evidence and gold qrels), run.trec, and each query's run file (runs/)."""
-    from ragbench.api.run import config_errors_exit
+    from ragbench.api.run import echo_lines_of
 
-    with config_errors_exit("--output"):
-        lines = export(run_dir, output, data, {"LLM": llm, "Retriever": retriever, "Link": link}, overwrite)
-    for line in lines:
-        click.echo(line)
+    echo_lines_of(
+        lambda: export(run_dir, output, data, {"LLM": llm, "Retriever": retriever, "Link": link}, overwrite), "--output"
+    )
 
 
 def export(run_dir: str, output: str | None, data: str | None, given: dict[str, Any], overwrite: bool) -> list[str]:
@@ -62,12 +61,7 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
         raise ConfigError(
             f"export browsecomp-plus: {run.path} did not run {TASK} (it ran {', '.join(run.results.results)})"
         )
-    unscored = run.results.counts[TASK]["failed"] + run.results.counts[TASK]["missing"]
-    if unscored:
-        raise ConfigError(
-            f"export browsecomp-plus: {unscored} example(s) of {run.path} failed or are missing, "
-            f"and a submission counts every query: finish them with `ragbench ... --resume --output {run.path}`"
-        )
+    run.every_example_scored(TASK, "example", "a submission counts every query")
     folder = Path(output) if output else run.path.resolve().parent / f"{run.path.resolve().name}__{TASK}"
     if links := [path for path in (folder, folder / "runs") if path.is_symlink()]:
         raise ConfigError(

@@ -30,12 +30,9 @@ def export_dragun(
 ) -> None:
     """DRAGUN's run file from a finished run: Task 2, per topic its report's sentences, each citing the docids of
     the MS MARCO V2.1 segments it rests on; Task 1, per topic its ranked questions."""
-    from ragbench.api.run import config_errors_exit
+    from ragbench.api.run import echo_lines_of
 
-    with config_errors_exit("--output"):
-        lines = export(run_dir, task, output, run_id, team_id, overwrite)
-    for line in lines:
-        click.echo(line)
+    echo_lines_of(lambda: export(run_dir, task, output, run_id, team_id, overwrite), "--output")
 
 
 def export(
@@ -55,12 +52,7 @@ def export(
     task = task or ran[0]
     if task not in ran:
         raise ConfigError(f"export dragun: {run.path} did not run {task}")
-    unscored = run.results.counts[task]["failed"] + run.results.counts[task]["missing"]
-    if unscored:
-        raise ConfigError(
-            f"export dragun: {unscored} topic(s) of {run.path} failed or are missing, and a run file reports on "
-            f"every topic: finish them with `ragbench ... --resume --output {run.path}`"
-        )
+    run.every_example_scored(task, "topic", "a run file reports on every topic")
     path = Path(output) if output else run.path.resolve().parent / f"{run.path.resolve().name}__{task}"
     check_output(path, overwrite, "export dragun")
     tag = run_id or run_tag(run.path.resolve().name)

@@ -22,12 +22,9 @@ def export_trec_rag(
 ) -> None:
     """TREC RAG's AG/RAG submission file from a finished run: per topic its references (the docids of the
     segments shown, at most 20 in 2024 and 100 in 2025) and its answer's sentences, citations as reference indices."""
-    from ragbench.api.run import config_errors_exit
+    from ragbench.api.run import echo_lines_of
 
-    with config_errors_exit("--output"):
-        lines = export(run_dir, task, output, run_id, team_id, overwrite)
-    for line in lines:
-        click.echo(line)
+    echo_lines_of(lambda: export(run_dir, task, output, run_id, team_id, overwrite), "--output")
 
 
 def export(
@@ -57,12 +54,7 @@ def export(
     task = task or ran[0]
     if task not in run.results.results:
         raise ConfigError(f"export trec-rag: {run.path} did not run {task}")
-    unscored = run.results.counts[task]["failed"] + run.results.counts[task]["missing"]
-    if unscored:
-        raise ConfigError(
-            f"export trec-rag: {unscored} topic(s) of {run.path} failed or are missing, and a submission answers "
-            f"every topic: finish them with `ragbench ... --resume --output {run.path}`"
-        )
+    run.every_example_scored(task, "topic", "a submission answers every topic")
     year, most = TASKS[task]
     path = Path(output) if output else run.path.resolve().parent / f"{run.path.resolve().name}__{task}.jsonl"
     check_output(path, overwrite, "export trec-rag")

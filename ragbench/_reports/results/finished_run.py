@@ -38,6 +38,16 @@ class FinishedRun:
                 f"`ragbench --resume --output {self.path}` rebuilds it"
             )
 
+    def every_example_scored(self, task: str, examples: str, why: str) -> None:
+        """A `ConfigError` where an example of `task` failed or is missing (`examples`: what the task calls them,
+        "topic"; `why`: why the command needs every one)."""
+        unscored = self.results.counts[task]["failed"] + self.results.counts[task]["missing"]
+        if unscored:
+            raise ConfigError(
+                f"{self.command}: {unscored} {examples}(s) of {self.path} failed or are missing, and {why}: finish "
+                f"them with `ragbench ... --resume --output {self.path}`"
+            )
+
 
 def finished_run(path: str | Path, command: str) -> FinishedRun:
     """The run at `path`, refused unless it has a results.json and no attempt after it stopped or is running

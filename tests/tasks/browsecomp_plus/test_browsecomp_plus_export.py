@@ -142,7 +142,10 @@ def test_a_run_with_failed_examples_or_an_earlier_export_is_refused_in_one_line(
     (run_dir / "results.json").write_text(json.dumps(results))
     failed = cli_here("export", "browsecomp-plus", str(run_dir), "--overwrite")
     assert failed.returncode == 2
-    assert "1 example(s) of" in failed.stderr and "--resume --output" in failed.stderr
+    assert failed.stderr.strip().splitlines() == [
+        f"ragbench: error: export browsecomp-plus: 1 example(s) of {run_dir} failed or are missing, and a submission "
+        f"counts every query: finish them with `ragbench ... --resume --output {run_dir}`"
+    ]
 
 
 def test_an_export_never_writes_through_a_symbolic_link_into_a_users_folder(tmp_path, corpus_index):

@@ -232,12 +232,14 @@ def compare_command(
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values. Prints a
     summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
     report, --full prints it."""
-    from .._reports.compare.comparison import markdown
+    from .._reports.compare.comparison import ITERATIONS, markdown, regressions
     from .._reports.compare.cost_table import cost_markdown, front_lines
     from .._reports.compare.summary import summary
 
     try:
-        loaded, reports, failures = _compared(runs, output, fail_if_worse, bootstrap_iters, seed, p_adjust, slices)
+        thresholds = _checked_options(runs, output, fail_if_worse, bootstrap_iters)
+        loaded, reports = _compared(runs, bootstrap_iters or ITERATIONS, seed, slices, p_adjust)
+        failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:
         config_error(exc)
     costs = cost_markdown(loaded)  # every run's cost per correct answer and the Pareto front
@@ -257,26 +259,11 @@ def compare_command(
         sys.exit(EXIT_WORSE)
 
 
-def _compared(
-    runs: tuple[str, ...],
-    output: str | None,
-    fail_if_worse: tuple[str, ...],
-    bootstrap_iters: int | None,
-    seed: int,
-    p_adjust: str,
-    slices: bool,
-) -> tuple[list[Run], list[Report], list[str]]:
-    """`compare`'s runs loaded, a report of each against the first, and the --fail-if-worse lines they break;
-    `ConfigError` where the options or a run folder are refused."""
-    from .._reports.compare.comparison import (
-        ITERATIONS,
-        adjust_p_values,
-        compare_runs,
-        label_runs,
-        load_run,
-        parse_thresholds,
-        regressions,
-    )
+def _checked_options(
+    runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...], bootstrap_iters: int | None
+) -> dict[str, float]:
+    """`compare`'s --fail-if-worse thresholds; `ConfigError` where its options are refused."""
+    from .._reports.compare.comparison import parse_thresholds
 
     if len(runs) < 2:
         raise ConfigError("compare: give at least two run folders (the first is the baseline)")
@@ -289,14 +276,22 @@ def _compared(
     thresholds = parse_thresholds(fail_if_worse)
     if problem := too_many("compare --bootstrap-iters", "bootstrap_iters", bootstrap_iters):
         raise ConfigError(problem)
+    return thresholds
+
+
+def _compared(
+    runs: tuple[str, ...], iterations: int, seed: int, slices: bool, p_adjust: str
+) -> tuple[list[Run], list[Report]]:
+    """`compare`'s runs loaded and a report of each against the first; `ConfigError` where a run folder is
+    refused."""
+    from .._reports.compare.comparison import adjust_p_values, compare_runs, label_runs, load_run
+
     loaded = [load_run(path) for path in runs]
     label_runs(loaded)
     judged = command_registry().metric_class  # which keys a judge scores, where the runs' judges differ
-    reports = [
-        compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices, judged) for other in loaded[1:]
-    ]
+    reports = [compare_runs(loaded[0], other, iterations, seed, slices, judged) for other in loaded[1:]]
     adjust_p_values(reports, p_adjust)
-    return loaded, reports, [line for report in reports for line in regressions(report, thresholds)]
+    return loaded, reports
 
 
 def _write_comparison(folder: Path, text: str, reports: list[Report], loaded: list[Run]) -> None:

@@ -10,11 +10,11 @@ import asyncio
 import inspect
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from .._context import Context, ScoringContext
 from .._errors import RecordError
-from .._metric import InvalidScore, Metric, reported_keys, score_keys, typed_scores
+from .._metric import InvalidScore, Metric, Scores, reported_keys, score_keys, typed_scores
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
@@ -180,7 +180,14 @@ def sample_record(
     )
 
 
-def gold_references(task: Task, example: Example) -> dict[str, Any]:
+class GoldReading(TypedDict, total=False):
+    """A sample's reading of its gold: the texts, or why the task could not read them."""
+
+    gold_references: list[str]
+    gold_references_error: str | None
+
+
+def gold_references(task: Task, example: Example) -> GoldReading:
     """`gold_references`: the example's gold as the task reads it (`Task.gold_references`), written into
     the sample so that readers of a run folder (the viewer) show it without loading the task; a reading
     that raises is recorded as `gold_references_error` (the metrics that read it fail on their own)."""
@@ -192,7 +199,7 @@ def gold_references(task: Task, example: Example) -> dict[str, Any]:
 class PredictionScores(NamedTuple):
     """What the metrics made of one prediction."""
 
-    scores: dict[str, Any]  # typed, of the metrics that scored
+    scores: Scores  # typed, of the metrics that scored
     errors: dict[str, str]  # metric -> why it failed, in one line
     tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
     judge_trace: list[Step]  # the metrics' judge calls
@@ -203,7 +210,7 @@ class PredictionScores(NamedTuple):
 class MetricScoring(NamedTuple):
     """One scoring of one metric: its typed scores, or why it failed (and the traceback of what it raised)."""
 
-    scores: dict[str, Any] | None
+    scores: Scores | None
     error: str | None
     traceback: str | None
 
@@ -264,7 +271,7 @@ class ScoringJob(NamedTuple):
             return MetricScoring(None, f"{type(exc).__name__}: {exc}", None)
 
     async def ratings(
-        self, metric: Metric, found: list[Rater], headline: dict[str, Any], ceiling: ExampleCeiling, trace: list[Step]
+        self, metric: Metric, found: list[Rater], headline: Scores, ceiling: ExampleCeiling, trace: list[Step]
     ) -> dict[str, Any]:
         """The sample's `judge_ratings` entry of `metric`: every rater's scoring (the headline's own where it is
         the first rater), at once; their judge calls added to `trace` in the raters' order. Their steps count
@@ -300,7 +307,7 @@ async def score_prediction(
     ragbench._run.judges.raters); a rater that fails is named in its ratings, and the metric's scores are the
     headline's still."""
     job = ScoringJob(planned, example.read_only(), prediction.read_only(), services)
-    scores: dict[str, Any] = {}
+    scores: Scores = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}

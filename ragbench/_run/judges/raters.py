@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..._metric import Metric
+from ..._metric import Metric, Scores
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def headline_draws(found: list[Rater]) -> int:
 
 
 def rating_entry(
-    found: list[Rater], values: list[dict[str, Any] | None], keys: list[str], errors: dict[str, str]
+    found: list[Rater], values: list[Scores | None], keys: list[str], errors: dict[str, str]
 ) -> dict[str, Any]:
     """The sample's `judge_ratings` entry of one metric: the raters' labels, how many of them the headline
     averages (`headline_draws`), each key's value per rater (None where that rater gave none, or failed) and

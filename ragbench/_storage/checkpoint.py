@@ -43,7 +43,7 @@ def record_digest(example: Any) -> str:
     return digest.hexdigest()
 
 
-def _fields(value: Any) -> dict[str, Any]:
+def _fields(value: Any) -> dict[str, object]:
     return {
         f.name: getattr(value, f.name)
         for f in fields(value)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -226,7 +226,7 @@ def remove_objects(url: str) -> None:
         fs.invalidate_cache(path)
 
 
-def object_version(info: dict[str, Any]) -> str:
+def object_version(info: Mapping[str, object]) -> str:
     return str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
 
 

@@ -45,7 +45,7 @@ class TrackerRequest:
     tracker: str
     target: str | None = None
     items: tuple[str, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
 
     @property
     def label(self) -> str:

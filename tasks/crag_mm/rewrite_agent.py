@@ -71,12 +71,17 @@ def search_query(rewrite: str, question: str) -> str:
 
 class CragMMQueryRewrite(Reader):
     """Two rewrite calls, one search with the rewritten question (`top_n` results, upstream's 50), then the task's
-    answer over them. Documents come from the run's retriever (`--retriever`); the rewrite calls' sampling is
-    upstream's, whatever the answer's (`max_tokens`, `temperature`, `top_p`: the task's defaults) is."""
+    answer over them. Documents come from the run's retriever (`--retriever`); the rewrite calls go to the
+    `rewriter` role's model (`--role-model rewriter=...`, else the run's) with upstream's sampling, whatever the
+    answer's (`max_tokens`, `temperature`, `top_p`: the task's defaults) is."""
 
     name = "crag_mm_rewrite"
     declares = dataclasses.replace(
-        Reader.declares, retrieves=True, searches_own_queries=True, budget_options={"passages": "top_n"}
+        Reader.declares,
+        retrieves=True,
+        searches_own_queries=True,
+        budget_options={"passages": "top_n"},
+        roles=("rewriter",),  # upstream's rewrite pass is a run of its own, with its own model
     )
 
     def __init__(self, top_n: Annotated[int, Ge(1)] = WEB_SEARCH_RESULTS, **options: Any) -> None:
@@ -93,8 +98,9 @@ class CragMMQueryRewrite(Reader):
     async def rewritten(self, example: Example, ctx: Context) -> str:
         """The question the search is asked (the two calls, the 75-token cut, the fallback)."""
         image = example.images[0] if example.images else None
-        first = await ctx.llm.chat(rewrite_messages(example.question, image), step="analyse", **REWRITE_SAMPLING)
-        second = await ctx.llm.chat(
+        rewriter = ctx.model("rewriter")
+        first = await rewriter.chat(rewrite_messages(example.question, image), step="analyse", **REWRITE_SAMPLING)
+        second = await rewriter.chat(
             rewrite_messages(example.question, image, first.text),
             step="rewrite",
             json_schema=rewrite_schema(),

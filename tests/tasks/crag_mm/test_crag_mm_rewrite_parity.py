@@ -142,3 +142,25 @@ def test_the_search_query_falls_back_to_the_question_as_upstream_does(reply, que
 
 def test_the_schema_is_upstreams_query_analysis():
     assert QueryAnalysis.model_json_schema() == RECORDED["schema"]
+
+
+def test_the_rewriter_role_makes_the_rewrite_calls_and_the_run_model_the_answer(tmp_path):
+    task = CragMMSingle(data_path=write_dataset(tmp_path, case_rows(CASES["single"][:1])), tokenizer=tokenizer_dir())
+    [example] = task.examples()
+    rewriter = ScriptedLLM(
+        ["The badge reads Volvo.", '{"entity_name": "Volvo", "updated_question": "who makes Volvo?"}']
+    )
+    answerer = ScriptedLLM("Volvo Cars.")
+    ctx = make_context(task, answerer, [Document(id="d", title="t", text="x")], models={"rewriter": rewriter})
+    prediction = asyncio.run(CragMMQueryRewrite(**ANSWER_SAMPLING).run(example, ctx))
+    assert prediction.answer == "Volvo Cars." and len(rewriter.requests) == 2 and len(answerer.requests) == 1
+    assert [(s.kind, s.name) for s in ctx.trace][:2] == [("llm", "analyse"), ("llm", "rewrite")]
+    assert [s.request["query"] for s in ctx.trace if s.kind == "retrieval"] == ["who makes Volvo?"]
+
+
+def test_other_tasks_are_refused_before_the_run():
+    from ragbench.api import ConfigError
+    from ragbench.testing import task_object
+
+    with pytest.raises(ConfigError, match="runs on the CRAG-MM tasks .*not on demo"):
+        CragMMQueryRewrite().check(task_object("demo"))

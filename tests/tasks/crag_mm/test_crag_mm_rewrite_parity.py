@@ -11,6 +11,8 @@ import io
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from ragbench.api import Document, EngineError
@@ -138,6 +140,24 @@ def test_the_cases_cover_each_way_to_the_search_query():
 )
 def test_the_search_query_falls_back_to_the_question_as_upstream_does(reply, query):
     assert search_query(reply, "q") == query
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["updated_question", "x"]), inner),
+    max_leaves=6,
+)
+
+
+@given(st.one_of(JSON.map(json.dumps), st.text(max_size=40)))
+def test_any_reply_gives_a_non_empty_string_of_its_json_or_the_question(reply):
+    query = search_query(reply, "q")
+    try:
+        value = json.loads(reply)
+    except ValueError:
+        value = None
+    found = value.get("updated_question") if isinstance(value, dict) else None
+    assert query == (found if isinstance(found, str) and found else "q")
 
 
 def test_the_schema_is_upstreams_query_analysis():

@@ -78,7 +78,8 @@ class Sampling:
         sent. hf, anthropic and openai's api=responses, which have none, ignore it (as hf ignores json_mode).
     presence_penalty: the same (umbrela sends 0, the int: an int is sent as an int).
     json_schema: the `json_schema` of an OpenAI chat request's `response_format` (`{"name", "schema"}` as JSON
-        text, as DRAGUN's AutoJudge sends it); None: none. Other engines ignore it, as they ignore json_mode.
+        text, as DRAGUN's AutoJudge sends it); vllm decodes under its schema (structured outputs); None: none. Other
+        engines ignore it, as they ignore json_mode.
     top_k: vLLM's top-k cutoff (TREC 2025's support judge sends 20), sent by vllm and openai; None: not sent.
     min_p: vLLM's min-p cutoff (the support judge: 0.0), sent as top_k is.
     enable_thinking: the chat template's (Qwen3's) switch, given to it by hf and vllm, sent by openai as vLLM's

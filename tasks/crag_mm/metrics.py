@@ -68,6 +68,13 @@ def truncate_response(text: str, tokenizer_path: str) -> str:
     return str(tokenizer.decode(tokenizer.encode(text).ids))
 
 
+async def cut_response(text: str, ctx: Any) -> str:
+    """`truncate_response` with the run's tokenizer, off the event loop (in the run's workers where it has them)."""
+    resources = getattr(ctx, "resources", None)
+    cut = resources.workers.run if resources is not None else asyncio.to_thread
+    return str(await cut(truncate_response, text, tokenizer_dir(ctx)))
+
+
 def tokenizer_dir(ctx: Any) -> str:
     """The Llama-3.2 tokenizer folder: the task's `tokenizer` option, else $CRAG_MM_LLAMA32_TOKENIZER."""
     return tokenizer_in_context(
@@ -138,9 +145,7 @@ class CragMMEval(Metric):
         return {"name": self.name, "judge_sampling": dict(self.judge_sampling)}
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        resources = getattr(ctx, "resources", None)
-        cut = resources.workers.run if resources is not None else asyncio.to_thread
-        response = await cut(truncate_response, prediction.answer, tokenizer_dir(ctx))
+        response = await cut_response(prediction.answer, ctx)
         truth = str(example.gold["answers"][0])
         exact, missing = exact_match(response, truth), says_idk(response)
         if self.corrected and exact:

@@ -780,3 +780,24 @@ def test_top_k_and_min_p_a_request_sets_go_to_sampling_params_and_no_others(fake
     cut, plain = FakeLLM.instances[-1].calls[0]["params"]
     assert (cut.kwargs["top_k"], cut.kwargs["min_p"]) == (20, 0.0)
     assert not {"top_k", "min_p"} & set(plain.kwargs)  # vLLM's defaults
+
+
+@dataclass(frozen=True)
+class FakeConstraint:
+    json: Any
+
+
+@pytest.mark.parametrize(
+    ("name", "keyword"),
+    [("StructuredOutputsParams", "structured_outputs"), ("GuidedDecodingParams", "guided_decoding")],
+)
+def test_a_json_schema_constrains_decoding_as_the_vllm_release_takes_it(fake_vllm, monkeypatch, name, keyword):
+    params = types.ModuleType("vllm.sampling_params")
+    setattr(params, name, FakeConstraint)  # vLLM 0.11 on, or before (what CRAG-MM's QueryRewrite sends)
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", params)
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    engine = VLLMEngine("/m")
+    engine.generate([chat("hi", json_schema=json.dumps({"name": "A", "schema": schema})), chat("hi")])
+    constrained, plain = FakeLLM.instances[-1].calls[0]["params"]
+    assert constrained.kwargs[keyword] == FakeConstraint(json=schema)
+    assert not {"structured_outputs", "guided_decoding"} & set(plain.kwargs)

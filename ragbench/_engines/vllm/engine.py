@@ -11,7 +11,7 @@ of the engine id (the cache key).
 
 Requests: a batch goes to one `LLM.generate` call (vLLM schedules it itself, so the batch limit is 256) with one
 SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logprobs and skip_special_tokens map one
-to one. Chat requests are rendered with the model tokenizer's chat template (add_generation_prompt=True) and sent
+to one; a `json_schema` constrains decoding to its schema (structured outputs, or guided decoding before 0.11). Chat requests are rendered with the model tokenizer's chat template (add_generation_prompt=True) and sent
 as token ids, exactly as the `hf` engine does; prompt requests are sent as text. A request's tools go to the chat
 template's `tools=` and the model's calls are read from its text by the parser `--model-arg tool_parser=NAME` names
 (vllm/tools.py: vLLM's own, applied as its server applies it, sampling included; else ragbench's). `Sampling.lora` (an
@@ -63,6 +63,7 @@ from .options import (
     NEUTRAL_OPTIONS,
     accepts,
     cache_dir_option,
+    json_constraint,
     option_value,
     options_for_needs,
     start_option_problems,
@@ -241,6 +242,8 @@ class VLLMEngine(Engine):
         kwargs.update(sampling.penalties(), **sampling.penalties(CUTOFFS_SENT))  # unset: vLLM's defaults
         if sampling.keep_stop:
             kwargs["include_stop_str_in_output"] = True
+        if sampling.json_schema is not None:
+            kwargs.update(json_constraint(sampling.json_schema))
         if sampling.logprob_tokens:
             ids = self.named_ids(sampling.logprob_tokens)
             if sampling.logprob_window is not None:

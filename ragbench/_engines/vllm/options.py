@@ -5,7 +5,9 @@ id), and `max_logprobs` set for the log-prob windows the systems need (`Engine.m
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -135,6 +137,17 @@ def accepts(cls: Any, name: str) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def json_constraint(json_schema: str) -> dict[str, Any]:
+    """A request's `json_schema` (`{"name", "schema"}`, as the openai engine sends it) as vLLM's decoding constraint
+    on its schema: `structured_outputs=StructuredOutputsParams(json=...)` (vLLM 0.11 on; 0.12 has only this),
+    `guided_decoding=GuidedDecodingParams(json=...)` before (what CRAG-MM's QueryRewrite sends)."""
+    schema = json.loads(json_schema)["schema"]
+    params = importlib.import_module("vllm.sampling_params")
+    if hasattr(params, "StructuredOutputsParams"):
+        return {"structured_outputs": params.StructuredOutputsParams(json=schema)}
+    return {"guided_decoding": params.GuidedDecodingParams(json=schema)}
 
 
 def cache_dir_option(options: Mapping[str, object]) -> str | None:

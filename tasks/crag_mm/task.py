@@ -10,9 +10,9 @@ Options (--task-arg): split=validation|public_test (default validation, the only
 tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
 DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
 image_cache=DIR (upstream's image download cache, for rows with only an image_url), agent=open|closed (the example
-agent whose messages the prompting sends: VlmAgent, or the API agents' layout), history=gold (the earlier turns'
+agent whose messages the prompting sends: VlmAgent, or the API agents' layout), history=gold|own (the earlier turns'
 answers a multi-turn example shows: gold, the dataset's, the default; own, the system's, cut to 75 tokens as
-upstream's generation keeps them).
+upstream's generation keeps them; no effect on crag_mm_single).
 `ragbench score --predictions DIR` reads local_evaluation.py's output folder (its response.jsonl).
 """
 

@@ -59,10 +59,16 @@ def made_from(item: Example | RecordError) -> str:
 
 
 async def process_example(
-    planned: PlannedTask, item: Example | RecordError, services: ExampleServices, position: int
+    planned: PlannedTask,
+    item: Example | RecordError,
+    services: ExampleServices,
+    position: int,
+    read_as: Example | None = None,
 ) -> Sample:
     """One record run by the system and scored: its sample record at `position` (in the task's stream) and
-    its line (a bad record or a failed example is recorded in it, never raised)."""
+    its line (a bad record or a failed example is recorded in it, never raised). `read_as`: the record as the
+    task's stream holds it, where `item` is what the system is asked instead (a later example of a sequence, with
+    the answers before it: ragbench._run.sequences); the sample keeps its digest, which --resume reads again."""
     if isinstance(item, RecordError):
         return writable_sample(SampleRecord.sealed(id=None, index=position, error=made_from(item), bad_record=True))
     llm, retrieval, seed = services.llm, services.retrieval, services.seed
@@ -93,7 +99,7 @@ async def process_example(
     problem = ceiling.error or call.error or prediction_problem(name, returned)
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
-    record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback)
+    record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback, read_as=read_as)
     if services.run_folder is not None and example.images:
         # what the viewer shows of them; decoding and resizing off the event loop, where other examples' calls wait
         await asyncio.to_thread(keep_thumbnails, services.run_folder, example.images)
@@ -154,10 +160,12 @@ def sample_record(
     *,
     index: int | None = None,
     traceback: str | None = None,
+    read_as: Example | None = None,
 ) -> SampleRecord:
     """The sample record of a run example, without scores; with `task`, the gold as the task reads it
     (`gold_references`); `index`: its position in the task's stream (else the example's own); `traceback`:
-    what the system raised."""
+    what the system raised; `read_as`: the record as the task's stream holds it (its digest is the sample's), where
+    the system was asked `example` instead."""
     return SampleRecord.sealed(
         id=example.id,
         index=example.index if index is None else index,
@@ -166,7 +174,7 @@ def sample_record(
         meta=example.meta,
         turns=example.turns,
         images=[image_summary(image) for image in example.images],
-        example_sha256=record_digest(example),
+        example_sha256=record_digest(example if read_as is None else read_as),
         **(gold_references(task, example) if task else {}),
         answer=prediction.answer,
         citations=prediction.citations,

@@ -12,11 +12,13 @@ below, so a task that has nothing to do with CRAG's tools or Self-RAG's instruct
   PlotKeys             metric keys report.md draws per slice value (CRAG)
   SystemDefaults       system options that follow from the task's own options (RGB, BEIR)
   OwnCorpus            the corpus the task ships, searched when the run names no retriever (fictional_multihop)
+  Sequenced            examples in ordered sequences, each asked with the system's answers to those before it
+                       (CRAG-MM's conversations with `history=own`)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -37,6 +39,25 @@ class UsesRunResources(Protocol):
         processes, page caches and shared models (ragbench._run.lifetime.resources), which the run closes. A
         task that works in the worker processes names the modules they should import here
         (`resources.workers.warm(...)`), so that they start warm while the engines load."""
+
+
+@runtime_checkable
+class Sequenced(Protocol):
+    """A task whose examples form ordered sequences (a conversation's turns) in which a later example shows the
+    system's own answers to the earlier ones. The run answers a sequence's examples one after another (different
+    sequences run at once), asking each as `continued` makes it from the answers before it, and reads the answers
+    of the examples saved already on `--resume`. Where an example of a sequence fails, the later ones are not
+    asked: each fails, counted, and `--resume` asks them again."""
+
+    def sequence(self, example: Example) -> str | None:
+        """The key of the sequence `example` belongs to; None: it stands alone. A sequence's examples come one after
+        another in the task's stream, in their order (one that comes after another sequence's is a bad record)."""
+        ...
+
+    def continued(self, example: Example, answers: Sequence[str]) -> Example:
+        """`example` as the system is asked it, given the answers (`Prediction.answer`) to the examples of its
+        sequence before it, in order (none for the first)."""
+        ...
 
 
 @runtime_checkable

@@ -8,7 +8,8 @@ A task implements a protocol by having its methods (no base class needed); a sys
 tools systems get as `ctx.tools`), `PredictionRecords` (the prediction records a recorded system replays),
 `StandingInstruction` (`instruction_key`, `task_input`), `Demonstration` (`demonstration()`), `PlotKeys`
 (metric keys report.md draws per slice), `SystemDefaults` (system options that follow from the task's) and
-`OwnCorpus` (the passage file the task ships, searched by a run that names no retriever);
+`OwnCorpus` (the passage file the task ships, searched by a run that names no retriever), `Sequenced` (examples
+answered in order, each shown the system's answers to the ones before it);
 `task_input`, `instruction_key`, `closed_answer` and `task_demonstration` read them of any task.
 docs/writing-plugins.md, "The task-system contract", says what each is for.
 """
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         OwnCorpus,
         PlotKeys,
         PredictionRecords,
+        Sequenced,
         StandingInstruction,
         SystemDefaults,
         UsesRunResources,
@@ -45,6 +47,7 @@ _MODULES = {
         "PlotKeys",
         "SystemDefaults",
         "OwnCorpus",
+        "Sequenced",
         "task_input",
         "instruction_key",
         "closed_answer",

@@ -137,9 +137,11 @@ def row_examples(
     names: Mapping[str, Sequence[str]],
     read_image: ImageReader,
     positions: Iterator[int],
+    gold_history: bool = True,
 ) -> Iterator[Example]:
     """The turns of one conversation, in order, each at the next of `positions` in the task's data; on the
-    multi-turn task each carries the earlier turns (`turns`: the user's questions and the gold answers)."""
+    multi-turn task each carries the earlier turns (`turns`: the user's questions and the gold answers; without
+    `gold_history`, the questions alone, which the run continues with the system's own answers)."""
     session = row.get("session_id")
     if not isinstance(session, str) or not session:
         raise RecordError(where, number + 1, "missing or not a string", "session_id")
@@ -175,7 +177,8 @@ def row_examples(
             images=(image,),
             index=next(positions),
         )
-        history += [{"role": "user", "content": query}, {"role": "assistant", "content": answer}]
+        history += [{"role": "user", "content": query}]
+        history += [{"role": "assistant", "content": answer}] if gold_history else []
 
 
 def refuse_missing(task: str, repo: str, revision: str, data_dir: Path) -> ConfigError:

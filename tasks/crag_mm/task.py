@@ -2,22 +2,24 @@
 
 crag_mm_single  crag-mm-2025/crag-mm-single-turn-public (v0.1.2), one question per image
 crag_mm_multi   crag-mm-2025/crag-mm-multi-turn-public (v0.1.2), conversations about one image; each turn is an
-                example whose `turns` hold the earlier questions and their gold answers (the `history=gold`
-                variant: upstream's agent sees its own earlier answers, which ragbench does not do yet)
+                example whose `turns` hold the earlier questions and their gold answers (`history=gold`), or
+                the system's own earlier answers (`history=own`, upstream's: the run answers a conversation's
+                turns in order, `Sequenced`)
 
 Options (--task-arg): split=validation|public_test (default validation, the only split v0.1.2 publishes),
 tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
 DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
 image_cache=DIR (upstream's image download cache, for rows with only an image_url), agent=open|closed (the example
-agent whose messages the prompting sends: VlmAgent, or the API agents' layout), history=gold (the earlier turns'
-answers a multi-turn example shows: the gold ones; the only variant, named so runs and docs say which).
+agent whose messages the prompting sends: VlmAgent, or the API agents' layout), history=gold|own (the earlier turns'
+answers a multi-turn example shows: gold, the dataset's, the default; own, the system's, cut to 75 tokens as
+upstream's generation keeps them; no effect on crag_mm_single).
 `ragbench score --predictions DIR` reads local_evaluation.py's output folder (its response.jsonl).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,7 +27,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
 
-from .metrics import TOKENIZER_ENV
+from .metrics import TOKENIZER_ENV, truncate_response
 from .prompting import CragMMPrompting
 from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
 
@@ -33,11 +35,7 @@ REVISION = "v0.1.2"
 SPLITS = ("validation", "public_test")
 EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
 AGENTS = ("open", "closed")
-HISTORIES = ("gold",)
-OWN_HISTORY = (
-    "the system's own earlier answers (upstream's) need a run that answers a conversation's turns in order, which "
-    "ragbench does not do yet (docs/benchmarks/crag-mm.md)"
-)
+HISTORIES = ("gold", "own")
 SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
 
 
@@ -66,8 +64,7 @@ class CragMMTask(Task):
             ("history", history, HISTORIES),
         ):
             if value not in allowed:
-                why = f" ({OWN_HISTORY})" if name == "history" else ""
-                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}{why}")
+                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
         super().__init__(
             data_path,
             split=split,
@@ -79,6 +76,7 @@ class CragMMTask(Task):
         )
         self.prompting = CragMMPrompting(agent)
         self.split = split
+        self.history = history
         self.scoring = replace(self.scoring, metrics=EVALUATIONS[evaluation])
         self.tokenizer_path = tokenizer
         self.image_cache = image_cache_dir(image_cache)
@@ -152,9 +150,25 @@ class CragMMTask(Task):
         positions = itertools.count()
         for number, row in enumerate(rows):
             try:
-                yield from row_examples(row, number, where, self.kind, names, read_image, positions)
+                yield from row_examples(
+                    row, number, where, self.kind, names, read_image, positions, self.history == "gold"
+                )
             except RecordError as exc:
                 yield exc
+
+    def sequence(self, example: Example) -> str | None:
+        """With `history=own`, a conversation's turns are answered in order (`Sequenced`): its session."""
+        return str(example.meta["session_id"]) if self.kind == "multi" and self.history == "own" else None
+
+    def continued(self, example: Example, answers: Sequence[str]) -> Example:
+        """The turn with each earlier question followed by the system's own answer, cut to 75 Llama-3.2 tokens:
+        the history upstream's `generate_agent_responses` builds from the cut responses it keeps."""
+        questions = list(example.turns or [])
+        if len(answers) != len(questions):
+            raise ValueError(f"turn {example.meta['turn']} follows {len(questions)} questions, given {len(answers)}")
+        assert self.tokenizer_path is not None  # resolved as the examples are read
+        cut = [{"role": "assistant", "content": truncate_response(answer, self.tokenizer_path)} for answer in answers]
+        return replace(example, turns=[turn for pair in zip(questions, cut) for turn in pair])
 
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, Any]]:
         """`ragbench score --predictions DIR` over local_evaluation.py's output folder: its one response.jsonl

@@ -25,7 +25,7 @@ from ..._reports.results.provenance import provenance
 from ..._stop_signals import signal_of
 from ..._storage.checkpoint import TaskCheckpoint
 from ..._task.protocols import UsesTools, stop_tools
-from ..._types import JsonObject
+from ..._types import Example, JsonObject
 from ..._values.run_config import examples_in_flight
 from ..example import StoppedAtFailure, process_example, record_failed
 from ..lifetime.interrupted import RunInterrupted
@@ -37,9 +37,10 @@ from ..outcome import RunOutcome
 from ..progress import Progress
 from ..reading import RecordReader
 from ..rescore.saved_predictions import SavedRescoring
+from ..sequences import Work, process_step, steps
 from ..services import Calls, ExampleServices, Opened, RunServices
 from .pilot import Pilot, PilotEnded
-from .planned_run import Assembled, PlannedRun, Retrieved, Work
+from .planned_run import Assembled, PlannedRun, Retrieved
 
 
 def new_attempt_id() -> str:
@@ -199,19 +200,23 @@ class Attempt:
         progress: Progress,
         cost: AttemptMeter,
     ) -> None:
-        """One of the run's `max_inflight` workers: the next record still to do, until none is left."""
+        """One of the run's `max_inflight` workers: the next record still to do, until none is left (a sequence's
+        records one after another)."""
         run_dir, fail_fast = self.run.run_dir, self.run.config.limits.fail_fast
         with calls.examples.slot() if calls.examples is not None else nullcontext():
             while (entry := await read.next()) is not None:
-                planned, position, item = entry
-                progress.begin()
-                sample = await process_example(planned, item, calls, position)
-                workers.raise_if_unavailable()  # every later example would fail the same way
-                run_dir.append_sample(planned.name, sample.line, cost.at_save(saving=1))
-                cost.examples += 1
-                progress.advance(failed=record_failed(sample.record))
-                if fail_fast and record_failed(sample.record):  # saved: --resume tries it again
-                    raise StoppedAtFailure(planned.name, sample.record, run_dir.path)
+                for planned, position, item, sequence in steps(entry):
+                    progress.begin()
+                    if sequence is None or not isinstance(item, Example):
+                        sample = await process_example(planned, item, calls, position)
+                    else:
+                        sample = await process_step(planned, item, calls, position, sequence)
+                    workers.raise_if_unavailable()  # every later example would fail the same way
+                    run_dir.append_sample(planned.name, sample.line, cost.at_save(saving=1))
+                    cost.examples += 1
+                    progress.advance(failed=record_failed(sample.record))
+                    if fail_fast and record_failed(sample.record):  # saved: --resume tries it again
+                        raise StoppedAtFailure(planned.name, sample.record, run_dir.path)
 
     async def tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .planned_run import Work
+from ..sequences import InOrder, Work
 
 
 class PilotEnded(Exception):
@@ -20,7 +20,12 @@ class Pilot:
     positions: dict[str, frozenset[int]]
 
     def of(self, work: Work) -> Work:
-        """Those of `work` (the records a mode would run, in its order) at the drawn positions."""
-        return (
-            (planned, position, item) for planned, position, item in work if position in self.positions[planned.name]
-        )
+        """Those of `work` (the records a mode would run, in its order) at the drawn positions; of a sequence's
+        records, those up to the last one drawn (the earlier ones' answers are in its question)."""
+        for entry in work:
+            if isinstance(entry, InOrder):
+                kept = entry.up_to(self.positions[entry.planned.name])
+                if kept is not None:
+                    yield kept
+            elif entry[1] in self.positions[entry[0].name]:
+                yield entry

@@ -36,9 +36,8 @@ from ..plan.planning import PlannedTask
 from ..plan.task_corpus import build_task_index
 from ..plan.task_files import recorded_task_files
 from ..plugin_values import task_records
+from ..sequences import Entry, InOrder, Sequences, Work
 from ..services import OpenRetrieval, RunServices
-
-Work = Iterator[tuple[PlannedTask, int, Example | RecordError]]  # records to do, each with its position
 
 
 def system_of(planned: PlannedTask) -> System:
@@ -213,7 +212,8 @@ class RecordsToDo:
     not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else none
     counts). `checkpoints` holds the checkpoint of each task whose records were read, as far as they were read
     (what the examples saved and results.json are counted against). Checkpoint keys are example ids: a repeated id
-    is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
+    is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`). A sequenced
+    task's records of one sequence come as one entry, in order (ragbench._run.sequences)."""
 
     run: PlannedRun
     resume: bool
@@ -222,31 +222,41 @@ class RecordsToDo:
     def each(self, passed: Callable[[], None] | None = None) -> Work:
         """The records to do; `passed` is called for each record passed as saved already (the progress bar's
         examples done)."""
-        run = self.run
-        for planned in run.planned:
-            read = self.checkpoints[planned.name] = TaskCheckpoint(
-                finished_keys(run.run_dir, planned.name) if self.resume else {}
-            )
-            for position, item in enumerate(task_records(planned.task)):
-                if run.config.what.limit is not None and position >= run.config.what.limit:
-                    break
-                if isinstance(item, Example):
-                    if read.repeats(item.id):
-                        item = RecordError(
-                            planned.name,
-                            position + 1,
-                            f"example id {item.id!r} repeats an earlier record's (ids must be unique in a task)",
-                            "id",
-                        )
-                    elif item.gold_error is not None:  # it would be scored wrong, silently
-                        item = RecordError(planned.name, position + 1, item.gold_error)
-                key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
-                if read.needs_run(key, position, partial(made_from, item)):
-                    yield planned, position, item
-                elif passed is not None:
-                    passed()
+        for planned in self.run.planned:
+            order = Sequences.of(planned, self.run.run_dir)
+            records = self.task_records(planned, order, passed)
+            yield from records if order is None else order.grouped(records)
 
-    def first(self) -> tuple[PlannedTask, int, Example | RecordError] | None:
+    def task_records(
+        self, planned: PlannedTask, order: Sequences | None, passed: Callable[[], None] | None
+    ) -> Iterator[Entry]:
+        """The records to do of one task, each alone; `order`: the reading of a sequenced task's sequences."""
+        run = self.run
+        read = self.checkpoints[planned.name] = TaskCheckpoint(
+            finished_keys(run.run_dir, planned.name) if self.resume else {}
+        )
+        for position, item in enumerate(task_records(planned.task)):
+            if run.config.what.limit is not None and position >= run.config.what.limit:
+                break
+            if isinstance(item, Example):
+                if read.repeats(item.id):
+                    item = RecordError(
+                        planned.name,
+                        position + 1,
+                        f"example id {item.id!r} repeats an earlier record's (ids must be unique in a task)",
+                        "id",
+                    )
+                elif item.gold_error is not None:  # it would be scored wrong, silently
+                    item = RecordError(planned.name, position + 1, item.gold_error)
+            item = order.checked(item, position) if order is not None else item
+            key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
+            runs = read.needs_run(key, position, partial(made_from, item))
+            if order.runs(item, runs) if order is not None else runs:
+                yield planned, position, item
+            elif passed is not None:
+                passed()
+
+    def first(self) -> Entry | InOrder | None:
         """The first record to do, None when none is left (the tasks read up to it)."""
         return next(self.each(), None)
 

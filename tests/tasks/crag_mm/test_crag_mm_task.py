@@ -124,14 +124,13 @@ def test_multi_turn_examples_carry_the_earlier_turns(tmp_path):
     assert len({e.images[0].digest for e in found}) == 1
 
 
-def test_the_gold_history_is_a_named_variant_and_the_systems_own_is_refused_in_one_line():
-    """Earlier turns show the gold answers (upstream shows the agent's own): the run's config says so."""
+def test_the_history_is_a_named_variant_gold_by_default_and_another_is_refused_in_one_line():
+    """Earlier turns show the gold answers unless `history=own` (upstream's): the run's config says which."""
     assert CragMMMulti(tokenizer=tokenizer_dir()).config()["history"] == "gold"
+    assert CragMMMulti(tokenizer=tokenizer_dir(), history="own").config()["history"] == "own"
     with pytest.raises(ConfigError) as caught:
-        CragMMMulti(history="own")
-    message = str(caught.value)
-    assert message.startswith("task crag_mm_multi: history 'own' is not one of gold (the system's own earlier")
-    assert "\n" not in message
+        CragMMMulti(history="agent")
+    assert str(caught.value) == "task crag_mm_multi: history 'agent' is not one of gold, own"
 
 
 def test_a_web_image_missing_from_the_cache_is_one_record_error(tmp_path):

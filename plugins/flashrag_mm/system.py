@@ -16,7 +16,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration
+from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration, Task
+from ragbench.api.engines import EngineNeeds
 
 from .prompts import messages
 
@@ -47,6 +48,12 @@ class FlashRagMM(System):
         self.text_topk, self.image_topk, self.max_tokens = int(text_topk), int(image_topk), int(max_tokens)
         if searches == "none":
             self.declares = dataclasses.replace(self.declares, retrieves=False)
+
+    def engine_needs(self, task: Task) -> EngineNeeds | None:
+        """A search by picture shows the model the pictures it finds, whatever the task holds."""
+        if "image" not in self.searches:
+            return None  # the task's pictures, if it holds any (`Task.holds_images`)
+        return EngineNeeds(system=f"flashrag_mm on {task.name}", images=True)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         docs: list[Document] = []

@@ -8,12 +8,13 @@ the text, in order), the same sampling, the same prediction."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
 import pytest
 
-from ragbench.api import Document, Example, Image
+from ragbench.api import Document, Example, Image, Task, TaskScoring
 from ragbench.api.retrieval import Retriever
 from ragbench.plugins.flashrag_mm.system import FlashRagMM
 from ragbench.testing import ScriptedLLM, run_examples
@@ -22,11 +23,10 @@ from support.flashrag_parity import script_module
 
 FIXTURES = paths.DATA / "flashrag_mm"
 RECORDING = json.loads((FIXTURES / "recording.json").read_text())
-
-
 RECORDER = script_module("flashrag_mm_record", FIXTURES / "record_mm.py")
 
 
+@functools.cache
 def pictures() -> dict[str, Image]:
     return {name: Image.of(FIXTURES / "images" / f"{name}.png") for name in RECORDER.PICTURES}
 
@@ -46,11 +46,10 @@ class Recorded(Retriever):
     name = "recorded"
     image_queries = True
 
-    def __init__(self, form: dict[str, Any]) -> None:
+    def __init__(self, form: str) -> None:
         self.docs = {row["id"]: document(row) for row in RECORDING["corpus"]}
-        names = {image.digest: name for name, image in pictures().items()}
-        self.by_query = {json.dumps(s["query"]): s["ids"] for s in form["searches"]}
-        self.name_of = lambda image: names[image.digest]
+        self.names = {image.digest: name for name, image in pictures().items()}
+        self.by_query = {json.dumps(s["query"]): s["ids"] for s in RECORDING["forms"][form]["searches"]}
 
     def answer(self, query: Any, k: int) -> list[Document]:
         return [self.docs[doc_id] for doc_id in self.by_query[json.dumps(query)][:k]]
@@ -59,13 +58,32 @@ class Recorded(Retriever):
         return [self.answer(query, k) for query in queries]
 
     def search_images(self, images, k):
-        return [self.answer({"image": self.name_of(image)}, k) for image in images]
+        return [self.answer({"image": self.names[image.digest]}, k) for image in images]
 
 
 def fake_model(request: Any) -> str:
     """The recording's fake engine: its answer from the images and the text of the one user turn."""
     parts = request.messages[-1].parts
     return RECORDER.respond(sum(not isinstance(p, str) for p in parts), "".join(p for p in parts if isinstance(p, str)))
+
+
+class Pictured(Task):
+    """The recording's questions, each with its picture."""
+
+    name = "pictured"
+    scoring = TaskScoring(metrics=("match",))
+
+    def examples(self):
+        images = pictures()
+        for i, q in enumerate(RECORDING["questions"]):
+            yield Example(
+                q["id"],
+                q["question"],
+                gold={"answers": ["1 images"]},
+                meta={"question_type": q["question_type"]},
+                images=(images[q["image"]],),
+                index=i,
+            )
 
 
 def system_for(form: dict[str, Any]) -> FlashRagMM:
@@ -86,14 +104,9 @@ def test_flashrag_mm_is_flashrags_multimodal_pipeline(name):
     form = RECORDING["forms"][name]
     images = pictures()
     names = {image.digest: picture for picture, image in images.items()}
-    examples = [
-        Example(
-            q["id"], q["question"], meta={"question_type": q["question_type"]}, images=(images[q["image"]],), index=i
-        )
-        for i, q in enumerate(RECORDING["questions"])
-    ]
+    examples = list(Pictured().examples())
     llm = ScriptedLLM(fake_model)
-    records = asyncio.run(run_examples(system_for(form), examples, llm, retriever=Recorded(form)))
+    records = asyncio.run(run_examples(system_for(form), examples, llm, retriever=Recorded(name)))
     for question, record, call in zip(RECORDING["questions"], records, form["calls"]):
         assert record.error is None, record.error
         searches = [step.request for step in record.trace if step.kind == "retrieval"]
@@ -153,3 +166,42 @@ def test_a_retriever_that_does_not_search_by_picture_fails_the_example_in_one_li
     [answered] = asyncio.run(run_examples(FlashRagMM(searches="text"), [example], llm, retriever=TextOnly()))
     assert answered.error is None and [doc.id for doc in answered.docs] == ["t1"]
     assert answered.answer.startswith("1 images, 1 examples")  # the question's picture, then the text
+
+
+def test_a_search_by_picture_needs_a_model_that_takes_images_before_the_run():
+    from ragbench.testing import PreflightError, preflight
+
+    with pytest.raises(PreflightError) as caught:
+        preflight("demo", "flashrag_mm", "hf:embedded")
+    (problem,) = caught.value.problems
+    assert problem.startswith(
+        "--model hf:embedded: flashrag_mm on demo sends the model images: embedded takes no images"
+    )
+    preflight("demo", "flashrag_mm", "hf:embedded", system_args={"searches": "text"})
+
+
+def test_a_run_records_each_search_by_picture_and_the_pictures_shown(tmp_path):
+    from ragbench.testing import installed_registry, run_eval
+
+    registry = installed_registry()
+    registry.add_catalog({"retrievers": {"recorded": {"target": f"{__name__}:Recorded"}}}, "tests")
+    run = run_eval(
+        Pictured,
+        "flashrag_mm",
+        ScriptedLLM(fake_model),
+        registry=registry,
+        retriever="recorded",
+        retriever_args={"form": "mmqa"},
+        output=tmp_path / "run",
+    )
+    assert run.complete
+    images = pictures()
+    searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
+    by_picture = [s for s in searches if s["query"].startswith("image sha256:")]
+    recorded = [s for s in RECORDING["forms"]["mmqa"]["searches"] if isinstance(s["query"], dict)]
+    assert sorted((s["query"], s["ids"]) for s in by_picture) == sorted(
+        (f"image sha256:{images[s['query']['image']].digest}", s["ids"]) for s in recorded
+    )
+    [first] = [sample for sample in run.samples["pictured"] if sample.id == "a"]
+    shown = [(doc.id, doc.metadata.get("image", {}).get("sha256")) for doc in first.docs]  # a record's picture: digest
+    assert shown == [("t1", None), ("d1", images["d1"].digest)]

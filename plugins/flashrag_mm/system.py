@@ -16,8 +16,7 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration, Task
-from ragbench.api.engines import EngineNeeds
+from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration
 
 from .prompts import messages
 
@@ -34,7 +33,12 @@ class FlashRagMM(System):
     """
 
     name = "flashrag_mm"
-    declares = SystemDeclaration(retrieves=True, budget_options={"passages": "text_topk"}, prompt_style="flashrag")
+    declares = SystemDeclaration(
+        retrieves=True,
+        searches_by_picture="--system-arg searches=text",
+        budget_options={"passages": "text_topk"},
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,
@@ -46,14 +50,8 @@ class FlashRagMM(System):
     ) -> None:
         self.searches, self.template = searches, template
         self.text_topk, self.image_topk, self.max_tokens = int(text_topk), int(image_topk), int(max_tokens)
-        if searches == "none":
-            self.declares = dataclasses.replace(self.declares, retrieves=False)
-
-    def engine_needs(self, task: Task) -> EngineNeeds | None:
-        """A search by picture shows the model the pictures it finds, whatever the task holds."""
-        if "image" not in self.searches:
-            return None  # the task's pictures, if it holds any (`Task.holds_images`)
-        return EngineNeeds(system=f"flashrag_mm on {task.name}", images=True)
+        if "image" not in searches:
+            self.declares = dataclasses.replace(self.declares, retrieves=searches != "none", searches_by_picture=None)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         docs: list[Document] = []

@@ -72,6 +72,7 @@ class Pictured(Task):
 
     name = "pictured"
     scoring = TaskScoring(metrics=("match",))
+    holds_images = question_images = True
 
     def examples(self):
         images = pictures()
@@ -168,16 +169,27 @@ def test_a_retriever_that_does_not_search_by_picture_fails_the_example_in_one_li
     assert answered.answer.startswith("1 images, 1 examples")  # the question's picture, then the text
 
 
-def test_a_search_by_picture_needs_a_model_that_takes_images_before_the_run():
-    from ragbench.testing import PreflightError, preflight
+def test_a_search_by_picture_needs_a_retriever_that_can_before_the_run(tmp_path):
+    from ragbench.testing import PreflightError, installed_registry, preflight
 
+    registry = installed_registry()
+    registry.add_catalog({"retrievers": {"recorded": {"target": f"{__name__}:Recorded"}}}, "tests")
     with pytest.raises(PreflightError) as caught:
-        preflight("demo", "flashrag_mm", "hf:embedded")
-    (problem,) = caught.value.problems
-    assert problem.startswith(
-        "--model hf:embedded: flashrag_mm on demo sends the model images: embedded takes no images"
+        preflight(Pictured, "flashrag_mm", "scripted:echo", registry=registry, output=tmp_path / "run")
+    assert caught.value.problems == [
+        "task pictured: system flashrag_mm searches by each question's picture, which retriever provided cannot (it "
+        "searches by text); pass a retriever that searches by picture, or --system-arg searches=text to search by "
+        "text only"
+    ]
+    preflight(Pictured, "flashrag_mm", "scripted:echo", system_args={"searches": "text"}, registry=registry)
+    preflight(
+        Pictured,
+        "flashrag_mm",
+        "scripted:echo",
+        retriever="recorded",
+        retriever_args={"form": "mmqa"},
+        registry=registry,
     )
-    preflight("demo", "flashrag_mm", "hf:embedded", system_args={"searches": "text"})
 
 
 def test_a_run_records_each_search_by_picture_and_the_pictures_shown(tmp_path):

@@ -18,6 +18,7 @@ from annotated_types import Ge
 
 from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration
 
+from .choices import gaokao_choices
 from .prompts import messages
 
 
@@ -28,8 +29,10 @@ class FlashRagMM(System):
     text_topk    hits of the search by the question's text (`--bm25_num`, 1)
     image_topk   hits of the search by the question's picture (`--clip_num`, 1); the retriever must search by
                  picture (`Retriever.image_queries`)
-    template     mm (MMPromptTemplate: mmqa) | mathvista (MathVistaPromptTemplate, by the example's question_type)
-    max_tokens   per generation (`generation_params.max_new_tokens`: 128 for mmqa, 256 for mathvista)
+    template     mm (MMPromptTemplate: mmqa) | mathvista (MathVistaPromptTemplate, by the example's question_type) |
+                 gaokao (GAOKAOMMPromptTemplate, by its question_type and subject; the answer is the choice letters
+                 `gaokaomm_pred_parse` reads, the output its raw_output)
+    max_tokens   per generation (`generation_params.max_new_tokens`: 128 for mmqa and gaokao_mm, 256 for mathvista)
     """
 
     name = "flashrag_mm"
@@ -45,7 +48,7 @@ class FlashRagMM(System):
         searches: Literal["text+image", "text", "image", "none"] = "text+image",
         text_topk: Annotated[int, Ge(1)] = 1,
         image_topk: Annotated[int, Ge(1)] = 1,
-        template: Literal["mm", "mathvista"] = "mm",
+        template: Literal["mm", "mathvista", "gaokao"] = "mm",
         max_tokens: Annotated[int, Ge(1)] = 128,
     ) -> None:
         self.searches, self.template = searches, template
@@ -59,7 +62,9 @@ class FlashRagMM(System):
             docs += await ctx.required_retriever().search(example.question, self.text_topk)
         if "image" in self.searches and example.images:
             docs += await ctx.required_retriever().search_image(example.images[0], self.image_topk)
-        response = await ctx.llm.chat(
-            messages(self.template, example, docs), step="generate", max_tokens=self.max_tokens, temperature=0.0
-        )
-        return Prediction(example.id, answer=response.text, docs=docs)
+        turn = messages(self.template, example, docs, retrieved=self.searches != "none")
+        response = await ctx.llm.chat(turn, step="generate", max_tokens=self.max_tokens, temperature=0.0)
+        if self.template != "gaokao":
+            return Prediction(example.id, answer=response.text, docs=docs)
+        choices = gaokao_choices(response.text, example.meta["question_type"])
+        return Prediction(example.id, answer=choices, raw_output=response.text, docs=docs)

@@ -38,10 +38,10 @@ PICTURES = {
     "d4": (11, 9, (120, 120, 120), (200, 0, 200)),
 }
 CORPUS = [
-    {"id": "d1", "text": "A red flag with a white square.", "image": "d1"},
-    {"id": "d2", "text": "A green field at night.", "image": "d2"},
-    {"id": "d3", "text": "A blue sea under a yellow sun.", "image": "d3"},
-    {"id": "d4", "text": "A grey stone with a purple mark.", "image": "d4"},
+    {"id": "d1", "text": "A red flag with a white square.", "image": "d1", "golden_answers": ["B"]},
+    {"id": "d2", "text": "A green field at night.", "image": "d2", "golden_answers": ["AC"]},
+    {"id": "d3", "text": "A blue sea under a yellow sun.", "image": "d3", "golden_answers": ["D"]},
+    {"id": "d4", "text": "A grey stone with a purple mark.", "image": "d4", "golden_answers": ["A"]},
     {"id": "t1", "contents": "Flags\nThe flag of a country is often red and white."},
     {"id": "t2", "contents": "Sea\nThe sea is blue because water absorbs red light."},
     {"id": "t3", "contents": "Night\nAt night a field looks dark green or black."},
@@ -51,6 +51,17 @@ QUESTIONS = [
     {"id": "b", "question": "Is the field green at night?", "image": "q2", "question_type": "multi_choice"},
     {"id": "c", "question": "Why is the sea blue?", "image": "q3", "question_type": "free_form"},
 ]
+# GAOKAO-MM's kind of question, asked of the same pictures
+GAOKAO_QUESTIONS = [
+    {**QUESTIONS[0], "question_type": "single_choice", "subject": "地理"},
+    {**QUESTIONS[1], "question_type": "multiple_choice", "subject": "生物"},
+    {**QUESTIONS[2], "question_type": "multiple_choice", "subject": "物理"},
+]
+# rum_mm_exp.py's zero-shot GAOKAO-MM prompt (its `no-ret` mode)
+GAOKAO_ZERO_SHOT = (
+    "请你做一道{subject}选择题\n请你结合文字和图片一步一步思考,并将思考过程写在【解析】和<eoe>之间。{instruction}\n"
+    "例如：{example}\n请你严格按照上述格式作答。\n题目如下：{question}"
+)
 # form: pipeline method, template, modalities searched (perform_modality_dict), BM25 and CLIP top-k, max_new_tokens
 FORMS: dict[str, dict[str, Any]] = {
     "mmqa": {"method": "run", "template": "mm", "modality": None, "bm25": 1, "clip": 1, "max_new_tokens": 128},
@@ -79,12 +90,37 @@ FORMS: dict[str, dict[str, Any]] = {
         "clip": 2,
         "max_new_tokens": 256,
     },
+    # rum_mm_exp.py's gaokao_mm: text search only, answers parsed by gaokaomm_pred_parse
+    "gaokao": {
+        "method": "run",
+        "template": "gaokao",
+        "modality": {"text": ["text"]},
+        "bm25": 2,
+        "clip": 1,
+        "max_new_tokens": 128,
+    },
+    "gaokao_no_retrieval": {
+        "method": "naive_run",
+        "template": "gaokao",
+        "modality": None,
+        "bm25": 1,
+        "clip": 1,
+        "max_new_tokens": 128,
+    },
 }
 
 
 def respond(images: int, text: str) -> str:
-    """The fake model's answer: how many images and references it was shown, and a digest of the text."""
-    return f"{images} images, {text.count('Example ')} examples, {hashlib.sha1(text.encode()).hexdigest()[:8]}"
+    """The fake model's answer: how many images and references it was shown, and a digest of the text; to a
+    GAOKAO-MM prompt, choices by the digest, after 【答案】 or at the end."""
+    digest = hashlib.sha1(text.encode()).hexdigest()
+    answer = f"{images} images, {text.count('Example ')} examples, {digest[:8]}"
+    if "选择题" not in text:
+        return answer
+    choices = "".join(letter for letter, bit in zip("ABCD", f"{int(digest[:2], 16):08b}") if bit == "1") or "B"
+    return (
+        f"{answer}\n【解析】 ... <eoe>\n【答案】 {choices} <eoa>" if int(digest[2], 16) % 2 else f"{answer} {choices}"
+    )
 
 
 def colour_distance(one: Any, other: Any) -> float:
@@ -188,7 +224,8 @@ def record() -> dict[str, Any]:
 
     from flashrag.dataset import Dataset
     from flashrag.pipeline import MMSequentialPipeline
-    from flashrag.prompt import MathVistaPromptTemplate, MMPromptTemplate
+    from flashrag.prompt import GAOKAOMMPromptTemplate, MathVistaPromptTemplate, MMPromptTemplate
+    from flashrag.utils import gaokaomm_pred_parse
 
     out: dict[str, Any] = {}
     for form, spec in FORMS.items():
@@ -208,22 +245,29 @@ def record() -> dict[str, Any]:
         router = MultiRetrieverRouter.__new__(MultiRetrieverRouter)
         router.merge_method, router.final_topk, router.config = "concat", 5, config
         router.retriever_list = [FakeBM25(spec["bm25"]), FakeClip(spec["clip"])]
-        template = (MMPromptTemplate if spec["template"] == "mm" else MathVistaPromptTemplate)(config)
+        if spec["template"] == "gaokao":
+            zero_shot = spec["method"] == "naive_run"
+            template = GAOKAOMMPromptTemplate(config, user_prompt=GAOKAO_ZERO_SHOT if zero_shot else None)
+        else:
+            template = (MMPromptTemplate if spec["template"] == "mm" else MathVistaPromptTemplate)(config)
+        questions = GAOKAO_QUESTIONS if spec["template"] == "gaokao" else QUESTIONS
+        parse = gaokaomm_pred_parse if spec["template"] == "gaokao" else None
         generator = multimodal_generator.HFMultiModalGenerator(config)
         pipeline = MMSequentialPipeline(config, prompt_template=template, retriever=router, generator=generator)
-        dataset = Dataset(config, data=[{**q, "image": pictures[q["image"]]} for q in QUESTIONS])
+        dataset = Dataset(config, data=[{**q, "image": pictures[q["image"]]} for q in questions])
         searches.clear()
         calls.clear()
         if spec["method"] == "naive_run":
-            pipeline.naive_run(dataset, do_eval=False)
+            pipeline.naive_run(dataset, do_eval=False, pred_process_func=parse)
         elif spec["modality"] is None:
-            pipeline.run(dataset, do_eval=False)
+            pipeline.run(dataset, do_eval=False, pred_process_func=parse)
         else:
-            pipeline.run(dataset, do_eval=False, perform_modality_dict=spec["modality"])
+            pipeline.run(dataset, do_eval=False, perform_modality_dict=spec["modality"], pred_process_func=parse)
         out[form] = {
             **spec,
             "searches": list(searches),
             "calls": list(calls),
+            "questions": questions,
             "pred": dict(zip(dataset.id, dataset.pred)),
         }
     for path in model.iterdir():

@@ -13,6 +13,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragbench.api import Document, Example, Image, Task, TaskScoring
 from ragbench.api.retrieval import Retriever
@@ -35,7 +37,8 @@ def document(row: dict[str, Any]) -> Document:
     """A corpus row as ragbench holds it: a picture's document with its text, a passage split as FlashRAG's
     `contents` ("title\\ntext")."""
     if "image" in row:
-        return Document(row["id"], "", row["text"], image=pictures()[row["image"]])
+        metadata = {"golden_answers": row["golden_answers"]}
+        return Document(row["id"], "", row["text"], metadata=metadata, image=pictures()[row["image"]])
     title, _, text = row["contents"].partition("\n")
     return Document(row["id"], title, text)
 
@@ -67,6 +70,22 @@ def fake_model(request: Any) -> str:
     return RECORDER.respond(sum(not isinstance(p, str) for p in parts), "".join(p for p in parts if isinstance(p, str)))
 
 
+def examples_of(form: str) -> list[Example]:
+    """The form's questions, each with its picture."""
+    images = pictures()
+    return [
+        Example(
+            q["id"],
+            q["question"],
+            gold={"answers": ["1 images"]},
+            meta={key: q[key] for key in ("question_type", "subject") if key in q},
+            images=(images[q["image"]],),
+            index=i,
+        )
+        for i, q in enumerate(RECORDING["forms"][form]["questions"])
+    ]
+
+
 class Pictured(Task):
     """The recording's questions, each with its picture."""
 
@@ -75,16 +94,7 @@ class Pictured(Task):
     holds_images = question_images = True
 
     def examples(self):
-        images = pictures()
-        for i, q in enumerate(RECORDING["questions"]):
-            yield Example(
-                q["id"],
-                q["question"],
-                gold={"answers": ["1 images"]},
-                meta={"question_type": q["question_type"]},
-                images=(images[q["image"]],),
-                index=i,
-            )
+        return iter(examples_of("mmqa"))
 
 
 def system_for(form: dict[str, Any]) -> FlashRagMM:
@@ -105,10 +115,10 @@ def test_flashrag_mm_is_flashrags_multimodal_pipeline(name):
     form = RECORDING["forms"][name]
     images = pictures()
     names = {image.digest: picture for picture, image in images.items()}
-    examples = list(Pictured().examples())
+    examples = examples_of(name)
     llm = ScriptedLLM(fake_model)
     records = asyncio.run(run_examples(system_for(form), examples, llm, retriever=Recorded(name)))
-    for question, record, call in zip(RECORDING["questions"], records, form["calls"]):
+    for question, record, call in zip(form["questions"], records, form["calls"]):
         assert record.error is None, record.error
         searches = [step.request for step in record.trace if step.kind == "retrieval"]
         ids = [step.response["ids"] for step in record.trace if step.kind == "retrieval"]
@@ -127,7 +137,8 @@ def test_flashrag_mm_is_flashrags_multimodal_pipeline(name):
             [],
         )
         assert call["params"]["do_sample"] == "False"
-        assert record.answer == form["pred"][question["id"]] == call["answer"]
+        assert record.answer == form["pred"][question["id"]]
+        assert (record.raw_output or record.answer) == call["answer"]  # gaokao: the parsed choices and the output
 
 
 def query_name(query: str, names: dict[str, str]) -> str | dict[str, str]:
@@ -217,3 +228,16 @@ def test_a_run_records_each_search_by_picture_and_the_pictures_shown(tmp_path):
     [first] = [sample for sample in run.samples["pictured"] if sample.id == "a"]
     shown = [(doc.id, doc.metadata.get("image", {}).get("sha256")) for doc in first.docs]  # a record's picture: digest
     assert shown == [("t1", None), ("d1", images["d1"].digest)]
+
+
+NO_CHOICE = st.text(alphabet=st.characters(blacklist_characters="ABCD【"), max_size=30)
+
+
+@given(NO_CHOICE.filter(lambda t: t.strip() != ""), st.text(alphabet="ABCD \n", min_size=1, max_size=8), NO_CHOICE)
+def test_gaokao_choices_are_the_letters_after_the_answer_mark_or_else_the_last_one(before, letters, after):
+    from ragbench.plugins.flashrag_mm.choices import gaokao_choices
+
+    output = f"{before}【答案】{letters}{after}"
+    assert gaokao_choices(output, "multiple_choice") == "".join(c for c in letters if c in "ABCD")
+    assert gaokao_choices(output, "single_choice") == next((c for c in reversed(letters) if c in "ABCD"), "")
+    assert gaokao_choices(before + after, "single_choice") == ""

@@ -241,3 +241,29 @@ def test_gaokao_choices_are_the_letters_after_the_answer_mark_or_else_the_last_o
     assert gaokao_choices(output, "multiple_choice") == "".join(c for c in letters if c in "ABCD")
     assert gaokao_choices(output, "single_choice") == next((c for c in reversed(letters) if c in "ABCD"), "")
     assert gaokao_choices(before + after, "single_choice") == ""
+
+
+def test_a_tiny_vlm_reads_the_hits_pictures_and_the_questions_end_to_end(tmp_path):
+    from ragbench.testing import installed_registry, run_eval
+    from support.tiny_vlm import build_tiny_vlm
+
+    registry = installed_registry()
+    registry.add_catalog({"retrievers": {"recorded": {"target": f"{__name__}:Recorded"}}}, "tests")
+    vlm = build_tiny_vlm(tmp_path / "tiny-llava")
+    run = run_eval(
+        Pictured,
+        "flashrag_mm",
+        f"hf:{vlm}",
+        registry=registry,
+        retriever="recorded",
+        retriever_args={"form": "mmqa_k2"},
+        system_args={"text_topk": 2, "image_topk": 2, "max_tokens": 3},
+        model_args={"device": "cpu"},
+    )
+    form = RECORDING["forms"]["mmqa_k2"]
+    names = {image.digest: name for name, image in pictures().items()}
+    for sample in run.samples["pictured"]:
+        [call] = [c for c, q in zip(form["calls"], form["questions"]) if q["id"] == sample.id]
+        [answer] = [step for step in sample.trace if step.kind == "llm"]
+        # the hf engine's processor took every picture (an image token count unmatched raises)
+        assert sample.error is None and generation_parts(answer.request, names) == call["parts"]

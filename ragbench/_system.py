@@ -93,6 +93,10 @@ class SystemDeclaration:
     # passages in their given order (`provided`) each of its searches returns the same passages: the
     # pre-flight warns, naming a retriever that answers such queries.
     searches_own_queries: bool = False
+    # Set: on a task whose questions come with pictures (`Task.question_images`) the system searches by each one
+    # (`ctx.retriever.search_image`), which needs a retriever that can (`Retriever.image_queries`): the pre-flight
+    # refuses the run otherwise, naming this setting, the one that turns those searches off (a --system-arg).
+    searches_by_picture: str | None = None
     # The options that set this system's retrieval budget, by budget: "passages" (documents shown per reader
     # call, what --top-k sets) and "searches" (searches or rounds allowed per example). The core reads them:
     # --top-k goes to the "passages" option (a system that declares none refuses --top-k), and run.json records

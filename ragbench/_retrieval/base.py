@@ -16,6 +16,7 @@ from .corpus.readers import passage_text  # at module level: a build calls index
 
 if TYPE_CHECKING:
     from .._types import Document, Example
+    from .._values.images import Image
 
 
 class RetrievalError(RuntimeError):
@@ -44,10 +45,16 @@ class Retriever:
     # other examples' queries by the run retriever's `search_examples`. False: `for_example`'s
     # retriever is searched directly, on the loop (`provided`: a slice of a list).
     pooled: bool = False
+    # True: `search_images` answers searches by a picture (`ctx.retriever.search_image`), e.g. a CLIP image index
+    image_queries: ClassVar[bool] = False
 
     def search(self, queries: list[str], k: int) -> Sequence[list[Document] | RetrievalError]:
         """The top `k` documents for each query, best first, each with its `score`. A query the retriever cannot
         answer gets a RetrievalError in its place: that search fails, the batch's other queries do not."""
+        raise NotImplementedError
+
+    def search_images(self, images: list[Image], k: int) -> Sequence[list[Document] | RetrievalError]:
+        """The top `k` documents for each query picture, best first (a retriever whose `image_queries` is True)."""
         raise NotImplementedError
 
     def for_example(self, example: Example) -> Retriever | None:

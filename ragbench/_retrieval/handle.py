@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, JsonObject, Step
 from .._values.ceiling import CeilingHeld
+from .._values.images import Image
 from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
 
@@ -43,13 +44,15 @@ class StepTracer(Protocol):
 
 @dataclass(frozen=True)
 class SearchRequest:
-    query: str
+    query: str  # for a search by picture, `image_query`'s name of it
     k: int
     bound: Retriever | None = None  # a `pooled` example-bound retriever: the search is among its documents
+    image: Image | None = None  # the query picture of a search by picture (`Retriever.search_images`)
 
     @property
-    def batch_key(self) -> tuple[int, bool]:
-        return self.k, self.bound is not None  # one search call has one k, and one kind of search
+    def batch_key(self) -> tuple[int, bool, bool]:
+        # one search call has one k, and one kind of search
+        return self.k, self.bound is not None, self.image is not None
 
     def text_length(self) -> int:
         return len(self.query)
@@ -76,7 +79,10 @@ class SearchBackend:
     def generate(self, requests: list[SearchRequest]) -> list[list[Document] | RetrievalError]:
         self.batch_sizes.append(len(requests))
         queries, k = [request.query for request in requests], requests[0].k
-        if requests[0].bound is None:
+        images = [request.image for request in requests if request.image is not None]
+        if images:
+            results = self.retriever.search_images(images, k)
+        elif requests[0].bound is None:
             results = self.retriever.search(queries, k)
         else:
             bound = [request.bound for request in requests if request.bound is not None]  # each, as the first
@@ -84,6 +90,11 @@ class SearchBackend:
         if len(results) != len(requests):
             raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
         return list(results)  # a RetrievalError in a query's place fails that request alone
+
+
+def image_query(image: Image) -> str:
+    """A search by picture as its trace and recording name it: the picture's digest."""
+    return f"image sha256:{image.digest}"
 
 
 class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches against the example's ceiling
@@ -162,6 +173,16 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
             record.docs = [doc.to_dict() for doc in kept]
         return kept
 
+    async def search_image(self, image: Image, k: int, *, step: str = "retrieve image") -> list[Document]:
+        """The top `k` documents for a query picture, best first, from a retriever that searches by picture
+        (`Retriever.image_queries`; a reranker, which reads a query's text, is not applied). The search is traced
+        and recorded with `image_query`'s name of the picture as its query."""
+        if not self.retriever.image_queries or self.local is not None:
+            raise RetrievalError(
+                f"retriever {self.retriever.name} does not search by picture; use one that does, or search by text only"
+            )
+        return await self._search(image_query(image), k, step, image)
+
     async def refine(self, question: str, docs: list[Document]) -> list[Document]:
         """What a reader shows for `question` in place of `docs`: the run's refiner's documents, or one
         document holding the text it made of them (`metadata["refined_from"]`: their ids); `docs` as they
@@ -193,8 +214,9 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
         if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:  # `provided` sliced docs[:-1]: all but one
             raise RetrievalError(f"search k={k!r}: expected a whole number >= 0 (how many documents to return)")
 
-    async def _search(self, query: str, k: int, step: str) -> list[Document]:
-        """The retriever's top `k` for `query`, traced and recorded."""
+    async def _search(self, query: str, k: int, step: str, image: Image | None = None) -> list[Document]:
+        """The retriever's top `k` for `query` (or for the picture `image`, which `query` names), traced and
+        recorded."""
         request: JsonObject = {"retriever": self.retriever.name, "query": query, "k": k}
         with self._step("retrieval", step, request) as record:
             self._check_k(k)
@@ -207,7 +229,7 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
             else:
                 try:
                     # Scheduler.submit is typed for LLM engines; the search backend is batched as one (duck-typed)
-                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))  # type: ignore[arg-type,assignment]
+                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local, image))  # type: ignore[arg-type,assignment]
                 except EngineError as exc:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}

@@ -8,6 +8,7 @@ no documents, where the system would answer closed book under its own name witho
 from __future__ import annotations
 
 from .._types import Document, Example
+from .._values.images import Image
 from .base import RetrievalError, Retriever
 
 
@@ -43,6 +44,10 @@ class NoRetriever(Retriever):
 
     name = "none"
     fixed_documents = True  # every query gets the same documents: none
+    image_queries = True  # a search by picture finds nothing too
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         return [[] for _ in queries]
+
+    def search_images(self, images: list[Image], k: int) -> list[list[Document]]:
+        return [[] for _ in images]

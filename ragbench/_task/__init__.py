@@ -45,6 +45,9 @@ class Task:
     # (ViDoRe's pages), that systems send with the question: the pre-flight refuses a model that takes none
     # (`EngineNeeds.images`), unless the system says it sends none.
     holds_images: bool = False
+    # The examples' questions come with pictures of their own (`Example.images`: CRAG-MM's, not ViDoRe's pages): a system
+    # that searches by the question's picture needs a retriever that can (`SystemDeclaration.searches_by_picture`).
+    question_images: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A scoring field or a prompting hook defined on the class is refused: nothing would read it (the run

@@ -44,6 +44,7 @@ class CragMMTask(Task):
     prompting = CragMMPrompting()
     own_documents = False  # questions about an image; retrieval, if any, is the system's
     holds_images = True  # the prompting sends each example's image: a model that takes none is refused before the run
+    question_images = True  # each question's picture (a system may search by it)
     kind: ClassVar[str] = "single"
     repo: ClassVar[str] = ""
 

@@ -226,6 +226,8 @@ TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
 FLASHRAG_ITERATIVE = ("iter_retgen", "ircot", "ircot_fixed", "self_ask", "self_ask_fixed", "flare")
 FLASHRAG_SEARCH_ONCE = ("sure", "sure_fixed", "skr", "adaptive_rag")  # skr, adaptive_rag: their retrieving route
 FLASHRAG_TOP_5 = FLASHRAG_ITERATIVE + FLASHRAG_SEARCH_ONCE
+TOP_PASSAGE = ("selfrag", "flashrag_mm")  # each shows the first passage its search of the question finds
+FIRST_PASSAGE = ("recorded", *TOP_PASSAGE)  # recorded: the first paragraph, which the distractor tasks' search finds
 SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     **{("vanilla", task): support(all_of(4), all_of(4)) for task in HOTPOT + TWOWIKI},
     ("vanilla", "musique"): support(all_of(5), all_of(5)),
@@ -250,10 +252,15 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     # distractor tasks; on the corpus, the question's top passage (fullwiki: Ansgar Pell - "village",
     # "born" - and Evermouth - two "evermouth", "varn", "island"; musique_flashrag: Olm - "founded", two
     # "olm" - and Evermouth - "capital", "varn", "founded").
-    **{(system, task): support(HALF_OF_ONE, HALF_OF_ONE) for system in ("recorded", "selfrag") for task in HOTPOT},
-    **{(system, task): support(HALF_OF_ONE, NONE) for system in ("recorded", "selfrag") for task in TWOWIKI},
-    **{(system, "musique"): support(NONE, HALF_OF_ONE) for system in ("recorded", "selfrag")},
-    **{("selfrag", task): support(HALF_OF_ONE, HALF_OF_ONE) for task in ("hotpotqa_fullwiki", "musique_flashrag")},
+    # flashrag_mm shows its search of the question's top 1 (no picture to search by), the same passage.
+    **{(system, task): support(HALF_OF_ONE, HALF_OF_ONE) for system in FIRST_PASSAGE for task in HOTPOT},
+    **{(system, task): support(HALF_OF_ONE, NONE) for system in FIRST_PASSAGE for task in TWOWIKI},
+    **{(system, "musique"): support(NONE, HALF_OF_ONE) for system in FIRST_PASSAGE},
+    **{
+        (system, task): support(HALF_OF_ONE, HALF_OF_ONE)
+        for system in TOP_PASSAGE
+        for task in ("hotpotqa_fullwiki", "musique_flashrag")
+    },
     # llatrieval shows its selection: the scripted selector keeps documents 1 and 2 of the first window, and
     # every later window starts with that selection, so it shows the question's top 2 (example_bm25 on the
     # distractor tasks, the corpus on the others). Each is the supporting pair, but fullwiki's second,
@@ -425,7 +432,7 @@ RAGCHECKER_NOTHING_SHOWN = {
 # confidence 80, calibration error 0 (under 100 confidences, as evaluate_run.py). Only search_agent calls
 # BrowseComp-Plus's tools, once each (its script searches the question, then asks get_document): 0 calls elsewhere. bm25 ranks for 11 102, 101, 103 (the rest score 0) and for 12 204, 205: the question's top 3
 # or 5 (the searching systems; smart's intent is the question) hold every evidence and gold document: recall 1.
-# Nothing shown (closed_book, recorded): 0. The top passage alone (vanilla's top_n 1, Self-RAG's short form): 102
+# Nothing shown (closed_book, recorded): 0. The top passage alone (vanilla's top_n 1, Self-RAG's short form, flashrag_mm): 102
 # (1 of 3 evidence, not gold) and 204 (1 of 2, not gold): evidence (1/3 + 1/2) / 2, gold 0. llatrieval's top 2:
 # {102, 101} (2 of 3, not gold) and {204, 205} (both, gold): evidence (2/3 + 1) / 2, gold 1/2.
 BROWSECOMP_PLUS = {
@@ -444,7 +451,7 @@ BROWSECOMP_PLUS_OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     },
     **{
         (system, "browsecomp_plus"): {"evidence_recall": 5 / 12, "gold_recall": 0.0}
-        for system in ("vanilla", "selfrag")
+        for system in ("vanilla", *TOP_PASSAGE)
     },
     ("llatrieval", "browsecomp_plus"): {"evidence_recall": 5 / 6, "gold_recall": 0.5},
     ("search_agent", "browsecomp_plus"): {"search_calls": 1.0, "get_document_calls": 1.0},
@@ -560,15 +567,15 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **BROWSECOMP_PLUS_OVERRIDES,
     **{(system, task): KILT_NOTHING_SHOWN for system in ("closed_book", "recorded") for task in KILT_TASKS},
     **{(system, "multihop_rag"): MULTIHOP_RAG_NOTHING_SHOWN for system in ("closed_book", "recorded")},
-    ("selfrag", "multihop_rag"): {"map_at_10": 0.5},
+    **{(system, "multihop_rag"): {"map_at_10": 0.5} for system in TOP_PASSAGE},
     **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
-    ("selfrag", "beir"): BEIR_TOP_ONLY,
+    **{(system, "beir"): BEIR_TOP_ONLY for system in TOP_PASSAGE},
     **{
         (system, task): dict.fromkeys(TREC_RAG, 0.0)
         for system in ("closed_book", "recorded")
         for task in ("trec_rag24", "trec_rag25")
     },
-    ("selfrag", "trec_rag24"): TREC_RAG24_TOP_ONLY,
+    **{(system, "trec_rag24"): TREC_RAG24_TOP_ONLY for system in TOP_PASSAGE},
     ("llatrieval", "trec_rag24"): TREC_RAG24_TOP_TWO,
     **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
     # on rgb_en_fact the first sentence is RGB's detection sentence, without the answer after it

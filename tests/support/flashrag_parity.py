@@ -39,14 +39,15 @@ CORPUS = FIXTURES / "corpus.jsonl"
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"  # the template's own
 
 
-def _recorder() -> Any:
-    spec = importlib.util.spec_from_file_location("flashrag_record_traces", FIXTURES / "record_traces.py")
+def script_module(name: str, path: Path) -> Any:
+    """A recording script (run by hand, elsewhere) imported as the module `name`: its fake model's rules."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-RECORDER = _recorder()
+RECORDER = script_module("flashrag_record_traces", FIXTURES / "record_traces.py")
 
 
 def fixture(method: str) -> dict[str, Any]:

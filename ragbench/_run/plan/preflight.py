@@ -256,6 +256,34 @@ def check_documents_to_retrieve(
         )
 
 
+def check_searches_by_picture(
+    retrieval: RunRetrieval, system_name: str, registry: Any, planned: list[Any], check: Preflight
+) -> None:
+    """A system that searches by the question's picture (its declared `searches_by_picture`) on a task whose questions
+    come with pictures (`Task.question_images`) needs a retriever that searches by picture (`Retriever.image_queries`):
+    one problem per task."""
+    from ..._retrieval import DEFAULT_RETRIEVER
+
+    pictured = [
+        p
+        for p in planned
+        if p.system is not None and p.system.declares.searches_by_picture and getattr(p.task, "question_images", False)
+    ]
+    name = retrieval.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if pictured else None
+    except ConfigError:
+        return  # an unknown retriever: said where the run builds it
+    if retriever_class is None or retriever_class.image_queries:
+        return
+    for p in pictured:
+        check.problem(
+            f"task {p.name}: system {p.system.name or system_name} searches by each question's picture, which "
+            f"retriever {name} cannot (it searches by text); pass a retriever that searches by picture, or "
+            f"{p.system.declares.searches_by_picture} to search by text only"
+        )
+
+
 def own_query_warnings(retrieval: RunRetrieval, system_name: str, registry: Any, planned: list[Any]) -> list[str]:
     """A system that searches with queries of its own (its declared `searches_own_queries`) over a retriever that gives
     every query the example's own documents in their given order (`fixed_documents` and `example_documents_only`:
@@ -320,6 +348,7 @@ def preflight(
     if not corpus_changed_on_resume(config.output, config.retrieval, identity, planned, run_dir, check):
         check_output_folder(config.output, identity, run_dir, check)
     check_documents_to_retrieve(config.retrieval, config.what.system, registry, planned, check)
+    check_searches_by_picture(config.retrieval, config.what.system, registry, planned, check)
     query_warnings = own_query_warnings(config.retrieval, config.what.system, registry, planned)
     for line in query_warnings:
         check.warn(line)

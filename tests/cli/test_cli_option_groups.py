@@ -1,6 +1,6 @@
-"""A run's options are declared once, in their group (ragbench._cli.run.groups): every command that takes one offers
-the group's declaration (in its own wording where it differs), and builds from it only the RunConfig fields of the
-options it offers."""
+"""A run's options are declared once, on their group's field (ragbench._values.run_groups): every command that takes
+one offers that declaration (in its own wording where it differs), and builds from it only the RunConfig fields of
+the options it offers."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import re
 
 import click
 
-from ragbench._cli.main import SCORE_OFFERS, check_command, main, score_command
+from ragbench._cli.main import check_command, main, score_command
 from ragbench._cli.run.estimate import estimate_command
-from ragbench._cli.run.groups.offer import RUN_GROUPS, config_fields, run_config_of
-from ragbench._cli.run_folder_commands import REPRODUCE_OFFERS, reproduce_command, rescore_command
+from ragbench._cli.run.option_values import config_fields, group_fields, run_config_of
+from ragbench._cli.run.options import RUN_GROUPS, offered
+from ragbench._cli.run_folder_commands import reproduce_command, rescore_command
 from ragbench._values.run_config import RunConfig
 
-GROUPED = {option.name for group in RUN_GROUPS for option in group.OPTIONS}
+GROUPED = {item.flag.name for item in offered("run")}
 # an option of another meaning under a run option's name: score's --data is its one task's data file
 OTHER_MEANING = {("score", "--data")}
 
@@ -26,7 +27,7 @@ def options_of(command: click.Command) -> list[str]:
 
 
 def test_no_two_groups_declare_one_option() -> None:
-    names = [option.name for group in RUN_GROUPS for option in group.OPTIONS]
+    names = [item.flag.name for item in offered("run")]
     assert len(names) == len(set(names))
 
 
@@ -40,7 +41,7 @@ def test_no_command_of_a_run_declares_a_run_option_of_its_own() -> None:
         for name in declared.findall(inspect.getsource(command.callback))  # its decorators with it
         if name in GROUPED and (command.name, name) not in OTHER_MEANING
     ]
-    assert not copies, f"declare these in their group (ragbench/_cli/run/groups/) and offer them: {copies}"
+    assert not copies, f"declare these on their field (ragbench/_values/run_groups.py) and offer them: {copies}"
 
 
 def test_the_run_check_and_estimate_offer_every_group_whole() -> None:
@@ -51,10 +52,10 @@ def test_the_run_check_and_estimate_offer_every_group_whole() -> None:
 def test_a_command_offering_some_of_a_group_builds_only_their_fields() -> None:
     """`reproduce` lays its fields over a row's settings: a field of an option it does not offer (the row's
     system, retriever, strict_infra ...) would replace the row's with a default."""
-    reproduced = config_fields({}, REPRODUCE_OFFERS)
+    reproduced = config_fields({}, "reproduce")
     assert {"system", "retriever", "reranker", "refiner", "tasks", "strict_infra", "max_cost"}.isdisjoint(reproduced)
     assert {"data", "limit", "system_args", "retriever_args", "model", "judges", "resume", "seed"} <= set(reproduced)
-    scored = config_fields({}, SCORE_OFFERS)
+    scored = config_fields({}, "score")
     assert {"system", "system_args", "data", "tasks", "limit", "retriever"}.isdisjoint(scored)
 
 
@@ -66,8 +67,12 @@ def test_the_commands_offer_as_many_options_as_before() -> None:
 
 
 def test_each_group_of_options_builds_the_group_a_run_config_holds() -> None:
-    """The options' groups build the RunConfig's own groups (ragbench._values.run_groups), nothing of their own;
+    """The options' groups are the RunConfig's own groups (ragbench._values.run_groups), nothing of their own;
     a command line that gives none of a group's options builds the group's defaults."""
     held = {type(getattr(RunConfig.of(tasks=["demo"]), field.name)) for field in dataclasses.fields(RunConfig)}
-    assert {type(group.of({})) for group in RUN_GROUPS} == held
+    assert set(RUN_GROUPS) == held
+    defaults = RunConfig.of(tasks=[])
+    assert [group(**group_fields({}, group)) for group in RUN_GROUPS] == [
+        getattr(defaults, field.name) for field in dataclasses.fields(RunConfig)
+    ]
     assert run_config_of({"tasks": "demo"}) == RunConfig.of(tasks=["demo"])

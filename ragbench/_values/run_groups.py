@@ -6,17 +6,18 @@ its flag, help, identity and the commands that offer it); a group with checks of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .ceiling import MAX_PROMPT_CHARS, MAX_STEPS
 from .option_bounds import MAX_INFLIGHT, MAX_JUDGE_REPEATS, number_problem, too_many
-from .run_option import Flag, option
+from .run_option import Flag, Offers, option, pairs
 
 # a flag `score` and `reproduce` offer as the run words it
-_SCORED: dict[str, dict[str, Any]] = {"score": {}, "reproduce": {}}
-_RUN_DEFAULT: dict[str, Any] = {"default": None, "show_default": False, "help": "(default: the run's)"}
+_SCORED: Offers = {"score": {}, "reproduce": {}}
+_RUN_DEFAULT: Mapping[str, Any] = {"default": None, "show_default": False, "help": "(default: the run's)"}
 
 
 def _judge_repeats_help(default: str) -> str:
@@ -32,7 +33,7 @@ class RunWhat:
 
     tasks: list[str] = option(
         None,
-        # --tasks may name the tasks of these folders: the run's tasks are their files (ragbench._cli.run.options)
+        # --tasks may name the tasks of these folders: the run's tasks are their files (ragbench._cli.run.option_values)
         Flag(
             name="--include-path",
             metavar="DIR",
@@ -49,15 +50,11 @@ class RunWhat:
         names=True,
         help="comma-separated task or group names (ragbench list tasks), or YAML task files (docs/yaml-tasks.md)",
     )
-    data: dict[str, str] = option(  # task (or task file) -> data file
-        None,
-        factory=dict,
-        metavar="TASK=PATH",
-        help="local data file for a task",
-        offers={"reproduce": {}},
+    data: dict[str, str] = pairs(  # task (or task file) -> data file
+        "--data", "TASK=PATH", "local data file for a task", offers={"reproduce": {}}
     )
-    task_args: dict[str, Any] = option(  # "key" for every task, "task.key" for one
-        None, factory=dict, name="--task-arg", metavar="K=V", help="task option; TASK.K=V for one task", offers=_SCORED
+    task_args: dict[str, Any] = pairs(  # "key" for every task, "task.key" for one
+        "--task-arg", "K=V", "task option; TASK.K=V for one task", offers=_SCORED
     )
     limit: int | None = option(
         None,
@@ -65,12 +62,10 @@ class RunWhat:
         offers={"reproduce": {"help": "first N records per task: a PARTIAL reproduction"}},
     )
     system: str = option("vanilla", show_default=True, help="system name (ragbench list systems)")
-    system_args: dict[str, Any] = option(
-        None,
-        factory=dict,
-        name="--system-arg",
-        metavar="K=V",
-        help="system option, e.g. top_n=5",
+    system_args: dict[str, Any] = pairs(
+        "--system-arg",
+        "K=V",
+        "system option, e.g. top_n=5",
         offers={"reproduce": {"help": "system option (changes what is measured)"}},
     )
     top_k: int | None = option(  # given to the system's declared option
@@ -103,46 +98,38 @@ class RunModels:
         "replay:calls.jsonl (default: embedded SmolLM2)",
         offers=_SCORED,
     )
-    model_args: dict[str, Any] = option(
-        None,
-        # the model's base_url option, repeatable: one URL or a list (ragbench._cli.run.options)
+    model_args: dict[str, Any] = pairs(
+        "--model-arg",
+        "K=V",
+        "engine option (batch_size, dtype, base_url ...)",
+        # the model's base_url option, repeatable: one URL or a list (ragbench._cli.run.option_values)
         Flag(
             name="--base-url",
             help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL); repeat it for several servers of one "
             "model (least-loaded dispatch)",
             offers=_SCORED,
         ),
-        factory=dict,
-        name="--model-arg",
-        metavar="K=V",
-        help="engine option (batch_size, dtype, base_url ...)",
         offers=_SCORED,
     )
-    role_models: dict[str, str] = option(  # a system's role -> engine:model
-        None,
-        factory=dict,
-        name="--role-model",
-        metavar="ROLE=MODEL",
-        help="engine:model for one role of the system (e.g. smart's reconstructor, locator, generator); other roles "
+    role_models: dict[str, str] = pairs(  # a system's role -> engine:model
+        "--role-model",
+        "ROLE=MODEL",
+        "engine:model for one role of the system (e.g. smart's reconstructor, locator, generator); other roles "
         "use --model",
     )
-    role_model_args: dict[str, dict[str, Any]] = option(  # role -> engine options
-        None,
-        factory=dict,
-        name="--role-model-arg",
-        metavar="ROLE.K=V",
-        help="engine option of a --role-model, e.g. locator.gpu_memory_utilization=0.3",
+    role_model_args: dict[str, dict[str, Any]] = pairs(  # role -> engine options
+        "--role-model-arg",
+        "ROLE.K=V",
+        "engine option of a --role-model, e.g. locator.gpu_memory_utilization=0.3",
     )
 
 
 def _component_args(name: str, example: str, identity: str = "when_given", reproduce: str = "") -> Any:
     """A retrieval component's --NAME-arg (`reproduce`: reproduce's wording of it)."""
-    return option(
-        None,
-        factory=dict,
-        name=f"--{name}-arg",
-        metavar="K=V",
-        help=f"{name} option, e.g. {example}",
+    return pairs(
+        f"--{name}-arg",
+        "K=V",
+        f"{name} option, e.g. {example}",
         identity=identity,
         offers={"reproduce": {"help": reproduce} if reproduce else {}},
     )
@@ -201,12 +188,10 @@ class RunJudging:
             },
         },
     )
-    metric_args: dict[str, Any] = option(  # "metric.key" -> value
-        None,
-        factory=dict,
-        name="--metric-arg",
-        metavar="METRIC.K=V",
-        help="metric option, e.g. mauve.featurizer=PATH",
+    metric_args: dict[str, Any] = pairs(  # "metric.key" -> value
+        "--metric-arg",
+        "METRIC.K=V",
+        "metric option, e.g. mauve.featurizer=PATH",
         offers={
             **_SCORED,
             "rescore": {"help": "metric option, added to the run's; METRIC.key_prefix=P renames a metric's keys"},
@@ -220,12 +205,10 @@ class RunJudging:
         help="judge engine:model for LLM-judge metrics (repeatable)",
         offers={**_SCORED, "rescore": {"help": "judge engine:model (repeatable; default: the run's)"}},
     )
-    judge_args: dict[str, dict[str, Any]] = option(  # judge index -> engine options
-        None,
-        factory=dict,
-        name="--judge-arg",
-        metavar="N.K=V",
-        help="engine option of the N-th --judge (from 0), e.g. 1.base_url=http://127.0.0.1:8001/v1",
+    judge_args: dict[str, dict[str, Any]] = pairs(  # judge index -> engine options
+        "--judge-arg",
+        "N.K=V",
+        "engine option of the N-th --judge (from 0), e.g. 1.base_url=http://127.0.0.1:8001/v1",
         offers={**_SCORED, "rescore": {"help": "engine option of the N-th --judge (from 0)"}},
     )
     judge_repeats: int | None = option(  # each judged metric scored so often per judge (None: once)
@@ -251,12 +234,10 @@ class RunJudging:
         help="true: TRUE/ALCE 'premise: .. hypothesis: ..' -> '1'; prompt: LLM-as-NLI chat prompt",
         offers={**_SCORED, "rescore": {**_RUN_DEFAULT, "after": "--nli-arg"}},
     )
-    nli_args: dict[str, Any] = option(  # engine options of the NLI engine
-        None,
-        factory=dict,
-        name="--nli-arg",
-        metavar="K=V",
-        help="NLI engine option (batch_size, dtype ...)",
+    nli_args: dict[str, Any] = pairs(  # engine options of the NLI engine
+        "--nli-arg",
+        "K=V",
+        "NLI engine option (batch_size, dtype ...)",
         offers={**_SCORED, "rescore": {"help": "NLI engine option"}},
     )
     human_labels: str | None = option(  # read by ragbench._reports.judging.human_labels

@@ -17,6 +17,7 @@ Identity = Literal["always", "never", "when_given"]
 # "pairs" (K=V, repeatable), "list" (repeatable), "names" (NAME,NAME in one value)
 Shape = Literal["flag", "int", "float", "text", "pairs", "list", "names"]
 FIELD_DEFAULT: Any = object()  # a flag's default that is its field's
+Offers = Mapping[str, Mapping[str, Any]]  # command -> its changes of a flag's wording (Flag's keywords)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Flag:
     bounded: bool = False  # over its bound (ragbench._values.option_bounds) refused as the command line is read
     default: Any = field(default_factory=lambda: FIELD_DEFAULT)
     after: str | None = None
-    offers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    offers: Offers = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,11 @@ def option(default: Any, *extra: Flag, factory: Any = None, **declared: Any) -> 
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
+
+
+def pairs(flag: str, metavar: str, help: str, *extra: Flag, **declared: Any) -> Any:
+    """A field of K=V pairs (a dict), its flag repeatable."""
+    return option(None, *extra, factory=dict, name=flag, metavar=metavar, help=help, **declared)
 
 
 _FLAG_KEYWORDS = {f.name for f in fields(Flag)}

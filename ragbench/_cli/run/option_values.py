@@ -13,12 +13,14 @@ from ..._values.run_config import RunConfig
 from ..._values.run_option import Declared
 from .options import DECLARED, EVERY, offered
 
+Fields = dict[str, Any]  # RunConfig fields by name
+
 
 def split_names(value: str) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-def config_fields(values: Mapping[str, Any], command: str) -> dict[str, Any]:
+def config_fields(values: Mapping[str, Any], command: str) -> Fields:
     """The RunConfig fields of the options `command` offers (ConfigError: a malformed one); --human-labels and
     --price-table each read once now, so that a bad file fails before any work."""
     fields = _read([item.option for item in offered(command) if item.own], values)
@@ -32,19 +34,19 @@ def run_config_of(values: Mapping[str, Any]) -> RunConfig:
     return RunConfig.of(**config_fields(values, EVERY))
 
 
-def group_fields(values: Mapping[str, Any], group: type) -> dict[str, Any]:
+def group_fields(values: Mapping[str, Any], group: type) -> Fields:
     """The fields of one group of a run's command line (none checked but theirs)."""
     return _read([option for option in DECLARED if option.group is group], values)
 
 
-def _read(options: list[Declared], values: Mapping[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
+def _read(options: list[Declared], values: Mapping[str, Any]) -> Fields:
+    fields: Fields = {}
     for option in options:
         fields[option.name] = _value(option, values, fields)
     return fields
 
 
-def _value(option: Declared, values: Mapping[str, Any], fields: dict[str, Any]) -> Any:
+def _value(option: Declared, values: Mapping[str, Any], fields: Fields) -> Any:
     if option.name in _READERS:
         return _READERS[option.name](values, fields)
     flag = option.option.flags[0].name
@@ -65,7 +67,7 @@ def _key(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _tasks(values: Mapping[str, Any], _fields: dict[str, Any]) -> list[str]:
+def _tasks(values: Mapping[str, Any], _fields: Fields) -> list[str]:
     """The tasks of --include-path folders are named by their files, so the run's config says which files it
     ran."""
     from ..._yaml_tasks.discovery import include
@@ -75,7 +77,7 @@ def _tasks(values: Mapping[str, Any], _fields: dict[str, Any]) -> list[str]:
     return include(names, folders) if folders else names
 
 
-def _model_args(values: Mapping[str, Any], _fields: dict[str, Any]) -> dict[str, Any]:
+def _model_args(values: Mapping[str, Any], _fields: Fields) -> dict[str, Any]:
     """--model-arg, and --base-url: one URL, or a list of the servers of one model."""
     model_args = parse_assignments(values.get("model_arg", ()), "--model-arg")
     base_url: tuple[str, ...] = values.get("base_url", ())
@@ -84,12 +86,12 @@ def _model_args(values: Mapping[str, Any], _fields: dict[str, Any]) -> dict[str,
     return model_args
 
 
-def _data(values: Mapping[str, Any], _fields: dict[str, Any]) -> dict[str, str]:
+def _data(values: Mapping[str, Any], _fields: Fields) -> dict[str, str]:
     """--data TASK=PATH: a path, read as text (YAML would read 1.0 as a number)."""
     return {k: str(v) for k, v in parse_assignments(values.get("data", ()), "--data").items()}
 
 
-def _role_models(values: Mapping[str, Any], _fields: dict[str, Any]) -> dict[str, str]:
+def _role_models(values: Mapping[str, Any], _fields: Fields) -> dict[str, str]:
     """--role-model ROLE=ENGINE:MODEL (repeatable): a role given once, its model an engine's."""
     models: dict[str, str] = {}
     for item in values.get("role_model", ()):
@@ -104,7 +106,7 @@ def _role_models(values: Mapping[str, Any], _fields: dict[str, Any]) -> dict[str
     return models
 
 
-def _role_model_args(values: Mapping[str, Any], fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _role_model_args(values: Mapping[str, Any], fields: Fields) -> dict[str, dict[str, Any]]:
     """--role-model-arg ROLE.KEY=VALUE, ROLE one of the --role-model roles."""
     models = fields.get("role_models", {})
     options: dict[str, dict[str, Any]] = {}
@@ -146,7 +148,7 @@ def read_judging_files(human_labels: str | None, price_table: str | None) -> Non
 
 
 # the options whose value takes more than their own flag's (another flag, another option's value)
-_READERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Any]] = {
+_READERS: dict[str, Callable[[Mapping[str, Any], Fields], Any]] = {
     "tasks": _tasks,  # and --include-path
     "model_args": _model_args,  # and --base-url
     "data": _data,

@@ -4,7 +4,7 @@ flag; `score`, `reproduce` and `rescore` those declared as theirs, in their own 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -32,15 +32,12 @@ EVERY = "run"  # the commands that offer every flag: `ragbench`, `check`, `estim
 
 @dataclass(frozen=True)
 class Offered:
-    """A flag of a run option as a command offers it (`flag`: in the command's wording)."""
+    """A flag of a run option as a command offers it (`flag`: in the command's wording; `own`: the option's own
+    flag, not one of those that feed its field too, --include-path and --base-url)."""
 
     option: Declared
     flag: Flag
-
-    @property
-    def own(self) -> bool:
-        """The option's own flag (not one of those that feed its field too: --include-path, --base-url)."""
-        return self.flag.name == self.option.option.flags[0].name
+    own: bool
 
     def decorator(self) -> Callable[[Command], Command]:
         """The click option."""
@@ -64,7 +61,7 @@ class Offered:
         return decorate
 
 
-def _typed(shape: str, flag: Flag) -> dict[str, Any]:
+def _typed(shape: str, flag: Flag) -> Mapping[str, Any]:
     if flag.choices:
         return {"type": click.Choice(list(flag.choices))}
     if shape == "int":
@@ -87,9 +84,9 @@ def _at_most(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
 def offered(command: str) -> tuple[Offered, ...]:
     """The flags `command` offers, each in its wording, in the groups' order and each group's."""
     found = [
-        Offered(option, flag if command == EVERY else replace(flag, **flag.offers[command]))
+        Offered(option, flag if command == EVERY else replace(flag, **flag.offers[command]), n == 0)
         for option in DECLARED
-        for flag in option.option.flags
+        for n, flag in enumerate(option.option.flags)
         if command == EVERY or command in flag.offers
     ]
     for item in [item for item in found if item.flag.after]:

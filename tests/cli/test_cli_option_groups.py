@@ -7,15 +7,17 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
+from typing import Any
 
 import click
 
 from ragbench._cli.main import check_command, main, score_command
 from ragbench._cli.run.estimate import estimate_command
 from ragbench._cli.run.option_values import config_fields, group_fields, run_config_of
-from ragbench._cli.run.options import RUN_GROUPS, offered
+from ragbench._cli.run.options import RUN_GROUPS, Offered, offered
 from ragbench._cli.run_folder_commands import reproduce_command, rescore_command
 from ragbench._values.run_config import RunConfig
+from ragbench._values.run_option import declared, option, pairs
 
 GROUPED = {item.flag.name for item in offered("run")}
 # an option of another meaning under a run option's name: score's --data is its one task's data file
@@ -76,3 +78,60 @@ def test_each_group_of_options_builds_the_group_a_run_config_holds() -> None:
         getattr(defaults, field.name) for field in dataclasses.fields(RunConfig)
     ]
     assert run_config_of({"tasks": "demo"}) == RunConfig.of(tasks=["demo"])
+
+
+def test_rescore_lists_its_options_in_the_order_its_help_always_had():
+    """rescore's help is not sorted by group: its options come in their declarations' order, --nli-format after
+    --nli-arg as it always was (its wording's `after`)."""
+    assert options_of(rescore_command) == [
+        "--include-path",
+        "--metrics",
+        "--metric-arg",
+        "--judge",
+        "--judge-arg",
+        "--judge-repeats",
+        "--nli",
+        "--nli-arg",
+        "--nli-format",
+        "--human-labels",
+        "--price-table",
+        "--bootstrap-iters",
+        "--output",
+        "--overwrite",
+        "--cache",
+        "--no-progress",
+        "--max-inflight",
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Toy:
+    """A group of options as a new one is declared: each option once, on its field."""
+
+    count: int = option(3, show_default=True, help="how many", offers={"score": {"help": "how many to score"}})
+    quiet: bool = option(True, help="no noise", identity="never")
+    names: list[str] = option(None, factory=list, names=True, help="names")
+    extras: dict[str, Any] = pairs("--extra", "K=V", "an extra", identity="when_given")
+    internal: str | None = option(None, identity="never")  # set by the run, not on the command line
+
+
+def test_one_declaration_makes_the_flag_its_value_and_its_identity():
+    """A field's declaration is its click option (the field's default and type), how its value is read and its
+    identity."""
+    toy = declared(_Toy)
+    assert [(d.name, d.shape, [f.name for f in d.option.flags], d.option.identity) for d in toy] == [
+        ("count", "int", ["--count"], "always"),
+        ("quiet", "flag", ["--no-quiet"], "never"),
+        ("names", "names", ["--names"], "always"),
+        ("extras", "pairs", ["--extra"], "when_given"),
+        ("internal", "text", [], "never"),
+    ]
+
+    def read(**values: Any) -> None:
+        pass
+
+    for item in reversed([Offered(d, d.option.flags[0], True) for d in toy if d.option.flags]):
+        read = item.decorator()(read)
+    given = click.command("toy")(read).make_context("toy", ["--no-quiet", "--names", "a, b", "--extra", "k=1"]).params
+    assert group_fields(given, _Toy) == {"count": 3, "quiet": False, "names": ["a", "b"], "extras": {"k": 1}}
+    assert _Toy(**group_fields({}, _Toy)) == _Toy()

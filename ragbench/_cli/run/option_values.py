@@ -10,8 +10,8 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._values.options import parse_assignments
 from ..._values.run_config import RunConfig
-from ..._values.run_option import Declared
-from .options import DECLARED, EVERY, offered
+from ..._values.run_option import Declared, declared
+from .options import EVERY, offered
 
 Fields = dict[str, Any]  # RunConfig fields by name
 
@@ -35,8 +35,8 @@ def run_config_of(values: Mapping[str, Any]) -> RunConfig:
 
 
 def group_fields(values: Mapping[str, Any], group: type) -> Fields:
-    """The fields of one group of a run's command line (none checked but theirs)."""
-    return _read([option for option in DECLARED if option.group is group], values)
+    """The fields of one group's options (a dataclass declaring them) from a command line's parsed values."""
+    return _read([option for option in declared(group) if option.option.flags], values)
 
 
 def _read(options: list[Declared], values: Mapping[str, Any]) -> Fields:

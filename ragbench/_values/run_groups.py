@@ -7,7 +7,7 @@ its flag, help, identity and the commands that offer it); a group with checks of
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ class RunWhat:
     """What planning reads: the tasks, their data and options, the system and its options, the seed."""
 
     tasks: list[str] = option(
-        None,
+        MISSING,  # every run names its tasks
         # --tasks may name the tasks of these folders: the run's tasks are their files (ragbench._cli.run.option_values)
         Flag(
             name="--include-path",
@@ -46,7 +46,6 @@ class RunWhat:
                 }
             },
         ),
-        factory=list,
         names=True,
         help="comma-separated task or group names (ragbench list tasks), or YAML task files (docs/yaml-tasks.md)",
     )

@@ -50,8 +50,9 @@ class RunOption:
 
 
 def option(default: Any, *extra: Flag, factory: Any = None, **declared: Any) -> Any:
-    """A group's dataclass field of a run option: `flag` and its wording (Flag's keywords: help, metavar ...),
-    `extra` flags that feed the same field (ragbench._cli.run.options reads them), and RunOption's keywords."""
+    """A group's dataclass field of a run option (`default` MISSING: none, the option is required): its flag's
+    wording (Flag's keywords: help, metavar ...), `extra` flags that feed the same field (ragbench._cli.run.
+    option_values reads them), and RunOption's keywords."""
     wording = {key: declared.pop(key) for key in [*declared] if key in _FLAG_KEYWORDS}
     flags = (Flag(**wording), *extra) if wording else extra
     metadata = {"option": RunOption(flags, **declared)}

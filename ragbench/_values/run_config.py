@@ -43,8 +43,8 @@ def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> 
 
 
 # The groups of a RunConfig, and each flat option (as the command line, ragbench.testing and run.json name it) in
-# the order run.json records them: those of a run.json written before an option was added in its order, an option
-# added since after them, in its group's order.
+# the order run.json records them: the order it has always had (`_RECORDED`), then any option declared since, in
+# its group's order (adding an option is its field, ragbench._values.run_groups, and nothing here).
 _GROUPS = {
     "what": RunWhat,
     "models": RunModels,

@@ -34,7 +34,7 @@ class Flag:
     at_least: int | None = None  # an integer of at least this, refused as the command line is read
     choices: tuple[str, ...] = ()
     bounded: bool = False  # over its bound (ragbench._values.option_bounds) refused as the command line is read
-    default: Any = field(default_factory=lambda: FIELD_DEFAULT)
+    default: Any = FIELD_DEFAULT
     after: str | None = None
     offers: Offers = field(default_factory=dict)
 

@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 import click
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragbench._cli.main import check_command, main, score_command
 from ragbench._cli.run.estimate import estimate_command
@@ -135,3 +137,31 @@ def test_one_declaration_makes_the_flag_its_value_and_its_identity():
     given = click.command("toy")(read).make_context("toy", ["--no-quiet", "--names", "a, b", "--extra", "k=1"]).params
     assert group_fields(given, _Toy) == {"count": 3, "quiet": False, "names": ["a", "b"], "extras": {"k": 1}}
     assert _Toy(**group_fields({}, _Toy)) == _Toy()
+
+
+names = st.text(st.characters(codec="ascii", categories=("L",)), min_size=1, max_size=6)
+
+
+@given(
+    seed=st.integers(0, 99),
+    limit=st.none() | st.integers(1, 9),
+    model=st.none() | names,
+    system_args=st.dictionaries(names, st.integers(), max_size=2),
+    judges=st.lists(names, max_size=2),
+    metrics=st.lists(names, max_size=2),
+    resume=st.booleans(),
+    progress=st.booleans(),
+    max_cost=st.none() | st.floats(0, 9),
+)
+def test_a_run_command_line_reads_back_as_the_config_it_names(**options: Any) -> None:
+    """Every shape of option (a number, text, K=V pairs, a repeated flag, NAME,NAME, a flag, a --no- flag) as the
+    run's command line gives it is the field its declaration names."""
+    args = ["--tasks", "demo", "--seed", str(options["seed"]), "--metrics", ",".join(options["metrics"])]
+    args += [] if options["limit"] is None else ["--limit", str(options["limit"])]
+    args += [] if options["model"] is None else ["--model", options["model"]]
+    args += [item for key, value in options["system_args"].items() for item in ("--system-arg", f"{key}={value}")]
+    args += [item for judge in options["judges"] for item in ("--judge", judge)]
+    args += ["--resume"] * options["resume"] + ["--no-progress"] * (not options["progress"])
+    args += [] if options["max_cost"] is None else ["--max-cost", repr(options["max_cost"])]
+    given = check_command.make_context("check", args).params
+    assert run_config_of(given) == RunConfig.of(tasks=["demo"], **options)

@@ -7,15 +7,16 @@ from __future__ import annotations
 import click
 import cloup
 
+from ..._values.run_groups import RunWhat
 from ..plugin_commands import PluginCommandGroup
-from .options import Command, help_groups
+from .options import RUN_GROUPS, Command, help_groups
 from .trackers import TRACKER_KEYS
 
 RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
     **help_groups(),
     "Tracking": tuple("--" + key.replace("_", "-") for key in TRACKER_KEYS),
 }
-RUN_HELP_GROUPS["What to run"] += ("--replay", "--estimate")  # the root command's own (main.py)
+RUN_HELP_GROUPS[RUN_GROUPS[RunWhat]] += ("--replay", "--estimate")  # the root command's own (main.py)
 # the options of no topic (the root's --version, check's --no-model, estimate's, score's and reproduce's own): shown
 # last, with --help, as "Other options"
 UNGROUPED = ("--version", "--no-model", "--pilot", "--precision", "--json", "--task", "--predictions", "--list")

@@ -17,6 +17,8 @@ import cloup
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .._values.environment import environment_problems
+from .._values.run_config import RunConfig
+from .._values.run_groups import RunOutput
 from .cache.command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group
@@ -25,14 +27,9 @@ from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
 from .registry import command_registry
 from .run.estimate import DEFAULT_PILOT, DEFAULT_PRECISION, estimate_command, show_estimate
-from .run.groups.judging import JudgingOptions
-from .run.groups.limits import LimitOptions
-from .run.groups.models import ModelOptions
-from .run.groups.offer import Offer, config_fields, run_config_of, with_offers, with_run_options
-from .run.groups.output import OutputOptions
-from .run.groups.retrieval import RetrievalOptions
-from .run.groups.what_to_run import WhatToRun, split_names
 from .run.help_groups import GroupedHelpGroup, with_help_groups
+from .run.option_values import config_fields, group_fields, run_config_of, split_names
+from .run.options import with_offers, with_run_options
 from .run.trackers import (
     exit_after_logging,
     log_command,
@@ -43,14 +40,14 @@ from .run.trackers import (
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
 
 
-def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> Any:
+def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> RunConfig:
     """The run's RunConfig: these options', or (`replay`) that of a recorded run re-executed offline."""
     if replay:
         from .._replay.rerun import replay_config
         from .._run.plan.data_paths import with_data_paths
         from .._run.plan.task_files import with_task_files
 
-        output = OutputOptions.of(options)
+        output = RunOutput(**group_fields(options, RunOutput))
         folders = options.get("include_path", ())  # where the run's task files are now, when they moved
         return replay_config(
             replay,
@@ -78,7 +75,7 @@ def estimate_run(ctx: click.Context, replay: str | None, options: dict[str, Any]
     show_estimate(DEFAULT_PILOT, False, options, DEFAULT_PRECISION)
 
 
-def run_and_report(config: Any, trackers: list[Any]) -> None:
+def run_and_report(config: RunConfig, trackers: list[Any]) -> None:
     """Run, print the summary, log the finished run to the trackers asked for; exit 1 when the run is
     incomplete, 75 when it is complete but a tracker's logging failed."""
     outcome = evaluated(config)
@@ -307,17 +304,6 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
         )
 
 
-# what `score` offers of a run's options: the system is the predictions' (`recorded`), its task the one --task
-SCORE_OFFERS = (
-    Offer(WhatToRun, ("--task-arg", "--seed")),
-    Offer(ModelOptions, ("--model", "--model-arg", "--base-url")),
-    Offer(RetrievalOptions, ("--page-cache",)),
-    Offer(JudgingOptions),
-    Offer(OutputOptions),
-    Offer(LimitOptions, ("--max-inflight",)),
-)
-
-
 @main.command("score", cls=cloup.Command)
 @with_help_groups
 @click.option("--task", "task", required=True, help="task name")
@@ -328,20 +314,18 @@ SCORE_OFFERS = (
     help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
     "of the benchmark's own output files (OmniEval: *.pred.jsonl)",
 )
-@with_offers(*SCORE_OFFERS)
+@with_offers("score")  # the system is the predictions' (`recorded`), its task the one --task
 @with_tracker_options
 def score_command(task: str, data_file: str | None, predictions: str, **options: Any) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
         trackers = requested_trackers(options)
-        from .._values.run_config import RunConfig
-
         config = RunConfig.of(
             tasks=[task],
             system="recorded",
             system_args={"path": predictions},
             data={task: data_file} if data_file else {},
-            **config_fields(options, SCORE_OFFERS),
+            **config_fields(options, "score"),
         )
     run_and_report(config, trackers)
 

@@ -16,6 +16,7 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.lifetime.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
+from .._values.run_config import RunConfig
 from .._values.urls import redact_urls
 from .install_hints import for_this_install
 from .registry import command_registry
@@ -153,7 +154,7 @@ def run_starting() -> Iterator[None]:
         raise
 
 
-def evaluated(config: Any) -> Any:
+def evaluated(config: RunConfig) -> Any:
     """`Evaluator(config).run()`'s outcome; every other way a run ends on the command line ends here, in one
     line and its exit code: a configuration problem (2), a fault of the disk or a file (1), --fail-fast (1),
     Ctrl-C, SIGTERM or SIGHUP (128 + the signal, with the command that continues the run)."""

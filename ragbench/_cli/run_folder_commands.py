@@ -16,18 +16,13 @@ import cloup
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
-from .._values.option_bounds import MAX_INFLIGHT, too_many
+from .._values.option_bounds import too_many
 from .._values.options import parse_assignments
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
-from .run.groups.judging import JudgingOptions, judge_args_of, judge_repeats_help, read_judging_files
-from .run.groups.limits import LimitOptions
-from .run.groups.models import ModelOptions
-from .run.groups.offer import Offer, config_fields, with_offers
-from .run.groups.output import OutputOptions
-from .run.groups.retrieval import RetrievalOptions
-from .run.groups.what_to_run import WhatToRun, split_names
 from .run.help_groups import with_help_groups
+from .run.option_values import config_fields, judge_args_of, read_judging_files, split_names
+from .run.options import with_offers
 
 if TYPE_CHECKING:
     from .._reports.compare.comparison import Report, Run
@@ -35,80 +30,9 @@ if TYPE_CHECKING:
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
 
-# what `rescore` offers of a run's options, each worded for a rescoring: what is not given is the run's
-RESCORE_OFFERS = (
-    Offer(
-        WhatToRun,
-        ("--include-path",),
-        {
-            "--include-path": {
-                "help": "a folder holding the run's YAML task files, if they moved (default: where the run read them; "
-                "a file changed since is refused)"
-            }
-        },
-    ),
-    Offer(
-        JudgingOptions,
-        (
-            "--metrics",
-            "--metric-arg",
-            "--judge",
-            "--judge-arg",
-            "--judge-repeats",
-            "--nli",
-            "--nli-arg",
-            "--nli-format",
-            "--human-labels",
-            "--price-table",
-            "--bootstrap-iters",
-        ),
-        {
-            "--metrics": {
-                "help": "NAME,... replaces the run's metrics, +NAME adds to them, TASK:NAME / TASK:+NAME for one task "
-                "(default: the run's)"
-            },
-            "--metric-arg": {"help": "metric option, added to the run's; METRIC.key_prefix=P renames a metric's keys"},
-            "--judge": {"help": "judge engine:model (repeatable; default: the run's)"},
-            "--judge-arg": {"help": "engine option of the N-th --judge (from 0)"},
-            "--judge-repeats": {"help": judge_repeats_help("the run's")},
-            "--nli": {"help": "NLI engine:model (default: the run's)"},
-            "--nli-arg": {"help": "NLI engine option"},
-            "--nli-format": {"default": None, "show_default": False, "help": "(default: the run's)"},
-            "--bootstrap-iters": {
-                "default": None,
-                "show_default": False,
-                "type": click.IntRange(min=0),
-                "help": "(default: the run's)",
-            },
-        },
-    ),
-    Offer(
-        OutputOptions,
-        ("--output", "--overwrite", "--cache", "--no-progress"),
-        {
-            "--output": {"help": "folder of the rescored run (default: RUN__rescored; RUN is not changed)"},
-            "--cache": {
-                "help": "SQLite response cache of the judge and NLI calls (default: in the output folder; a copy of "
-                "RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)"
-            },
-        },
-    ),
-    Offer(
-        LimitOptions,
-        ("--max-inflight",),
-        {
-            "--max-inflight": {
-                "type": click.IntRange(min=1),
-                "help": f"examples scored at once, at most {MAX_INFLIGHT:,} (default: the run's)",
-            }
-        },
-    ),
-)
-
-
 @click.command("rescore")
 @click.argument("run_dir", metavar="RUN")
-@with_offers(*RESCORE_OFFERS)
+@with_offers("rescore")  # each worded for a rescoring: what is not given is the run's
 def rescore_command(
     run_dir: str,
     include_path: tuple[str, ...],
@@ -352,37 +276,11 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
         environment_error(exc, options="--export")
 
 
-# what `reproduce` offers of a run's options: the rest is the row's (ragbench._reports.reproduce.rows); the order of
-# the fields is that of reproduction_config's list of substitutions
-REPRODUCE_OFFERS = (
-    Offer(ModelOptions, ("--model", "--model-arg", "--base-url")),
-    Offer(JudgingOptions),
-    Offer(
-        WhatToRun,
-        ("--task-arg", "--seed", "--data", "--limit", "--system-arg"),
-        {
-            "--limit": {"help": "first N records per task: a PARTIAL reproduction"},
-            "--system-arg": {"help": "system option (changes what is measured)"},
-        },
-    ),
-    Offer(
-        RetrievalOptions,
-        ("--retriever-arg", "--reranker-arg", "--refiner-arg", "--page-cache"),
-        {
-            "--reranker-arg": {"help": "option of the row's reranker, e.g. model=DIR"},
-            "--refiner-arg": {"help": "option of the row's refiner, e.g. model=DIR"},
-        },
-    ),
-    Offer(OutputOptions),
-    Offer(LimitOptions, ("--max-inflight",)),
-)
-
-
 @click.command("reproduce", cls=cloup.Command)
 @with_help_groups
 @click.argument("name", required=False)
 @click.option("--list", "show_list", is_flag=True, help="list the reproductions (paper, table, row, status)")
-@with_offers(*REPRODUCE_OFFERS)
+@with_offers("reproduce")  # the rest is the row's (ragbench._reports.reproduce.rows)
 def reproduce_command(
     name: str | None,
     show_list: bool,
@@ -407,7 +305,7 @@ def reproduce_command(
     limit: int | None = options["limit"]  # a PARTIAL reproduction, said so in its verdict
     try:
         item = get_reproduction(registry, name)
-        config, substituted = reproduction_config(item, config_fields(options, REPRODUCE_OFFERS))
+        config, substituted = reproduction_config(item, config_fields(options, "reproduce"))
     except ConfigError as exc:
         config_error(exc)
     outcome = evaluated(config)

@@ -9,37 +9,12 @@ import re
 from dataclasses import Field, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .names import checked_name, inside
 from .run_groups import RunJudging, RunLimits, RunModels, RunOutput, RunRetrieval, RunWhat
+from .run_option import declared
 from .urls import redacted
-
-# Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = (
-    "output",
-    "resume",
-    "overwrite",
-    "max_inflight",
-    "cache",
-    "page_cache",
-    "progress",
-    "replay_tools",
-    "fail_fast",
-    "shipped_corpus_index",
-    # ends only an example that would not end: --resume may lift it to try such examples again
-    "max_steps_per_example",
-    "max_prompt_chars_per_example",
-    # what results.json checks the judges against and prices them at; the predictions and scores do not change
-    "human_labels",
-    "price_table",
-    "max_cost",  # what this command may spend: --resume may give another
-)
-
-# Options in the identity only when given: a run without them keeps the identity (and folder) it had
-# before they existed.
-_IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args", "top_k", "judge_repeats")
-
 
 DEFAULT_INFLIGHT = 64
 MAX_DEFAULT_INFLIGHT = 256
@@ -68,7 +43,8 @@ def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> 
 
 
 # The groups of a RunConfig, and each flat option (as the command line, ragbench.testing and run.json name it) in
-# the order run.json records them.
+# the order run.json records them: the order it has always had (`_RECORDED`), then any option declared since, in
+# its group's order (adding an option is its field, ragbench._values.run_groups, and nothing here).
 _GROUPS = {
     "what": RunWhat,
     "models": RunModels,
@@ -77,7 +53,7 @@ _GROUPS = {
     "output": RunOutput,
     "limits": RunLimits,
 }
-RUN_OPTIONS = (
+_RECORDED = (
     "tasks",
     "system",
     "model",
@@ -122,7 +98,19 @@ RUN_OPTIONS = (
     "price_table",
     "max_cost",
 )
+_DECLARED = {option.name: option for group in _GROUPS.values() for option in declared(group)}
+RUN_OPTIONS = (*_RECORDED, *(name for name in _DECLARED if name not in _RECORDED))
+# Options that do not change results, left out of the run's identity; options in it only when given
+_NOT_IDENTITY = {name for name, option in _DECLARED.items() if option.option.identity == "never"}
+_IDENTITY_WHEN_GIVEN = {name for name, option in _DECLARED.items() if option.option.identity == "when_given"}
 _GROUP_OF = {name: group for group, kind in _GROUPS.items() for name in (f.name for f in fields(kind))}
+
+
+@runtime_checkable
+class _Checked(Protocol):
+    """A group with checks of its own options."""
+
+    def problems(self) -> list[str]: ...
 
 
 def run_options() -> tuple[Field[Any], ...]:
@@ -161,8 +149,10 @@ class RunConfig:
         return {name: getattr(getattr(self, _GROUP_OF[name]), name) for name in RUN_OPTIONS}
 
     def problems(self) -> list[str]:
-        """What each group finds wrong with its own options (its `problems()`), group after group."""
-        return [problem for group in _GROUPS for problem in getattr(self, group).problems()]
+        """What each group with checks of its own finds wrong with its options (its `problems()`), group after
+        group."""
+        groups = (getattr(self, group) for group in _GROUPS)
+        return [problem for group in groups if isinstance(group, _Checked) for problem in group.problems()]
 
     def changed(self, **options: Any) -> RunConfig:
         """This run with some flat options changed."""

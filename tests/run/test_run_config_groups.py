@@ -186,11 +186,17 @@ def test_an_unknown_option_is_refused_as_a_dataclass_refuses_an_unknown_keyword(
                 "--max-prompt-chars-per-example 9: give an integer of at least 1, or leave it out for the default ceiling"
             ],
         ),
-        (RunModels(model="no-engine"), []),
     ],
 )
 def test_a_group_finds_what_is_wrong_with_its_own_options(group, problems):
     assert group.problems() == problems
+
+
+def test_a_group_without_checks_of_its_own_has_no_problems_to_ask():
+    """The models and the retrieval components are checked with the registry (the engines', the components'),
+    not by their groups: a run of them is asked nothing of them."""
+    assert not hasattr(RunModels, "problems") and not hasattr(RunRetrieval, "problems")
+    assert RunConfig.of(tasks=["demo"], model="no-engine", retriever="none").problems() == []
 
 
 def test_the_cache_group_refuses_a_folder_for_its_cache_file(tmp_path):

@@ -1,2 +1,2 @@
-"""A run on the command line: its options in groups (groups/) and the RunConfig they build, their topics in `--help`,
-the experiment trackers' options, and `ragbench estimate`."""
+"""A run on the command line: its options (made from their declarations, options.py) and the RunConfig they build
+(option_values.py), their topics in `--help`, the experiment trackers' options, and `ragbench estimate`."""

@@ -17,9 +17,9 @@ import cloup
 from ..._errors import EXIT_CONFIG, ConfigError
 from ..outcomes import config_error, environment_error, stopped_at_cap, stopped_at_failure
 from ..registry import command_registry
-from .groups.offer import run_config_of, with_run_options
-from .groups.what_to_run import split_names
 from .help_groups import with_help_groups
+from .option_values import run_config_of, split_names
+from .options import with_run_options
 
 DEFAULT_PILOT = "5%"
 DEFAULT_PRECISION = "10%"  # the dollars' point wanted within it: the pilot grown to what their spread asks for

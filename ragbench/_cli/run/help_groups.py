@@ -1,23 +1,22 @@
 """The run's options in `ragbench --help` (and `check`, `estimate`, `score`, `reproduce`) shown by topic (cloup's
-option groups) instead of one list of about fifty: a topic for each group of options (groups/), its options in the
-group's order, then the trackers'."""
+option groups) instead of one list of about fifty: a topic for each group of options (options.py), its options in
+the group's order, then the trackers'."""
 
 from __future__ import annotations
 
 import click
 import cloup
 
+from ..._values.run_groups import RunWhat
 from ..plugin_commands import PluginCommandGroup
-from .groups.offer import RUN_GROUPS
-from .groups.option import Command
-from .groups.what_to_run import WhatToRun
+from .options import RUN_GROUPS, Command, help_groups
 from .trackers import TRACKER_KEYS
 
 RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
-    **{group.TITLE: tuple(option.name for option in group.OPTIONS) for group in RUN_GROUPS},
+    **help_groups(),
     "Tracking": tuple("--" + key.replace("_", "-") for key in TRACKER_KEYS),
 }
-RUN_HELP_GROUPS[WhatToRun.TITLE] += ("--replay", "--estimate")  # the root command's own (main.py)
+RUN_HELP_GROUPS[RUN_GROUPS[RunWhat]] += ("--replay", "--estimate")  # the root command's own (main.py)
 # the options of no topic (the root's --version, check's --no-model, estimate's, score's and reproduce's own): shown
 # last, with --help, as "Other options"
 UNGROUPED = ("--version", "--no-model", "--pilot", "--precision", "--json", "--task", "--predictions", "--list")

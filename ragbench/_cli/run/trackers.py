@@ -13,7 +13,7 @@ from ..._errors import EXIT_INCOMPLETE, EXIT_TRACKER, ConfigError
 from ..._stop_signals import signal_of
 from ..install_hints import for_this_install
 from ..outcomes import config_error
-from .groups.option import Command
+from .options import Command
 
 if TYPE_CHECKING:
     from ..._trackers.trackers import TrackerRequest

@@ -21,7 +21,7 @@ from ..._values.run_config import RUN_OPTIONS, RunConfig
 from ..results.schema import Results
 
 # Overrides that change what is measured (vs where data and indexes live, or how fast it runs).
-_SUBSTITUTIONS = ("model", "judges", "nli", "system_args", "task_args", "retriever")
+_SUBSTITUTIONS = ("model", "judges", "nli", "task_args", "system_args", "retriever")
 SYSTEM_STATS = "system_stats:"  # a cell's metric read from results.json's system_stats, not its results
 
 
@@ -134,7 +134,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
             settings[key] = value
         if key in _SUBSTITUTIONS and changed:
             substituted.append(key)
-    return RunConfig.of(**settings), substituted
+    return RunConfig.of(**settings), sorted(substituted, key=_SUBSTITUTIONS.index)
 
 
 @dataclass

@@ -30,7 +30,7 @@ class KindsOption(click.Option):
 def built_kinds(registry: Registry) -> list[str]:
     """The retrievers with an index to build (their class names a `builder`, or indexes pages); one whose plugin
     fails to load is left out here and named when it is asked for."""
-    from ..._retrieval.pages.build import page_kinds
+    from ..._retrieval.pages.build import is_page_kind
 
     names = []
     for name, entry in registry.entries["retrievers"].items():
@@ -38,9 +38,9 @@ def built_kinds(registry: Registry) -> list[str]:
             builder = getattr(entry.load(), "builder", None)
         except Exception:  # a broken plugin hides no other kind
             continue
-        if builder is not None:
+        if builder is not None or is_page_kind(registry, name):
             names.append(name)
-    return names + page_kinds(registry)
+    return names
 
 
 def parallel_kinds(registry: Registry) -> list[str]:

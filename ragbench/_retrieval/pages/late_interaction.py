@@ -22,12 +22,12 @@ from ..._imports import import_extra
 from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from .corpus import PageCorpus, page_corpus
+from .encoding import INSTALL, encoded_pages
 from .index import FORMAT, load_vectors, save_index
 from .maxsim import SCORE_BATCH, maxsim_scores, trec_order
-from .shards import PageRecipe, PageShards, batch_ranges, encoded_pages, given
+from .shards import PageRecipe, PageShards, batch_ranges, given
 from .vidore_data import open_vidore
 
-INSTALL = "pip install 'ragbench[vision]'"
 # a colpali-engine model's `architectures[0]` -> its model and processor classes in colpali_engine.models
 MODEL_CLASSES = {
     "ColPali": ("ColPali", "ColPaliProcessor"),
@@ -96,14 +96,6 @@ class ColEngineEncoder:
 
         with torch.no_grad():
             return list(torch.unbind(self.model(**batch.to(self.device)).to("cpu")))
-
-
-def pooled(pages: list[Any], pool_factor: int) -> list[Any]:
-    """Each page's vectors pooled by colpali-engine's HierarchicalTokenPooler (`pool_factor` 1: as they are)."""
-    if pool_factor == 1:
-        return pages
-    pooling = import_extra("colpali_engine.compression.token_pooling", f"token pooling is colpali-engine's: {INSTALL}")
-    return list(pooling.HierarchicalTokenPooler().pool_embeddings(pages, pool_factor=pool_factor))
 
 
 class LateInteractionRetriever(Retriever):

@@ -25,7 +25,8 @@ from ..._errors import ConfigError
 from ..._types import JsonObject
 from ..shard_build.driver import Shown
 from ..shard_build.runner import InProcess, Runner
-from .corpus import PageCorpus, page_corpus
+from .corpus import page_corpus
+from .encoding import encoded_pages
 from .index import read_vectors, write_vectors
 from .vidore_data import open_vidore
 
@@ -42,19 +43,6 @@ class PageRecipe:
     batch_size: int
     pool_factor: int
     encoder: Callable[[], Any]
-
-
-def encoded_pages(
-    corpus: PageCorpus, encoder: Any, start: int, stop: int, batch_size: int, pool_factor: int
-) -> list[Any]:
-    """The vectors of pages start..stop-1, encoded `batch_size` pages at a time from `start` and pooled by the batch."""
-    from .late_interaction import pooled
-
-    vectors: list[Any] = []
-    for first in range(start, stop, batch_size):
-        images = [corpus.decoded(i) for i in range(first, min(first + batch_size, stop))]
-        vectors.extend(pooled(encoder.encode_pages(images), pool_factor))
-    return vectors
 
 
 def batch_ranges(count: int, batch_size: int, shards: int) -> list[tuple[int, int]]:

@@ -7,6 +7,7 @@ cluster too; options a page index does not take are one line."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from ragbench._retrieval.pages.late_interaction import LateInteractionRetriever
 from ragbench._retrieval.pages.shards import PageShards, batch_ranges
 from ragbench.api import ConfigError
 from support.helpers import cli_here
+from support.ray_cluster import SHARED
 
 pytestmark = needs("torch", "safetensors", "datasets")
 
@@ -153,15 +155,19 @@ def test_index_build_writes_the_index_a_run_reads_and_refuses_text_options_in_on
 
 
 @needs("ray", "transformers")
-def test_siglip_encoded_in_3_shards_on_a_3_node_ray_is_the_one_process_index(ray_cluster, tmp_path):
+def test_siglip_encoded_in_3_shards_on_a_3_node_ray_is_the_one_process_index(ray_cluster, tmp_path, monkeypatch):
+    """Given relative paths from another folder than the tasks' (their raylet's): nothing written there."""
     from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
 
     model, pages = str(VIDORE / "tiny-siglip"), str(VIDORE / "v2")
-    done = cli_here("index", "build", "--retriever", "siglip", "--corpus", pages, "--out", str(tmp_path / "sharded"),
-                    "--model", model, "--build-arg", "batch_size=2", "--ray", ray_cluster.address, "--shards", "3",
-                    "--no-progress")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    before = set(os.listdir(SHARED.folder))
+    assert SHARED.folder != tmp_path
+    done = cli_here("index", "build", "--retriever", "siglip", "--corpus", os.path.relpath(pages), "--out", "sharded",
+                    "--model", os.path.relpath(model), "--build-arg", "batch_size=2", "--ray", ray_cluster.address,
+                    "--shards", "3", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "encoded in 3 shards" in done.stdout
+    assert "encoded in 3 shards" in done.stdout and set(os.listdir(SHARED.folder)) == before
     one = ImageDenseRetriever(pages=pages, index=str(tmp_path / "one"), model=model, batch_size=2)
     sharded = ImageDenseRetriever(pages=pages, index=str(tmp_path / "sharded"), model=model, batch_size=2)
     assert (tmp_path / "one" / "vectors.safetensors").read_bytes() == (

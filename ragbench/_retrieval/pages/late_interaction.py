@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
+from ..._storage.locations import absolute_path
 from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from .corpus import PageCorpus, page_corpus
@@ -137,7 +138,10 @@ class LateInteractionRetriever(Retriever):
         self.corpus: PageCorpus = page_corpus(data)
         if in_shards is not None:
             batch_ranges(len(self.corpus), batch_size, in_shards.shards)  # too many refused before the model loads
-        load = partial(given, encoder) if encoder is not None else self.encoder_factory(str(model), device, dtype)
+        if encoder is not None:
+            load: Callable[[], PageEncoder] = partial(given, encoder)
+        else:  # the model's folder as a worker elsewhere names it (`shards`)
+            load = self.encoder_factory(str(absolute_path(Path(str(model)).expanduser())), device, dtype)
         self.encoder: PageEncoder = load()
         self.query_batch_size, self.score_batch_size, self.device = query_batch_size, score_batch_size, device
         self.folder = Path(index).expanduser()
@@ -153,13 +157,13 @@ class LateInteractionRetriever(Retriever):
             "model": self.encoder.identity(),
             "options": {"batch_size": batch_size, "pool_factor": pool_factor},
         }
-        recipe = PageRecipe(str(data.folder), split, batch_size, pool_factor, load)
+        recipe = PageRecipe(str(absolute_path(data.folder)), split, batch_size, pool_factor, load)
         vectors = load_vectors(self.folder, self.identity)
         if vectors is None:
             if in_shards is None:
                 build = partial(encoded_pages, self.corpus, self.encoder, 0, len(self.corpus), batch_size, pool_factor)
             else:
-                build = partial(in_shards.vectors, recipe, len(self.corpus), self.folder, self.identity)
+                build = partial(in_shards.vectors, recipe, len(self.corpus), absolute_path(self.folder), self.identity)
             vectors = save_index(self.folder, self.identity, build)
             if in_shards is not None:
                 in_shards.close(self.folder)

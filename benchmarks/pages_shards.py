@@ -68,7 +68,7 @@ def main() -> None:
         if not args.quick:
             import ray
 
-            ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
         try:
             for count in counts:
                 runner = InProcess if args.quick else partial(RayTasks, None, None)

@@ -19,16 +19,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._types import JsonObject
-from ..shard_build.driver import Shown
-from ..shard_build.runner import InProcess, Runner
 from .corpus import page_corpus
 from .encoding import encoded_pages
 from .index import read_vectors, write_vectors
 from .vidore_data import open_vidore
+
+if TYPE_CHECKING:
+    from ..shard_build.runner import Runner
 
 KEY = "key.json"  # what the parts in the staging folder were encoded for (the index's identity, the shards)
 
@@ -74,17 +75,20 @@ def given(encoder: Any) -> Any:
 
 @dataclass
 class PageShards:
-    """A page index encoded in `shards` shards on the runner `runner()` starts (default: this process), each
+    """A page index encoded in `shards` shards on the runner `runner()` starts (None: this process), each
     shard's progress counted on stderr with `progress`; `kept` the shards a killed build had encoded."""
 
     shards: int
-    runner: Callable[[], Runner] = InProcess
+    runner: Callable[[], Runner] | None = None
     progress: bool = False
     gpu: bool = False
     kept: int = field(default=0, init=False)
 
     def vectors(self, recipe: PageRecipe, count: int, index: Path, identity: JsonObject) -> list[Any]:
         """The pages' vectors, encoded in shards (module docstring), for the index at `index`."""
+        from ..shard_build.driver import Shown  # the shard builds' (their imports: only a build pays them)
+        from ..shard_build.runner import InProcess
+
         ranges = batch_ranges(count, recipe.batch_size, self.shards)
         staging = index.with_name(index.name + ".shards-partial")
         key = {"identity": identity, "ranges": [list(pages) for pages in ranges]}
@@ -98,7 +102,7 @@ class PageShards:
         calls = [
             (recipe, start, stop, str(path)) for path, (start, stop), part in zip(parts, ranges, done) if part is None
         ]
-        on = self.runner()
+        on = (self.runner or InProcess)()
         try:
             steps = Shown(on, Path(recipe.pages).name, str(identity["kind"]), self.shards, self.progress)
             steps.map("pages encoded", encode_part, calls, gpu=self.gpu)

@@ -1,6 +1,6 @@
 """A page index encoded in shards (`pages.shards`, `index build --retriever colpali|siglip --ray --shards S`): the
 one-process build's vectors bit for bit, so its scores and ranking, for any shard count and batch size, with an
-encoder whose vectors depend on their batch as colpali-engine's do; a build that failed mid-way resumes from the
+encoder whose vectors depend on their batch as colpali-engine's do; a build killed mid-way (SIGKILL) resumes from the
 shards it wrote and encodes a damaged part again; `index build` builds the index a run reads, on a 3-node Ray
 cluster too; options a page index does not take are one line."""
 
@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -93,25 +96,50 @@ def test_an_index_encoded_in_shards_is_the_one_process_builds_bit_for_bit(tmp_pa
         assert not (tmp_path / f"in_{shards}.shards-partial").exists()
 
 
-def test_a_build_failed_mid_way_keeps_its_shards_and_encodes_a_damaged_part_again(tmp_path):
+def test_a_build_failed_mid_way_encodes_a_damaged_part_again(tmp_path):
     with pytest.raises(RuntimeError, match="encoder lost"):
-        built(tmp_path / "index", 1, PageShards(3), PaddedEncoder(fail_on_call=4))  # shard 1's second page
-    staging = tmp_path / "index.shards-partial"
-    assert sorted(path.name for path in staging.iterdir()) == ["key.json", "part-000.safetensors"]
-    assert not (tmp_path / "index").exists()
-    again, shards = PaddedEncoder(), PageShards(3)
-    resumed = built(tmp_path / "index", 1, shards, again)
-    assert (shards.kept, again.pages) == (1, 4)  # shard 0's two pages read from its part
-    assert answers(resumed) == answers(built(tmp_path / "one", 1))
-    assert not staging.exists()
-
-    with pytest.raises(RuntimeError, match="encoder lost"):
-        built(tmp_path / "other", 2, PageShards(3), PaddedEncoder(fail_on_call=3))  # shard 2
-    parts = tmp_path / "other.shards-partial"
+        built(tmp_path / "index", 2, PageShards(3), PaddedEncoder(fail_on_call=3))  # shard 2
+    parts = tmp_path / "index.shards-partial"
     damaged = parts / "part-001.safetensors"
     damaged.write_bytes(damaged.read_bytes()[:60])  # a part cut short
     again, shards = PaddedEncoder(), PageShards(3)
-    assert answers(built(tmp_path / "other", 2, shards, again)) == answers(built(tmp_path / "one2", 2))
+    assert answers(built(tmp_path / "index", 2, shards, again)) == answers(built(tmp_path / "one", 2))
+    assert (shards.kept, again.pages) == (1, 4)
+
+
+KILLED = """
+import sys
+from pathlib import Path
+sys.path[:0] = sys.argv[2:4]
+from test_retrieval_pages_shards import PaddedEncoder, built
+from ragbench._retrieval.pages.shards import PageShards
+
+class Held(PaddedEncoder):
+    def encode_pages(self, images):
+        if self.calls == 1:  # shard 1's one batch (3 shards of a batch of 2 pages): held there
+            print("shard 1", flush=True)
+            sys.stdin.readline()
+        return super().encode_pages(images)
+
+built(Path(sys.argv[1]), 2, PageShards(3), Held())
+"""
+
+
+def test_a_build_killed_mid_way_resumes_from_the_shards_it_finished(tmp_path):
+    here = Path(__file__).parent
+    command = [sys.executable, "-c", KILLED, str(tmp_path / "index"), str(here.parent), str(here)]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as held:
+        assert held.stdout is not None and held.stdout.readline() == "shard 1\n", held.communicate()[1]
+        held.send_signal(signal.SIGKILL)
+        held.communicate()
+    assert sorted(path.name for path in (tmp_path / "index.shards-partial").iterdir()) == [
+        "key.json",
+        "part-000.safetensors",
+    ]
+    again, shards = PaddedEncoder(), PageShards(3)
+    assert answers(built(tmp_path / "index", 2, shards, again)) == answers(built(tmp_path / "one", 2))
     assert (shards.kept, again.pages) == (1, 4)
 
 

@@ -196,10 +196,11 @@ def test_a_plugin_kind_is_built_merged_on_ray_into_its_one_process_index(plugin,
 
 def test_index_build_help_names_every_kind_registered_a_plugins_too(plugin):
     """`index build --help` reads the kinds from the registry: each built-in kind with an index (lucene_bm25 among
-    them) and the plugin's, for --retriever, --ray and --shards alike."""
+    them, the page indexes too) and the plugin's, for --retriever, --ray and --shards alike."""
     shown = cli_here("index", "build", "--help")
     assert shown.returncode == 0, shown.stderr
     kinds, text = "bm25, lucene_bm25, flashrag_bm25, dense, overlap", " ".join(shown.stdout.split())  # unwrapped
-    assert f"--retriever TEXT the retriever whose index to build: {kinds} (ragbench list retrievers)" in text
+    built = "bm25, lucene_bm25, flashrag_bm25, dense, colpali, siglip, overlap"  # and the page indexes
+    assert f"--retriever TEXT the retriever whose index to build: {built} (ragbench list retrievers)" in text
     assert f"--ray [ADDRESS] analyse the passages on a pool of Ray actors ({kinds})" in text
-    assert f"--shards INTEGER with --ray: build the index ({kinds}) as S shards" in text
+    assert f"--shards INTEGER with --ray: build the index ({kinds}, colpali, siglip) as S shards" in text

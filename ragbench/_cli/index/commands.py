@@ -33,7 +33,7 @@ def index_group() -> None:
     required=True,
     help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
     "FlashRAG's JSONL {id, contents} (the title on its first line), or a folder of Hugging Face datasets' "
-    "save_to_disk (rows read as JSONL records)",
+    "save_to_disk (rows read as JSONL records); for a page index (colpali, siglip): a ViDoRe dataset's folder",
 )
 @click.option(
     "--retriever",
@@ -48,7 +48,8 @@ def index_group() -> None:
     "--model",
     default=None,
     help="dense encoder: sentence-transformers folder or hub name "
-    "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)",
+    "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2); colpali, siglip: the model's "
+    "local folder",
 )
 @click.option(
     "--build-arg",
@@ -57,7 +58,8 @@ def index_group() -> None:
     help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
     "(default or one a plugin provides: ragbench list retrievers), dtype, encoder_dtype (float32, float16, "
     "bfloat16), batch_size, device, normalize (dense); "
-    "language (flashrag_bm25)",
+    "language (flashrag_bm25); the retriever's options (colpali, siglip: split, batch_size, pool_factor, device, "
+    "dtype)",
 )
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
 @click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
@@ -101,7 +103,7 @@ def index_group() -> None:
     kinds=shard_kinds,
     help="with --ray: build the index ({kinds}) as S shards (INDEX/shards-S), each worker reading its own part of the "
     "corpus (a .jsonl or .tsv file, a saved dataset, an MS MARCO v2.1 segmented folder); no merged index unless "
-    "--merged",
+    "--merged; a page index (colpali, siglip): its pages encoded in S shards, joined into the one index",
 )
 @click.option(
     "--merged", is_flag=True, help="with --ray --shards: build the one index too, and split it into the shards"
@@ -125,11 +127,15 @@ def build_command(
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from ..._retrieval.index.built import build_index
+    from ..._retrieval.pages.build import is_page_kind
 
     with config_errors_exit(output_option="--out"):
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model
+        if is_page_kind(command_registry(), kind):
+            page_build(corpus, out, kind, options, overwrite, not no_progress, ray_address, workers, shards)
+            return
         build: dict[str, Any] = {
             "chunk_size": chunk_size,
             "title": not no_title,
@@ -165,6 +171,55 @@ def build_command(
         "bad record skipped",
         f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)",
     )
+
+
+TEXT_OPTIONS = ("chunk_size", "no_title", "split", "split_header", "merged")  # what a page index does not take
+
+
+def page_build(
+    corpus: str,
+    out: str,
+    kind: str,
+    options: dict[str, Any],
+    overwrite: bool,
+    progress: bool,
+    ray_address: str | None,
+    workers: int | None,
+    shards: int | None,
+) -> None:
+    """`build --retriever colpali|siglip`: the page index a run of that retriever would build, in one process or,
+    with --ray --shards S, encoded in shards by Ray tasks (`pages.shards`); a line saying what was built."""
+    from ..._retrieval.pages.build import build_page_index
+    from ..._retrieval.pages.shards import PageShards
+    from ..._retrieval.shard_build.driver import ray_runner
+
+    context = click.get_current_context()
+    for name in TEXT_OPTIONS:
+        if context.get_parameter_source(name) != click.core.ParameterSource.DEFAULT:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(f"{flag} is an option of text indexes; a {kind} index's pages are images: drop it")
+    if is_remote(out) or is_remote(corpus):
+        raise ConfigError(
+            f"{'--out ' + out if is_remote(out) else '--corpus ' + corpus}: a page index is built from a dataset "
+            "folder into a folder (one every node sees, for --ray); the runs read it there"
+        )
+    if ray_address is None and (workers, shards) != (None, None):
+        raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
+    if ray_address is not None and shards is None:
+        raise ConfigError(f"--ray builds a {kind} index in shards: pass --shards S too")
+    in_shards = None
+    if ray_address is not None and shards is not None:
+        if shards < 1:
+            raise ConfigError(f"--shards {shards}: must be at least 1")
+        gpu = str(options.get("device", "cpu")).startswith("cuda")
+        in_shards = PageShards(shards, ray_runner(ray_address, workers), progress, gpu)
+    built = build_page_index(
+        kind, corpus, out, options, registry=command_registry(), shards=in_shards, overwrite=overwrite
+    )
+    if built.kept:
+        click.echo(f"resumed: {built.kept} of {shards} shards kept from the interrupted build")
+    sharded = f", encoded in {shards} shards" if in_shards is not None else ""
+    click.echo(f"{built.kind} index of {built.pages} pages in {out}{sharded} ({built.seconds:.1f} s)")
 
 
 def parallel_build(

@@ -28,15 +28,17 @@ class KindsOption(click.Option):
 
 
 def built_kinds(registry: Registry) -> list[str]:
-    """The retrievers with an index to build (their class names a `builder`); one whose plugin fails to load is
-    left out here and named when it is asked for."""
+    """The retrievers with an index to build (their class names a `builder`, or indexes pages); one whose plugin
+    fails to load is left out here and named when it is asked for."""
+    from ..._retrieval.pages.build import is_page_kind
+
     names = []
     for name, entry in registry.entries["retrievers"].items():
         try:
             builder = getattr(entry.load(), "builder", None)
         except Exception:  # a broken plugin hides no other kind
             continue
-        if builder is not None:
+        if builder is not None or is_page_kind(registry, name):
             names.append(name)
     return names
 
@@ -49,7 +51,8 @@ def parallel_kinds(registry: Registry) -> list[str]:
 
 
 def shard_kinds(registry: Registry) -> list[str]:
-    """The kinds `--ray --shards S` builds in shards (a `ShardedKind` with a shard build)."""
+    """The kinds `--ray --shards S` builds in shards (a `ShardedKind` with a shard build, or a page index)."""
+    from ..._retrieval.pages.build import page_kinds
     from ..._retrieval.sharded.kinds import sharded_kinds
 
-    return [kind.name for kind in sharded_kinds(registry) if kind.build is not None]
+    return [kind.name for kind in sharded_kinds(registry) if kind.build is not None] + page_kinds(registry)

@@ -56,39 +56,56 @@ def load_vectors(folder: Path, identity: JsonObject) -> list[Any] | None:
             f"index {folder} was built for other {', '.join(differs)}; name another index folder (or remove this one) "
             "to build the index of these pages with this model"
         )
+    try:
+        pages = read_vectors(folder / VECTORS)
+    except ValueError as exc:
+        raise ConfigError(
+            f"index {folder}: {VECTORS} missing or damaged ({exc}); remove the folder to build again"
+        ) from None
+    if len(pages) != manifest["pages"]["count"]:
+        raise ConfigError(
+            f"index {folder}: {VECTORS} does not hold the manifest's pages; remove the folder to build again"
+        )
+    return pages
+
+
+def read_vectors(path: Path) -> list[Any]:
+    """The pages' vectors `write_vectors` wrote at `path`; a ValueError where the file is missing or damaged."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     try:
-        tensors = load_file(str(folder / VECTORS))
+        tensors = load_file(str(path))
         vectors, offsets = tensors["vectors"], tensors["offsets"].tolist()
     except (OSError, SafetensorError, KeyError) as exc:
-        raise ConfigError(
-            f"index {folder}: {VECTORS} missing or damaged ({exc}); remove the folder to build again"
-        ) from None
-    if len(offsets) != manifest["pages"]["count"] + 1 or offsets[-1] != vectors.shape[0]:
-        raise ConfigError(
-            f"index {folder}: {VECTORS} does not hold the manifest's pages; remove the folder to build again"
-        )
+        raise ValueError(str(exc)) from None
+    if not offsets or offsets[0] != 0 or offsets[-1] != vectors.shape[0]:
+        raise ValueError("its offsets do not cut its vectors")
     return [vectors[start:end] for start, end in zip(offsets, offsets[1:])]
+
+
+def write_vectors(path: Path, pages: list[Any]) -> int:
+    """`pages` (each a (tokens, dim) tensor) saved at `path` as one `vectors` tensor and its `offsets`; their tokens."""
+    import torch
+    from safetensors.torch import save_file
+
+    lengths = torch.tensor([0] + [int(page.shape[0]) for page in pages], dtype=torch.int64)
+    save_file({"vectors": torch.cat(pages).contiguous(), "offsets": torch.cumsum(lengths, 0)}, str(path))
+    return int(lengths.sum())
 
 
 def save_index(folder: Path, identity: JsonObject, build: Callable[[], list[Any]]) -> list[Any]:
     """The vectors `build` computes, saved at `folder` (through a staging folder renamed into place)."""
-    import torch
-    from safetensors.torch import save_file
-
     started = time.perf_counter()
     pages = build()
     staging = folder.with_name(folder.name + ".partial")
     if staging.exists():
         shutil.rmtree(staging)  # a build killed before its rename: ragbench's own staging folder
     staging.mkdir(parents=True)
-    lengths = torch.tensor([0] + [int(page.shape[0]) for page in pages], dtype=torch.int64)
-    save_file({"vectors": torch.cat(pages).contiguous(), "offsets": torch.cumsum(lengths, 0)}, str(staging / VECTORS))
+    tokens = write_vectors(staging / VECTORS, pages)
     manifest = {
         **identity,
-        "tokens": int(lengths.sum()),
+        "tokens": tokens,
         "dim": int(pages[0].shape[1]),
         "dtype": str(pages[0].dtype).removeprefix("torch."),
         "bytes": (staging / VECTORS).stat().st_size,

@@ -12,20 +12,23 @@ id, its image the page.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
+from ..._storage.locations import absolute_path
 from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from .corpus import PageCorpus, page_corpus
+from .encoding import INSTALL, encoded_pages
 from .index import FORMAT, load_vectors, save_index
 from .maxsim import SCORE_BATCH, maxsim_scores, trec_order
+from .shards import PageRecipe, PageShards, batch_ranges, given
 from .vidore_data import open_vidore
 
-INSTALL = "pip install 'ragbench[vision]'"
 # a colpali-engine model's `architectures[0]` -> its model and processor classes in colpali_engine.models
 MODEL_CLASSES = {
     "ColPali": ("ColPali", "ColPaliProcessor"),
@@ -96,14 +99,6 @@ class ColEngineEncoder:
             return list(torch.unbind(self.model(**batch.to(self.device)).to("cpu")))
 
 
-def pooled(pages: list[Any], pool_factor: int) -> list[Any]:
-    """Each page's vectors pooled by colpali-engine's HierarchicalTokenPooler (`pool_factor` 1: as they are)."""
-    if pool_factor == 1:
-        return pages
-    pooling = import_extra("colpali_engine.compression.token_pooling", f"token pooling is colpali-engine's: {INSTALL}")
-    return list(pooling.HierarchicalTokenPooler().pool_embeddings(pages, pool_factor=pool_factor))
-
-
 class LateInteractionRetriever(Retriever):
     """Multi-vector pages of a ViDoRe dataset (`pages`, its `split`), their index saved at `index` and reused."""
 
@@ -123,7 +118,10 @@ class LateInteractionRetriever(Retriever):
         device: str = "cpu",
         dtype: str = "bfloat16",
         encoder: PageEncoder | None = None,
+        in_shards: PageShards | None = None,
     ) -> None:
+        """`encoder` a stand-in for the model's (tests); `in_shards` encodes the pages in shards (`pages.shards`:
+        `ragbench index build --ray --shards S`) where the index is not built yet."""
         if index is None:
             raise ConfigError(
                 f"retriever {self.name}: pass --retriever-arg index=FOLDER (where the pages' vectors are saved, then reused)"
@@ -138,7 +136,13 @@ class LateInteractionRetriever(Retriever):
                 raise ConfigError(f"retriever {self.name}: {option}={value}: must be at least 1")
         data = open_vidore(pages, split, what=f"retriever {self.name}: pages=")
         self.corpus: PageCorpus = page_corpus(data)
-        self.encoder: PageEncoder = encoder or ColEngineEncoder(str(model), device, dtype)
+        if in_shards is not None:
+            batch_ranges(len(self.corpus), batch_size, in_shards.shards)  # too many refused before the model loads
+        if encoder is not None:
+            load: Callable[[], PageEncoder] = partial(given, encoder)
+        else:  # the model's folder as a worker elsewhere names it (`shards`)
+            load = self.encoder_factory(str(absolute_path(Path(str(model)).expanduser())), device, dtype)
+        self.encoder: PageEncoder = load()
         self.query_batch_size, self.score_batch_size, self.device = query_batch_size, score_batch_size, device
         self.folder = Path(index).expanduser()
         self.identity: JsonObject = {
@@ -153,17 +157,22 @@ class LateInteractionRetriever(Retriever):
             "model": self.encoder.identity(),
             "options": {"batch_size": batch_size, "pool_factor": pool_factor},
         }
+        recipe = PageRecipe(str(absolute_path(data.folder)), split, batch_size, pool_factor, load)
         vectors = load_vectors(self.folder, self.identity)
         if vectors is None:
-            vectors = save_index(self.folder, self.identity, lambda: self.encode_corpus(batch_size, pool_factor))
+            if in_shards is None:
+                build = partial(encoded_pages, self.corpus, self.encoder, 0, len(self.corpus), batch_size, pool_factor)
+            else:
+                build = partial(in_shards.vectors, recipe, len(self.corpus), absolute_path(self.folder), self.identity)
+            vectors = save_index(self.folder, self.identity, build)
+            if in_shards is not None:
+                in_shards.close(self.folder)
         self.pages = vectors
 
-    def encode_corpus(self, batch_size: int, pool_factor: int) -> list[Any]:
-        vectors: list[Any] = []
-        for start in range(0, len(self.corpus), batch_size):
-            images = [self.corpus.decoded(i) for i in range(start, min(start + batch_size, len(self.corpus)))]
-            vectors.extend(pooled(self.encoder.encode_pages(images), pool_factor))
-        return vectors
+    @staticmethod
+    def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:
+        """What loads the retriever's encoder (in each worker of a sharded build, too)."""
+        return partial(ColEngineEncoder, model, device, dtype)
 
     def search(self, queries: list[str], k: int) -> Sequence[list[Document] | RetrievalError]:
         encoded: list[Any] = []

@@ -7,6 +7,8 @@ normalisation), its model in float32, queries padded to the tokenizer's `max_len
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from ..._errors import ConfigError
 from ..._imports import import_extra
 from ..._types import JsonObject
 from .late_interaction import LateInteractionRetriever, PageEncoder
+from .shards import PageShards
 
 
 class DualEncoder:
@@ -70,6 +73,7 @@ class ImageDenseRetriever(LateInteractionRetriever):
         query_batch_size: int = 4,
         device: str = "cpu",
         encoder: PageEncoder | None = None,
+        in_shards: PageShards | None = None,
     ) -> None:
         if model is None and encoder is None:
             raise ConfigError(
@@ -83,8 +87,13 @@ class ImageDenseRetriever(LateInteractionRetriever):
             batch_size=batch_size,
             query_batch_size=query_batch_size,
             device=device,
-            encoder=encoder or DualEncoder(str(model), device),
+            encoder=encoder,
+            in_shards=in_shards,
         )
+
+    @staticmethod
+    def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:
+        return partial(DualEncoder, model, device)  # float32, as upstream's SigLIPRetriever
 
     def scores(self, queries: list[Any]) -> list[list[float]]:
         import torch

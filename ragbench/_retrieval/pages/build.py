@@ -1,0 +1,94 @@
+"""`ragbench index build --retriever colpali|siglip|clip`: a page index built ahead of the runs that read it, the
+index the retriever's first run would build (the same folder, manifest and vectors: a run naming the same pages,
+model and options reads it), in one process or, with --ray --shards S, encoded in shards (`shards`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._errors import ConfigError
+from ..._values.options import construct
+from .index import FORMAT, MANIFEST
+from .late_interaction import LateInteractionRetriever
+from .shards import PageShards
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+
+
+@dataclass(frozen=True)
+class PagesBuilt:
+    kind: str
+    pages: int
+    seconds: float
+    kept: int  # shards a killed build had encoded
+
+
+def page_kinds(registry: Registry) -> list[str]:
+    """The retrievers whose index is one of pages (`is_page_kind`)."""
+    return [name for name in registry.entries["retrievers"] if is_page_kind(registry, name)]
+
+
+def is_page_kind(registry: Registry, name: str) -> bool:
+    """Whether the retriever `name` (or alias) indexes pages (a `LateInteractionRetriever`); one whose plugin fails
+    to load is not (it is named where it is built)."""
+    entry = registry.entries["retrievers"].get(registry.aliases["retrievers"].get(name, name))
+    try:
+        target = entry.load() if entry is not None else None
+    except Exception:  # a broken plugin hides no other kind
+        return False
+    return isinstance(target, type) and issubclass(target, LateInteractionRetriever)
+
+
+def build_page_index(
+    kind: str,
+    corpus: str,
+    out: str,
+    options: dict[str, Any],
+    *,
+    registry: Registry,
+    shards: PageShards | None = None,
+    overwrite: bool = False,
+) -> PagesBuilt:
+    """The `kind` index of the ViDoRe dataset `corpus` built at `out` with the retriever's `options` (module
+    docstring); an existing folder is replaced with `overwrite` where it is a page index ragbench built."""
+    entry = registry.entry("retrievers", kind)
+    label = f"index build --retriever {kind}"
+    for option, flag in (("pages", "--corpus"), ("index", "--out")):
+        if option in options:
+            raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
+    folder = Path(out).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        if not overwrite:
+            raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
+        if not built_page_index(folder):
+            raise ConfigError(
+                f"--out {out} holds no page index ragbench built (no {MANIFEST} of one); --overwrite replaces only "
+                "an index: choose another folder"
+            )
+        shutil.rmtree(folder)
+    started = time.perf_counter()
+    retriever: LateInteractionRetriever = construct(
+        entry.load(),
+        {**options, "pages": corpus, "index": out},
+        label,
+        injected={"registry": registry, "in_shards": shards},
+    )
+    kept = shards.kept if shards is not None else 0
+    return PagesBuilt(entry.name, len(retriever.corpus), time.perf_counter() - started, kept)
+
+
+def built_page_index(folder: Path) -> bool:
+    """Whether `folder` holds a page index's manifest (this format's)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT and "pages" in manifest

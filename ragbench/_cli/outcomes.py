@@ -212,7 +212,7 @@ def report_outcome(outcome: Any) -> None:
 
 def show_outcome(outcome: Any) -> None:
     """A finished run's summary on the console, and why it is incomplete where it is."""
-    from .._reports.cost.cost_lines import agreement_lines
+    from .._reports.judging.human_agreement_lines import agreement_lines
     from .._reports.judging.judge_agreement import judge_agreement_lines
     from .._reports.judging.judge_swap import judge_swap_lines
     from .._reports.results.config_diff import described, retriever

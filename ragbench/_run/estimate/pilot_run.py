@@ -1,5 +1,6 @@
 """A run's cost before it is paid (`ragbench estimate`): a pilot of a few of its examples run for real, in the run's
-own folder, and the rest of the run estimated from them (ragbench._cost.estimate_figures).
+own folder, and the rest of the run estimated from them (ragbench._cost: the pilot's size and draw, `pilot`; the
+figures, `estimate_figures`; the estimate and how it is shown, `run_estimate`).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
 default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
@@ -14,19 +15,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from ..._cost.estimate_figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
-from ..._cost.estimate_tokens import input_lengths, model_counter
+from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
+from ..._cost.pilot import Pilot, PilotEnded, PilotSize
 from ..._cost.prices import ModelPrices
+from ..._cost.run_estimate import RunEstimate, TaskEstimate, varying_steps
 from ..._cost.spending_cap import run_prices
-from ..._engines import EMBEDDED_MODEL
-from ..._engines.local.tokenizers import TokenCounter
-from ..._errors import ConfigError, RecordError
+from ..._errors import RecordError
 from ..._records import read_samples
 from ..._registry import Registry
 from ..._storage.checkpoint import checkpoint_key
@@ -36,90 +34,12 @@ from ..._values.run_config import RunConfig, examples_in_flight
 from ..finished_keys import finished_keys
 from ..models.sent_to import model_urls
 from ..modes.attempt import FRESH, RESUMED, Attempt
-from ..modes.pilot import Pilot, PilotEnded
 from ..modes.planned_run import PlannedRun, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
 from ..services import held_services
 
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
-MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
-
-
-@dataclass(frozen=True)
-class PilotSize:
-    """How many records of each task the pilot runs: a `fraction` of them, or a `count`; at least `MIN_PILOT`."""
-
-    fraction: float | None = None
-    count: int | None = None
-
-    @staticmethod
-    def precision(text: str) -> float:
-        """`--precision 10%`: the share of their point within which the dollars are wanted (0 to 100%, not 0)."""
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
-        if not match or not 0 < float(match.group(1)) < 100:
-            raise ConfigError(f"--precision {text!r}: expected a share of the point above 0, below 100% (10%)")
-        return float(match.group(1)) / 100
-
-    @classmethod
-    def parse(cls, text: str) -> PilotSize:
-        """`5%` (a share of each task's records) or `20` (records per task); a ConfigError of one line else."""
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
-        value = float(match.group(1)) if match else -1.0
-        if match and match.group(2) and 0 < value <= 100:
-            return cls(fraction=value / 100)
-        if match and not match.group(2) and value >= 1 and value.is_integer():
-            return cls(count=int(value))
-        raise ConfigError(f"--pilot {text!r}: expected a share of each task's records (5%) or a count (20)")
-
-    def positions(self, records: int, seed: str) -> frozenset[int]:
-        """The positions the pilot runs of a task of `records` records: a simple random sample, drawn from `seed`
-        (the same run's pilot is the same)."""
-        wanted = self.count if self.count is not None else math.ceil((self.fraction or 0) * records)
-        wanted = min(records, max(wanted, MIN_PILOT))
-        # the first `wanted` of the seed's order of the records: a larger pilot of the same run holds a smaller one
-        return frozenset(random.Random(seed).sample(range(records), records)[:wanted])
-
-
-@dataclass(frozen=True)
-class TaskEstimate:
-    name: str
-    records: int  # of the run
-    done: int  # finished examples saved (before the pilot: `done_before`)
-    done_before: int
-    totals: dict[str, EstimatedTotal]
-    paid_before: dict[str, float]
-    paid: dict[str, float]
-    pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
-
-
-@dataclass(frozen=True)
-class RunEstimate:
-    """The estimate of a run (`totals`, summed over its tasks), what was paid before and by the pilot, the pilot's
-    wall time, and what the estimate cannot know (`unknowns`)."""
-
-    run_dir: str
-    tasks: list[TaskEstimate]
-    totals: dict[str, EstimatedTotal]
-    wall: EstimatedTotal | None  # seconds the rest of the run takes; None: no attempt timed
-    unknowns: list[str] = field(default_factory=list)
-    pilot_ran: int = 0
-    prompt_lengths: str = ""  # how the examples left are taken to be as long as they are (`prompt_lengths`)
-
-    @property
-    def records(self) -> int:
-        return sum(task.records for task in self.tasks)
-
-    @property
-    def done(self) -> int:
-        return sum(task.done for task in self.tasks)
-
-    def paid(self, before: bool = False) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for task in self.tasks:
-            for key, value in (task.paid_before if before else task.paid).items():
-                out[key] = out.get(key, 0.0) + value
-        return out
 
 
 def limited_records(planned: PlannedTask, limit: int | None) -> Iterator[Example | RecordError]:
@@ -251,16 +171,6 @@ def estimate(
     return replace(estimate, wall=wall_left(run, estimate))
 
 
-def prompt_lengths(model: str | None, counter: TokenCounter | None) -> str:
-    """The estimate's line on the examples' lengths: counted by the model's tokenizer, or the pilot's mean."""
-    if counter is None:
-        return f"prompt lengths: from the pilot's mean; no tokenizer for {model or EMBEDDED_MODEL} at hand"
-    return (
-        f"prompt lengths: each example's question and passages counted by {counter.name}; the prompt tokens and "
-        "dollars of the examples left follow their lengths (regression on the pilot's)"
-    )
-
-
 def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
     """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
     from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
@@ -284,12 +194,6 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
     )
 
 
-def varying_steps(totals: dict[str, EstimatedTotal]) -> list[str]:
-    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
-    above its point; one that saw no spread ends at its point, ragbench._cost.estimate_figures.extrapolated)."""
-    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
-
-
 def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:
     """What the estimate cannot know, each a line: a system whose steps per example varied and that declares no
     budget of searches, a model without a price."""
@@ -308,27 +212,3 @@ def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[s
         if priced.price is None and not priced.model.startswith("?"):
             lines.append(f"no dollars for {priced.model}: {priced.note}")
     return list(dict.fromkeys(lines))
-
-
-def as_json(estimate: RunEstimate) -> dict[str, Any]:
-    """The estimate as JSON (`ragbench estimate --json`)."""
-
-    def interval(value: EstimatedTotal | None) -> dict[str, Any] | None:
-        if value is None:
-            return None
-        fixed = {} if value.each is None else {"each": value.each}  # the same in every example that ran
-        return {"point": value.point, "low": value.low, "high": value.high, **fixed}
-
-    return {
-        "run_dir": estimate.run_dir,
-        "records": estimate.records,
-        "done": estimate.done,
-        "pilot_examples": estimate.pilot_ran,
-        "totals": {key: interval(value) for key, value in estimate.totals.items()},
-        "paid_before": estimate.paid(before=True),
-        "paid": estimate.paid(),
-        "wall_seconds_left": interval(estimate.wall),
-        "pilot_for_10_percent": {task.name: task.pilot_for for task in estimate.tasks},
-        "unknowns": estimate.unknowns,
-        "prompt_lengths": estimate.prompt_lengths,
-    }

@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from ..._cost.pilot import Pilot, PilotEnded
 from ..._cost.run_cost import AttemptMeter, CallReports
 from ..._cost.spending_cap import CapStopped, SpendingCapReached
 from ..._replay.recording import CallRecorder
@@ -38,7 +39,6 @@ from ..progress import Progress
 from ..reading import RecordReader
 from ..rescore.saved_predictions import SavedRescoring
 from ..services import Calls, ExampleServices, Opened, RunServices
-from .pilot import Pilot, PilotEnded
 from .planned_run import Assembled, PlannedRun, Retrieved, Work
 
 

@@ -167,7 +167,7 @@ def evaluated(config: Any) -> Any:
     try:
         with exit_when_stuck(lambda signum: interrupt_message(folder(), signum=signum)):
             from .._run.evaluator import Evaluator  # a visible part of the start, under the handlers: a stop says so
-            from .._run.plan.run_registry import run_registry
+            from .._run.plan.planning import run_registry
 
             evaluator = Evaluator(config, run_registry(config.what, command_registry()))
             return evaluator.run()

@@ -64,7 +64,7 @@ def show_estimate(pilot: str, as_json: bool, options: dict[str, Any], precision:
     from ..._run.estimate.pilot_run import estimate
     from ..._run.example import StoppedAtFailure
     from ..._run.lifetime.interrupted import RunInterrupted, exit_interrupted
-    from ..._run.plan.run_registry import run_registry
+    from ..._run.plan.planning import run_registry
 
     try:
         size = PilotSize.parse(pilot) if pilot.strip() != "0" else None

@@ -31,10 +31,9 @@ from ..._storage.checkpoint import checkpoint_key
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
-from ..finished_keys import finished_keys
 from ..models.sent_to import model_urls
 from ..modes.attempt import FRESH, RESUMED, Attempt
-from ..modes.planned_run import PlannedRun, system_of
+from ..modes.planned_run import PlannedRun, finished_keys, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
 from ..services import held_services

@@ -71,7 +71,7 @@ def shown(value: float, money: bool) -> str:
 def interval_text(interval: EstimatedTotal, money: bool = False) -> str:
     """The point and its interval; a figure every example that ran had the same value of (`each`: fixed by design,
     as vanilla's one LLM call) without one: that value an example, fewer only where the response cache answers."""
-    if getattr(interval, "each", None) is not None:
+    if interval.each is not None:
         return f"{shown(interval.point, money)}  ({shown(interval.each, money)} an example in every example that ran)"
     high = "unbounded" if interval.high is None else shown(interval.high, money)
     return f"{shown(interval.point, money)}  [95%: {shown(interval.low, money)} .. {high}]"

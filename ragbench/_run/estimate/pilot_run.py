@@ -21,9 +21,8 @@ from dataclasses import replace
 from ..._cost.estimate_figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
 from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
 from ..._cost.pilot import Pilot, PilotEnded, PilotSize
-from ..._cost.prices import ModelPrices
+from ..._cost.prices import ModelPrices, run_prices
 from ..._cost.run_estimate import RunEstimate, TaskEstimate, varying_steps
-from ..._cost.spending_cap import run_prices
 from ..._errors import RecordError
 from ..._records import read_samples
 from ..._registry import Registry

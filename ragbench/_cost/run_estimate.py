@@ -1,5 +1,6 @@
 """A run's estimate (`ragbench estimate`, made by ragbench._run.estimate.pilot_run from the figures of
-`estimate_figures`) and how it is shown: the console's lines (`estimate_lines`) and `--json` (`as_json`)."""
+`estimate_figures`): each task's (`task_estimate`), the wall time left (`wall_left`), and how it is shown: the
+console's lines (`estimate_lines`) and `--json` (`as_json`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .estimate_figures import EstimatedTotal
+from .._storage.run_record import AttemptCost
+from .estimate_figures import SECONDS, EstimatedTotal, Totals
 
 COUNTS = {  # figure: how it is shown
     "llm_calls": "LLM calls (system)",
@@ -27,6 +29,7 @@ class TaskEstimate:
     paid_before: dict[str, float]
     paid: dict[str, float]
     pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
+    beyond: str | None = None  # where the examples left are longer than any the pilot ran: the line saying so
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,53 @@ class RunEstimate:
             for key, value in (task.paid_before if before else task.paid).items():
                 out[key] = out.get(key, 0.0) + value
         return out
+
+
+def task_estimate(name: str, records: int, before: tuple[Totals, int], now: tuple[Totals, int]) -> TaskEstimate:
+    """A task of `records` records estimated from its saved samples' totals and finished examples `now`, beside
+    those `before` the pilot ran."""
+    totals, done = now
+    remaining = max(0, records - done)
+    far = totals.beyond_met(remaining)
+    beyond = None
+    if far is not None:
+        beyond = (
+            f"{name}: the examples left are {far[0]:,.0f} tokens long on average (their own text), longer "
+            f"than any the pilot ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
+            "far as it holds; a larger pilot (--pilot) meets some of them"
+        )
+    return TaskEstimate(
+        name,
+        records,
+        done,
+        before[1],
+        totals.estimate(remaining),
+        before[0].paid,
+        totals.paid,
+        totals.pilot_for(records),
+        beyond,
+    )
+
+
+def wall_left(estimate: RunEstimate, attempt: AttemptCost | None, inflight: int) -> EstimatedTotal | None:
+    """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
+    from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
+    of its wall time: `attempt`, run.json's last). That attempt ran `slots` = min(its examples, `inflight`: the
+    examples --max-inflight runs at once) at once, the rest runs up to min(examples left, `inflight`): `high` assumes
+    no more concurrency than the attempt's, `low` that it grows in proportion to the slots, the point the geometric
+    mean of the two. None where no attempt was timed."""
+    seconds = estimate.totals.get(SECONDS)
+    if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):
+        return None
+    spent = estimate.paid().get(SECONDS, 0.0)
+    per_example = spent / max(1, estimate.done)
+    concurrency = max(1e-9, per_example * attempt["examples"] / attempt["wall_seconds"])
+    slots = min(attempt["examples"], inflight)
+    more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
+    high = None if seconds.high is None else (seconds.high - spent) / concurrency
+    return EstimatedTotal(
+        (seconds.point - spent) / (concurrency * math.sqrt(more)), (seconds.low - spent) / (concurrency * more), high
+    )
 
 
 def varying_steps(totals: dict[str, EstimatedTotal]) -> list[str]:

@@ -14,15 +14,14 @@ kinds of question come in a cycle from biasing the estimate, and is what the int
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..._cost.estimate_figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
+from ..._cost.estimate_figures import Totals, example_figures, summed
 from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
 from ..._cost.pilot import Pilot, PilotEnded, PilotSize
 from ..._cost.prices import ModelPrices, run_prices
-from ..._cost.run_estimate import RunEstimate, TaskEstimate, varying_steps
+from ..._cost.run_estimate import RunEstimate, task_estimate, varying_steps, wall_left
 from ..._errors import RecordError
 from ..._records import read_samples
 from ..._registry import Registry
@@ -129,30 +128,11 @@ def estimate(
     if ran and precision is not None:
         grown_pilot(run, size, records, prices, precision)
     counter = model_counter(config.models.model, config.models.model_args)
-    tasks, beyond = [], []
+    tasks = []
     for planned in run.planned:
         lengths = None if counter is None else input_lengths(limited_records(planned, config.what.limit), counter)
-        totals, done = read_totals(run, planned, prices, lengths)
-        remaining = max(0, records[planned.name] - done)
-        far = totals.beyond_met(remaining)
-        if far is not None:
-            beyond.append(
-                f"{planned.name}: the examples left are {far[0]:,.0f} tokens long on average (their own text), longer "
-                f"than any the pilot ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
-                "far as it holds; a larger pilot (--pilot) meets some of them"
-            )
-        tasks.append(
-            TaskEstimate(
-                planned.name,
-                records[planned.name],
-                done,
-                before[planned.name][1],
-                totals.estimate(remaining),
-                before[planned.name][0].paid,
-                totals.paid,
-                totals.pilot_for(records[planned.name]),
-            )
-        )
+        now = read_totals(run, planned, prices, lengths)
+        tasks.append(task_estimate(planned.name, records[planned.name], before[planned.name], now))
     estimate = RunEstimate(
         str(run.run_dir.path),
         tasks,
@@ -161,35 +141,14 @@ def estimate(
         [
             *([] if any(task.done for task in tasks) else [NOTHING_RAN]),
             *unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
-            *beyond,
+            *(task.beyond for task in tasks if task.beyond),
         ],
         sum(t.done - t.done_before for t in tasks) if ran else 0,
         prompt_lengths(config.models.model, counter),
     )
-    return replace(estimate, wall=wall_left(run, estimate))
-
-
-def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
-    """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
-    from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
-    of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
-    min(examples left, --max-inflight): `high` assumes no more concurrency than the attempt's, `low` that it grows
-    in proportion to the slots, the point the geometric mean of the two. None where no attempt was timed."""
     recorded = run.run_dir.record
     attempt = recorded.attempts[-1] if recorded is not None and recorded.attempts else None
-    seconds = estimate.totals.get(SECONDS)
-    if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):
-        return None
-    spent = estimate.paid().get(SECONDS, 0.0)
-    per_example = spent / max(1, estimate.done)
-    concurrency = max(1e-9, per_example * attempt["examples"] / attempt["wall_seconds"])
-    inflight = examples_in_flight(run.config.limits.max_inflight)
-    slots = min(attempt["examples"], inflight)
-    more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
-    high = None if seconds.high is None else (seconds.high - spent) / concurrency
-    return EstimatedTotal(
-        (seconds.point - spent) / (concurrency * math.sqrt(more)), (seconds.low - spent) / (concurrency * more), high
-    )
+    return replace(estimate, wall=wall_left(estimate, attempt, examples_in_flight(config.limits.max_inflight)))
 
 
 def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:

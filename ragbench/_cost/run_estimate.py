@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from .._storage.run_record import AttemptCost
 from .estimate_figures import SECONDS, EstimatedTotal, Totals
@@ -195,14 +195,42 @@ def estimate_lines(estimate: RunEstimate) -> list[str]:
     return lines
 
 
-def as_json(estimate: RunEstimate) -> dict[str, Any]:
+class _Interval(TypedDict):
+    point: float
+    low: float
+    high: float | None  # None: unbounded
+
+
+class Interval(_Interval, total=False):
+    each: float  # the same in every example that ran
+
+
+class EstimateJson(TypedDict):
+    """`ragbench estimate --json`."""
+
+    run_dir: str
+    records: int
+    done: int
+    pilot_examples: int
+    totals: dict[str, Interval | None]
+    paid_before: dict[str, float]
+    paid: dict[str, float]
+    wall_seconds_left: Interval | None
+    pilot_for_10_percent: dict[str, int | None]
+    unknowns: list[str]
+    prompt_lengths: str
+
+
+def as_json(estimate: RunEstimate) -> EstimateJson:
     """The estimate as JSON (`ragbench estimate --json`)."""
 
-    def interval(value: EstimatedTotal | None) -> dict[str, Any] | None:
+    def interval(value: EstimatedTotal | None) -> Interval | None:
         if value is None:
             return None
-        fixed = {} if value.each is None else {"each": value.each}  # the same in every example that ran
-        return {"point": value.point, "low": value.low, "high": value.high, **fixed}
+        out: Interval = {"point": value.point, "low": value.low, "high": value.high}
+        if value.each is not None:
+            out["each"] = value.each
+        return out
 
     return {
         "run_dir": estimate.run_dir,

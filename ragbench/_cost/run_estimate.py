@@ -195,13 +195,13 @@ def estimate_lines(estimate: RunEstimate) -> list[str]:
     return lines
 
 
-class _Interval(TypedDict):
+class _EstimatedInterval(TypedDict):
     point: float
     low: float
     high: float | None  # None: unbounded
 
 
-class Interval(_Interval, total=False):
+class EstimatedInterval(_EstimatedInterval, total=False):
     each: float  # the same in every example that ran
 
 
@@ -212,10 +212,10 @@ class EstimateJson(TypedDict):
     records: int
     done: int
     pilot_examples: int
-    totals: dict[str, Interval | None]
+    totals: dict[str, EstimatedInterval | None]
     paid_before: dict[str, float]
     paid: dict[str, float]
-    wall_seconds_left: Interval | None
+    wall_seconds_left: EstimatedInterval | None
     pilot_for_10_percent: dict[str, int | None]
     unknowns: list[str]
     prompt_lengths: str
@@ -224,10 +224,10 @@ class EstimateJson(TypedDict):
 def as_json(estimate: RunEstimate) -> EstimateJson:
     """The estimate as JSON (`ragbench estimate --json`)."""
 
-    def interval(value: EstimatedTotal | None) -> Interval | None:
+    def interval(value: EstimatedTotal | None) -> EstimatedInterval | None:
         if value is None:
             return None
-        out: Interval = {"point": value.point, "low": value.low, "high": value.high}
+        out: EstimatedInterval = {"point": value.point, "low": value.low, "high": value.high}
         if value.each is not None:
             out["each"] = value.each
         return out

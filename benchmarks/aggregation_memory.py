@@ -40,7 +40,7 @@ CHILD = r"""
 import json, resource, sys, time
 from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.plan.planning import plan
-from ragbench._run.plan.run_registry import run_registry
+from ragbench._run.plan.planning import run_registry
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
 
@@ -63,7 +63,7 @@ def template_run(folder: Path) -> tuple[Path, list[dict]]:
     """The YAML task's file and the sample records of a real run of it, each with STEPS LLM steps."""
     from ragbench._registry import installed_registry
     from ragbench._run.evaluator import Evaluator, RunConfig
-    from ragbench._run.plan.run_registry import run_registry
+    from ragbench._run.plan.planning import run_registry
 
     records = [
         {

@@ -78,7 +78,7 @@ def copied_questions(folder: Path, copies: int, long: float = 0.0, pilot: str = 
     """fictional_multihop's questions `copies` times, each copy's ids and questions marked; with `long`, that share
     of the questions outside the run's `pilot` (drawn as `ragbench estimate` draws it, --seed 0) prefixed with a
     background of 300 to 600 words: the task's long examples, none of which the pilot meets."""
-    from ragbench._run.estimate.pilot_run import PilotSize
+    from ragbench._cost.pilot import PilotSize
 
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
     drawn = PilotSize.parse(pilot).positions(min(len(rows) * copies, limit or len(rows) * copies), f"0:{TASK}")

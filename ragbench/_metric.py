@@ -175,6 +175,15 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     return number
 
 
+def saved_value(metric: Metric, key: str, value: Any) -> tuple[float | None, bool]:
+    """(value, whether it is a score) of a saved per-example value: a sample written by an older ragbench
+    may hold a non-number (a numpy scalar saved as a string), counted as the metric's failure."""
+    try:
+        return typed_value(metric, key, value), True
+    except InvalidScore:
+        return None, False
+
+
 def finite_number(who: str, key: str, value: Any, alternative: str = "") -> float:
     """`value` as a finite float: bool as 0/1, a numpy scalar as the number it holds; anything else (None, a
     string, NaN, an infinity, an int past the largest float) raises `InvalidScore` naming `who` returned

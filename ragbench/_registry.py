@@ -341,7 +341,7 @@ class Registry:
             raise ConfigError(
                 self.unread_task_files.get(path)
                 or f"task file {path} is not registered: register it before looking it up "
-                "(Registry.add_task_file; a run's: ragbench._run.plan.run_registry, before the run)"
+                "(Registry.add_task_file; a run's: ragbench._run.plan.planning.run_registry, before the run)"
             )
         return name
 

@@ -73,7 +73,8 @@ LAYERS = (
     Layer(
         "cost",
         {
-            "_cost": "what a run costs: prices, the price table, each attempt's cost, `--max-cost`, the estimate's figures"
+            "_cost": "what a run costs: prices, each attempt's cost, `--max-cost`, results.json's cost sections and their "
+            "lines, compare's cost table, the estimate's pilot and figures"
         },
     ),
     Layer(

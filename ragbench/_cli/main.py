@@ -186,7 +186,7 @@ def check_command(no_model: bool, **options: Any) -> None:
     tokenizer, service and server checked, then the engines loaded and checked against the system.
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
     from .._run.evaluator import Evaluator
-    from .._run.plan.run_registry import run_registry
+    from .._run.plan.planning import run_registry
 
     if not split_names(options["tasks"] or ""):
         click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)

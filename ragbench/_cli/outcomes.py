@@ -168,7 +168,7 @@ def evaluated(config: RunConfig) -> Any:
     try:
         with exit_when_stuck(lambda signum: interrupt_message(folder(), signum=signum)):
             from .._run.evaluator import Evaluator  # a visible part of the start, under the handlers: a stop says so
-            from .._run.plan.run_registry import run_registry
+            from .._run.plan.planning import run_registry
 
             evaluator = Evaluator(config, run_registry(config.what, command_registry()))
             return evaluator.run()
@@ -213,7 +213,7 @@ def report_outcome(outcome: Any) -> None:
 
 def show_outcome(outcome: Any) -> None:
     """A finished run's summary on the console, and why it is incomplete where it is."""
-    from .._reports.cost.cost_lines import agreement_lines
+    from .._reports.judging.human_agreement_lines import agreement_lines
     from .._reports.judging.judge_agreement import judge_agreement_lines
     from .._reports.judging.judge_swap import judge_swap_lines
     from .._reports.results.config_diff import described, retriever

@@ -156,8 +156,8 @@ def compare_command(
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values. Prints a
     summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
     report, --full prints it."""
+    from .._cost.cost_table import cost_markdown, front_lines
     from .._reports.compare.comparison import ITERATIONS, markdown, regressions
-    from .._reports.compare.cost_table import cost_markdown, front_lines
     from .._reports.compare.summary import summary
 
     try:

@@ -1,12 +1,16 @@
-"""What a run costs: model prices and the price table (`prices`), the vendors' list prices shipped with ragbench
-(`vendor_prices`, from the data files in price_lists/), the typed shape of a cost as results.json and
+"""What a run costs, in one room: model prices and the price table (`prices`), the vendors' list prices shipped with
+ragbench (`vendor_prices`, from the data files in price_lists/), the typed shape of a cost as results.json and
 run.json hold it (`cost_schema`), each attempt's and the whole run's cost (`run_cost`), `--max-cost`'s cap
-(`spending_cap`), and the estimate's figures of a run from the examples that ran (`estimate_figures`, with the
-examples' own lengths in the model's tokens: `estimate_tokens`).
+(`spending_cap`); results.json's cost sections, each a tally filled sample by sample (`call_cost`: `model_cost` and
+`judge_cost`; `efficiency`; `budget`: `budget` and `repeated_work`), their lines (`cost_lines`, `efficiency_lines`)
+and `ragbench compare`'s cost table (`cost_table`); the estimate's pilot (`pilot`), its figures of a run from the
+examples that ran (`estimate_figures`, with the examples' own lengths in the model's tokens: `estimate_tokens`) and
+the estimate with its lines and JSON (`run_estimate`).
 
-It sits below the reports, which price results.json's `model_cost`, `judge_cost` and `efficiency` with it
-(ragbench._reports.cost), and the run, which meters and caps its calls with it; above the engines, the scheduler
-(whose `SpendGate`, ragbench._values.spend_gate, the cap answers) and the run folder, whose figures it prices.
-Not here: the estimate's pilot (ragbench._run.estimate: a run mode given a `Pilot` runs it) and batch bookkeeping
-(ragbench._engines.batches: the engines keep it).
+Other rooms call it and keep no cost logic: the run meters, caps and assembles with it, and runs the pilot
+(ragbench._run.estimate.pilot_run: a run mode given a `Pilot` runs it); the reports, the command line and the viewer
+show its lines and tables. It sits below them, above the engines, the scheduler (whose `SpendGate`,
+ragbench._values.spend_gate, the cap answers) and the run folder, whose figures it prices; the engines read the
+vendors' usage counts (ragbench._engines.hosted.usage_counts) and keep their batch bookkeeping
+(ragbench._engines.batches).
 """

@@ -1,7 +1,7 @@
 """The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) holds it: the
 run's, every attempt added up (`Cost`; one attempt's figures, `AttemptCost`, are run.json's record:
-ragbench._storage.run_record), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
-(`Efficiency`). Each is a `TypedDict`: a dict at
+ragbench._storage.run_record), the traced calls' tokens and price (`TokenCost`), a task's cost per correct answer
+(`Efficiency`) and its work per example (`Budget`, `RepeatedWork`). Each is a `TypedDict`: a dict at
 run time, as the files read."""
 
 from __future__ import annotations
@@ -129,9 +129,44 @@ class _Efficiency(TypedDict):
 
 
 class Efficiency(_Efficiency, total=False):
-    """A task's cost beside its numbers (ragbench._reports.cost.efficiency): the system's tokens and their price (null:
+    """A task's cost beside its numbers (ragbench._cost.efficiency): the system's tokens and their price (null:
     `usd_note` says why), calls and searches per example, latency by call kind ("llm", "search") and per key
     the cost of a correct answer."""
 
     usd_note: str
     graded_keys: list[str]  # keys with a value inside their range: no answer right or wrong, no `per_correct`
+
+
+class Budget(TypedDict):
+    """What the system spent per scored example, measured from the traces (ragbench._cost.budget): each a
+    mean, or null where the traces cannot tell (`not_measured`: quantity -> why)."""
+
+    examples: int
+    llm_calls: float | None
+    prompt_tokens: float | None
+    output_tokens: float | None
+    searches: float | None
+    passages_retrieved: float | None
+    passages_shown: float | None
+    not_measured: dict[str, str]
+
+
+class RepeatedWorkCounts(TypedDict):
+    """Work of the scored examples that bought nothing: searches whose results repeat the search before them in
+    the example, empty or whitespace queries, LLM calls repeating an earlier request of the example."""
+
+    searches: int
+    repeated_searches: int
+    empty_queries: int
+    llm_calls: int
+    repeated_llm_calls: int
+
+
+class RepeatedWork(RepeatedWorkCounts, total=False):
+    """`RepeatedWorkCounts`, and where searches found no passage, how many; where the model made tool calls, how many, how many had arguments that are not
+    JSON, and how many had JSON arguments that do not fit the parameters of the tool they name."""
+
+    empty_results: int
+    tool_calls: int
+    malformed_tool_calls: int
+    invalid_tool_calls: int

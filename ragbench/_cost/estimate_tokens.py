@@ -79,3 +79,13 @@ def input_lengths(items: Iterator[Example | RecordError], counter: TokenCounter)
     examples = [item for item in items if isinstance(item, Example)]
     counts = counter.count([example_text(example) for example in examples])
     return {checkpoint_key(example.id, example.index): count for example, count in zip(examples, counts, strict=True)}
+
+
+def prompt_lengths(model: str | None, counter: TokenCounter | None) -> str:
+    """The estimate's line on the examples' lengths: counted by the model's tokenizer, or the pilot's mean."""
+    if counter is None:
+        return f"prompt lengths: from the pilot's mean; no tokenizer for {model or EMBEDDED_MODEL} at hand"
+    return (
+        f"prompt lengths: each example's question and passages counted by {counter.name}; the prompt tokens and "
+        "dollars of the examples left follow their lengths (regression on the pilot's)"
+    )

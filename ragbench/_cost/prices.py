@@ -34,6 +34,7 @@ none of the judges: they are priced where every judge of the run has one and the
 from __future__ import annotations
 
 import json
+import logging
 import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ from .._values.run_groups import RunJudging, RunModels
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .cost_schema import ModelTokens, PromptCache, TokenCost
 from .vendor_prices import CACHE_KEYS, DamagedPriceList, Price, price_entry, vendor_prices
+
+log = logging.getLogger(__name__)
 
 PER = 1_000_000  # prices are per million tokens
 LOCAL_ENGINES = ("hf", "vllm")  # models run on this machine: no list price
@@ -230,6 +233,29 @@ class ModelPrices:
         if self.unreadable is not None:
             return Priced(found.label, found.model, None, self.unreadable)
         return found
+
+
+def run_prices(
+    models: RunModels, judging: RunJudging, sent_to: Mapping[str, Sequence[str]] | None = None
+) -> ModelPrices:
+    """The price of each model and judge of the run (--price-table, else the built-in list prices of a model
+    `sent_to` its vendor)."""
+    table = read_price_table(judging.price_table) if judging.price_table else {}
+    return ModelPrices(models, judging, table, sent_to=sent_to)
+
+
+def results_prices(
+    models: RunModels, judging: RunJudging, sent_to: Mapping[str, Sequence[str]] | None = None
+) -> ModelPrices:
+    """`run_prices` as results.json's cost sections count them at a run's end: a --price-table file read when the
+    command started (a bad one stopped it then) that can no longer be read (moved, edited) does not keep the run
+    from its results.json: a warning names the file and the fix, and every model is unpriced with the reason."""
+    try:
+        table = read_price_table(judging.price_table) if judging.price_table else {}
+    except ConfigError as exc:
+        log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
+        return ModelPrices(models, judging, {}, str(exc), sent_to)
+    return ModelPrices(models, judging, table, sent_to=sent_to)
 
 
 def _any_judge(judges: list[Priced]) -> Priced:

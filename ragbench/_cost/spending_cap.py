@@ -24,7 +24,7 @@ from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
 from .._values.llm_calls import Request, Response
 from .._values.run_groups import RunJudging, RunModels
-from .prices import LOCAL_ENGINES, ModelPrices, read_price_table, usd_of
+from .prices import LOCAL_ENGINES, ModelPrices, run_prices, usd_of
 from .vendor_prices import Price
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
@@ -163,15 +163,6 @@ def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
     roles += [(engine, role) for role, engine in engines.roles.items()]
     roles += [(engine, f"judge:{i}") for i, engine in enumerate(engines.judges)]
     return {id(engine): prices.of(role).price for engine, role in roles if engine is not None}
-
-
-def run_prices(
-    models: RunModels, judging: RunJudging, sent_to: Mapping[str, Sequence[str]] | None = None
-) -> ModelPrices:
-    """The price of each model and judge of the run (--price-table, else the built-in list prices of a model
-    `sent_to` its vendor)."""
-    table = read_price_table(judging.price_table) if judging.price_table else {}
-    return ModelPrices(models, judging, table, sent_to=sent_to)
 
 
 def check_cap(

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, TypedDict, cast
 
-from .._cost.cost_schema import Efficiency, TokenCost
+from .._cost.cost_schema import Budget, Efficiency, RepeatedWork, TokenCost
 from .._metric import CorpusValue, InvalidScore, Metric, reported_keys, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
@@ -20,14 +20,12 @@ from .results.failures import AggregateFailure, CountedEvents, FailureGroups, me
 from .results.judging_schema import KeyCheck
 from .results.missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
 from .results.schema import (
-    Budget,
     Counted,
     Counts,
     Failure,
     InfrastructureFailures,
     JudgeAgreement,
     KeyDetails,
-    RepeatedWork,
     SamplingUsed,
     TaskSections,
     TokenLimit,

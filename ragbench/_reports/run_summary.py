@@ -6,15 +6,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._cost.budget import budget_line, repeated_work_lines
+from .._cost.cost_lines import judge_cost_lines, model_cost_lines
 from .._cost.cost_schema import RescoringCost
+from .._cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_cost_columns
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .._types import JsonObject, json_object
-from .cost.cost_lines import agreement_sections, judge_cost_lines, model_cost_lines
-from .cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_cost_columns
+from .judging.human_agreement_lines import agreement_sections
 from .judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .judging.judge_swap import judge_swap_lines
-from .results.budget import budget_line, repeated_work_lines
 from .results.config_diff import retriever
 from .results.failures import (
     counted_lines,

@@ -10,14 +10,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from .._cost.budget import BudgetTally
+from .._cost.call_cost import JudgeCostTally, ModelCostTally
 from .._cost.cost_schema import Cost
+from .._cost.efficiency import EfficiencyTally
 from .._records import read_samples, saved_lines
 from .._reports.aggregation import results_sections, task_scores
-from .._reports.cost.efficiency import EfficiencyTally
-from .._reports.cost.judge_cost import JudgeCostTally
-from .._reports.cost.model_cost import ModelCostTally
 from .._reports.judging.human_agreement import JudgeCheckTally, add_ppi
-from .._reports.results.budget import BudgetTally
 from .._reports.results.provenance import provenance
 from .._reports.results.sampling_used import SamplingTally
 from .._reports.results.schema import Adherence, Results, TaskSections

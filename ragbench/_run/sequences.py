@@ -174,3 +174,15 @@ async def process_step(
     sequence.failed = sequence.failed or str(example.id)
     failed = Prediction(example_id=example.id, error=error)
     return writable_sample(sample_record(example, failed, task, index=position, traceback=trace))
+
+
+def drawn(work: Work, positions: dict[str, frozenset[int]]) -> Work:
+    """Those of `work` (the records a mode would run, in its order) at a pilot's drawn positions (`Pilot`); of a
+    sequence's records, those up to the last one drawn (the earlier ones' answers are in its question)."""
+    for entry in work:
+        if isinstance(entry, InOrder):
+            kept = entry.up_to(positions[entry.planned.name])
+            if kept is not None:
+                yield kept
+        elif entry[1] in positions[entry[0].name]:
+            yield entry

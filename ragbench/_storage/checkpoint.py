@@ -104,7 +104,7 @@ class DataDigest:
 
 class TaskCheckpoint:
     """One task's records as a run reads them, against the samples saved before it began (`saved`: key ->
-    what each was made from, ragbench._run.finished_keys; empty for a new run)."""
+    what each was made from, ragbench._run.modes.planned_run.finished_keys; empty for a new run)."""
 
     def __init__(self, saved: dict[str, str | None]) -> None:
         self.saved = saved

@@ -3,7 +3,7 @@ which it failed after calling its model, then a `--resume` that ran it again), t
 
 `RunDir.finalize_samples` keeps one line of each example and drops the others; the calls of a line it drops were
 paid all the same, so the kept line carries them, written in the same rewrite, and results.json's `model_cost`
-counts them beside its `trace`'s (ragbench._reports.cost.model_cost): over all attempts, what was sent. A line
+counts them beside its `trace`'s (ragbench._cost.call_cost): over all attempts, what was sent. A line
 that only re-scored the line before it (`rescored`: the same trace, its system not run again) carries what that
 line carried and adds nothing: those calls are its own `trace`, counted once.
 """

@@ -248,7 +248,7 @@ class RunJudging:
         identity="never",
         offers={**_SCORED, "rescore": {}},
     )
-    price_table: str | None = option(  # judge prices (ragbench._reports.cost.judge_cost)
+    price_table: str | None = option(  # judge prices (ragbench._cost.call_cost)
         None,
         metavar="FILE",
         help="judge prices, USD per million tokens (YAML/JSON: MODEL: {prompt: X, completion: Y}), over the "

@@ -9,6 +9,7 @@ from typing import Literal
 
 import numpy as np
 
+from .._cost.budget import QUANTITIES
 from .._errors import ConfigError
 from .._reports.compare.comparison import (
     ITERATIONS,
@@ -21,7 +22,6 @@ from .._reports.compare.comparison import (
 )
 from .._reports.compare.like_for_like import MetricClass
 from .._reports.compare.run_scores import TaskScores
-from .._reports.results.budget import QUANTITIES
 from .page_data import ComparePage, DisagreementRow, Disagreements, IndexedRow, Pair, Side
 from .runs import RunFolder, clip
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TypeAlias, TypedDict
 
-from .._cost.cost_schema import Cost
+from .._cost.cost_schema import Budget, Cost
 from .._reports.results.schema import (
-    Budget,
     Cell,
     Counts,
     Failure,

@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._reports.cost.cost_lines import judging_by_task
-from .._reports.cost.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
+from .._cost.budget import QUANTITIES, repeated_work_lines
+from .._cost.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
+from .._reports.judging.human_agreement_lines import judging_by_task
 from .._reports.judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .._reports.judging.judge_swap import judge_swap_lines
-from .._reports.results.budget import QUANTITIES, repeated_work_lines
 from .._reports.results.failures import format_lines
 from .._reports.results.schema import Cell, JudgeAgreement, KeyDetails, Results
 from .._reports.results.slice_labels import NONE, SliceLabels, SliceValue
@@ -98,7 +98,7 @@ def config_differences(config: JsonObject, registry: Registry) -> JsonObject:
 
 def _metrics(results: Results, task: str) -> dict[str, KeyRow]:
     """A task's keys as the run's table shows them: value, interval, counts, and where they are, the PPI estimate,
-    the judge's agreement and the tokens and dollars per correct answer (`cost`, ragbench._reports.cost.efficiency)."""
+    the judge's agreement and the tokens and dollars per correct answer (`cost`, ragbench._cost.efficiency)."""
     details, agreements = results.details[task], (results.judge_agreement or {}).get(task) or {}
     costs = has_cost_columns(results)
     return {key: _key_row(results, task, key, entry, agreements, costs) for key, entry in details.items()}

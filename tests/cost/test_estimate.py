@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._cost.estimate_figures import EstimatedTotal, extrapolated, pilot_for, regressed
+from ragbench._cost.pilot import MIN_PILOT, PilotSize
 from ragbench._cost.prices import ModelPrices
-from ragbench._run.estimate.pilot_run import MIN_PILOT, PilotSize, unknowns
+from ragbench._run.estimate.pilot_run import unknowns
 from ragbench._values.run_config import RunConfig
 from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.api import ConfigError
@@ -331,7 +332,7 @@ def test_a_point_whose_interval_reaches_beyond_10_percent_is_not_given_as_within
 ) -> None:
     """The estimate never leaves the dollars' point to be taken as within 10% where their interval reaches beyond
     it, or their spread asks for a larger pilot: it says so, and what runs that pilot."""
-    from ragbench._cli.run.estimate import precision_line
+    from ragbench._cost.run_estimate import precision_line
 
     task = SimpleNamespace(
         name="demo",

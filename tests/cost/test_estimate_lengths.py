@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from ragbench._cost.estimate_figures import EstimatedTotal, regressed
 from ragbench._cost.estimate_tokens import model_counter
+from ragbench._cost.pilot import PilotSize
 from ragbench._engines.local.tokenizers import folder_counter
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.estimate.pilot_run import PilotSize
 from ragbench.api import ConfigError
 from support import paths
 from support.helpers import cli_here

@@ -9,9 +9,8 @@ import json
 
 import pytest
 
+from ragbench._cost.call_cost import JudgeCostTally, ModelCostTally
 from ragbench._cost.prices import ModelPrices
-from ragbench._reports.cost.judge_cost import JudgeCostTally
-from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._values.run_config import RunConfig
 from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench._view.catalog import RunCatalog
@@ -126,7 +125,7 @@ def test_judge_calls_saved_before_they_named_their_judge_are_priced_where_the_ju
 
 
 def test_results_written_before_model_cost_still_render():
-    from ragbench._reports.cost.cost_lines import model_cost_lines
+    from ragbench._cost.cost_lines import model_cost_lines
     from ragbench._reports.results.schema import Results
 
     results = Results(results={}, details={}, counts={}, complete=True, cost={}, config={}, versions={})  # type: ignore[typeddict-item]

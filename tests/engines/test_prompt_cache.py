@@ -19,13 +19,13 @@ from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate
 from test_engine_openai_tools import SEARCH
 
 from conftest import needs
+from ragbench._cost.call_cost import ModelCostTally
 from ragbench._cost.prices import ModelPrices, read_price_table
 from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.batch_anthropic import AnthropicBatches
 from ragbench._engines.hosted.gemini import GeminiEngine
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
-from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._scheduler import Scheduler
 from ragbench._values.response_checks import response_problem
 from ragbench._values.run_config import RunConfig
@@ -338,7 +338,7 @@ def test_a_call_files_reference_to_the_step_gives_the_cache_counts_back():
 
 
 def test_the_console_line_says_what_the_prompt_cache_read_wrote_and_saved():
-    from ragbench._reports.cost.cost_lines import model_cost_lines
+    from ragbench._cost.cost_lines import model_cost_lines
     from ragbench._reports.results.schema import Results
 
     def line(cost: dict[str, Any]) -> str:

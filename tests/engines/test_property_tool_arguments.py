@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._cost.budget import BudgetTally
 from ragbench._engines.local.tool_parsers import hermes, llama3_json
-from ragbench._reports.results.budget import BudgetTally
 from ragbench._values.tool_calls import Tool, ToolCall
 from ragbench.api.engines import arguments_problem
 from ragbench.plugins.search_agent import qwen_client

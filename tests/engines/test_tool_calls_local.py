@@ -192,7 +192,7 @@ def test_a_recorded_tool_call_refers_to_its_trace_step_and_resolves_whole():
 
 
 def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_and_warned_about():
-    from ragbench._reports.results.budget import BudgetTally, repeated_work_lines
+    from ragbench._cost.budget import BudgetTally, repeated_work_lines
     from ragbench.api import SampleRecord
 
     def record(line: dict[str, Any]) -> SampleRecord:

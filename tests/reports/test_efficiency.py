@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._cost.cost_table import pareto_front
+from ragbench._cost.efficiency import EfficiencyTally
 from ragbench._cost.prices import ModelPrices
-from ragbench._reports.compare.cost_table import pareto_front
-from ragbench._reports.cost.efficiency import EfficiencyTally
 from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.api import KeySpec, Metric, MetricDeclaration, SampleRecord
 from support.helpers import cli_here, samples

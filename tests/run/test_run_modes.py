@@ -13,7 +13,7 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.models import run_engines
 from ragbench._run.modes.attempt import FRESH, RESUMED, SCORE_ONLY, Attempt
 from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, RunMode, run_mode
-from ragbench._run.plan.run_registry import run_registry
+from ragbench._run.plan.planning import run_registry
 from ragbench._run.services import RunServices
 
 

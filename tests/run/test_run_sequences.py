@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ragbench._run.modes.pilot import Pilot
-from ragbench._run.sequences import InOrder
+from ragbench._run.sequences import InOrder, drawn
 from ragbench.api import Example, Task, TaskPrompting, TaskScoring
 from ragbench.testing import ScriptedLLM, run_eval
 from support.helpers import samples
@@ -78,9 +77,9 @@ def test_a_pilot_runs_a_drawn_example_of_a_sequence_with_the_ones_before_it():
     planned = type("Planned", (), {"name": "dialogues"})()
     examples = [Example(id=f"d{i}", question="q", index=i) for i in range(4)]
     work = [InOrder(planned, "d", list(enumerate(examples)), []), (planned, 7, examples[0])]
-    kept = list(Pilot({"dialogues": frozenset({1, 7})}).of(iter(work)))
+    kept = list(drawn(iter(work), {"dialogues": frozenset({1, 7})}))
     assert [(type(e).__name__, [p for p, _ in e.records] if isinstance(e, InOrder) else e[1]) for e in kept] == [
         ("InOrder", [0, 1]),
         ("tuple", 7),
     ]
-    assert list(Pilot({"dialogues": frozenset({9})}).of(iter(work[:1]))) == []
+    assert list(drawn(iter(work[:1]), {"dialogues": frozenset({9})})) == []

@@ -31,7 +31,7 @@ from typing import IO, Any
 from ragbench._records import SampleRecord
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.plan.run_registry import run_registry
+from ragbench._run.plan.planning import run_registry
 from ragbench._stop_signals import STOP_SIGNALS
 
 

@@ -1,5 +1,5 @@
 """A run's task files are read before its pre-flight, with the registry the run is given
-(ragbench._run.plan.run_registry); one that does not read is said where the pre-flight looks it up, in the same
+(ragbench._run.plan.planning.run_registry); one that does not read is said where the pre-flight looks it up, in the same
 words and the same place among the other problems as when planning read it."""
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Literal
 
+from ..._cost.budget import QUANTITIES, format_mean
 from ..._errors import ConfigError
 from ..._metric import Metric
 from ..._types import JsonValue, json_object
-from ..results.budget import QUANTITIES, format_mean
 from ..results.sampling_used import used
 from ..results.schema import Results
 

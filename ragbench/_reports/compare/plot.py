@@ -1,6 +1,6 @@
 """compare_N.png: the differences of one comparison with their intervals, a bar per task and metric; compare_cost.png:
 every run's quality against its cost per correct answer, with the Pareto front
-(ragbench._reports.compare.cost_table)."""
+(ragbench._cost.cost_table)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._cost.cost_table import cost_rows
 from .comparison import Comparison, Report, Run
-from .cost_table import cost_rows
 
 UNTESTED = "lightgray"  # a row with too few shared examples to test (p_value None): neither better nor worse
 

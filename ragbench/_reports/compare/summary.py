@@ -19,7 +19,7 @@ WIDTH = 120  # characters of the line `differing_settings` fills; the settings i
 def summary(reports: list[Report], full_report: str, costs: list[str] | None = None) -> str:
     """The reports of one command in a screen; `full_report` says where the rest is ("compare.md", or how to
     print it); `costs`: the lines of every run's cost per correct answer and the Pareto front
-    (ragbench._reports.compare.cost_table.front_lines), whose whole table is in the full report."""
+    (ragbench._cost.cost_table.front_lines), whose whole table is in the full report."""
     parts = [_pair(report) for report in reports]
     slice_rows = sum(bool(row.slice) for report in reports for row in report.rows)
     rest = "every setting that differs, budgets, raw p-values" + (f", {slice_rows} slice rows" if slice_rows else "")

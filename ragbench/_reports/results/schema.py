@@ -20,7 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Union, cast
 
-from ..._cost.cost_schema import Cost, Efficiency, TokenCost
+from ..._cost.cost_schema import Budget, Cost, Efficiency, RepeatedWork, TokenCost
 from ..._types import JsonObject, JsonValue
 from .judging_schema import KeyCheck
 
@@ -140,41 +140,6 @@ class TokenLimit(TypedDict):
     examples: int
     calls: int
     steps: dict[str, int]
-
-
-class Budget(TypedDict):
-    """What the system spent per scored example, measured from the traces (ragbench._reports.results.budget): each a
-    mean, or null where the traces cannot tell (`not_measured`: quantity -> why)."""
-
-    examples: int
-    llm_calls: float | None
-    prompt_tokens: float | None
-    output_tokens: float | None
-    searches: float | None
-    passages_retrieved: float | None
-    passages_shown: float | None
-    not_measured: dict[str, str]
-
-
-class RepeatedWorkCounts(TypedDict):
-    """Work of the scored examples that bought nothing: searches whose results repeat the search before them in
-    the example, empty or whitespace queries, LLM calls repeating an earlier request of the example."""
-
-    searches: int
-    repeated_searches: int
-    empty_queries: int
-    llm_calls: int
-    repeated_llm_calls: int
-
-
-class RepeatedWork(RepeatedWorkCounts, total=False):
-    """`RepeatedWorkCounts`, and where searches found no passage, how many; where the model made tool calls, how many, how many had arguments that are not
-    JSON, and how many had JSON arguments that do not fit the parameters of the tool they name."""
-
-    empty_results: int
-    tool_calls: int
-    malformed_tool_calls: int
-    invalid_tool_calls: int
 
 
 class _SamplingUsed(TypedDict):

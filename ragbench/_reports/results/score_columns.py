@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
 import numpy as np
 
-from ..._metric import InvalidScore, Metric, finite_number, key_spec, reported_keys, typed_value
+from ..._metric import InvalidScore, Metric, finite_number, key_spec, reported_keys, saved_value
 from ..._plugin_calls import PluginCall
 from ..._records import SampleRecord
 from ..._statistics.bootstrap import mean, percentile_interval, resampled
@@ -102,15 +102,6 @@ def key_entry(metric: Metric, key: str) -> Direction:
     if spec.range:
         direction["range"] = list(spec.range)
     return direction
-
-
-def saved_value(metric: Metric, key: str, value: Any) -> tuple[float | None, bool]:
-    """(value, whether it is a score) of a saved per-example value: a sample written by an older ragbench
-    may hold a non-number (a numpy scalar saved as a string), counted as the metric's failure."""
-    try:
-        return typed_value(metric, key, value), True
-    except InvalidScore:
-        return None, False
 
 
 class KeyColumn:

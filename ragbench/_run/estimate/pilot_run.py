@@ -1,5 +1,6 @@
 """A run's cost before it is paid (`ragbench estimate`): a pilot of a few of its examples run for real, in the run's
-own folder, and the rest of the run estimated from them (ragbench._cost.estimate_figures).
+own folder, and the rest of the run estimated from them (ragbench._cost: the pilot's size and draw, `pilot`; the
+figures, `estimate_figures`; the estimate and how it is shown, `run_estimate`).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
 default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
@@ -13,113 +14,29 @@ kinds of question come in a cycle from biasing the estimate, and is what the int
 from __future__ import annotations
 
 import itertools
-import math
-import random
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
-from ..._cost.estimate_figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
-from ..._cost.estimate_tokens import input_lengths, model_counter
-from ..._cost.prices import ModelPrices
-from ..._cost.spending_cap import run_prices
-from ..._engines import EMBEDDED_MODEL
-from ..._engines.local.tokenizers import TokenCounter
-from ..._errors import ConfigError, RecordError
+from ..._cost.estimate_figures import Totals, example_figures, summed
+from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
+from ..._cost.pilot import Pilot, PilotEnded, PilotSize
+from ..._cost.prices import ModelPrices, run_prices
+from ..._cost.run_estimate import RunEstimate, task_estimate, varying_steps, wall_left
+from ..._errors import RecordError
 from ..._records import read_samples
 from ..._registry import Registry
 from ..._storage.checkpoint import checkpoint_key
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
-from ..finished_keys import finished_keys
 from ..models.sent_to import model_urls
 from ..modes.attempt import FRESH, RESUMED, Attempt
-from ..modes.pilot import Pilot, PilotEnded
-from ..modes.planned_run import PlannedRun, system_of
+from ..modes.planned_run import PlannedRun, finished_keys, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
 from ..services import held_services
 
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
-MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
-
-
-@dataclass(frozen=True)
-class PilotSize:
-    """How many records of each task the pilot runs: a `fraction` of them, or a `count`; at least `MIN_PILOT`."""
-
-    fraction: float | None = None
-    count: int | None = None
-
-    @staticmethod
-    def precision(text: str) -> float:
-        """`--precision 10%`: the share of their point within which the dollars are wanted (0 to 100%, not 0)."""
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
-        if not match or not 0 < float(match.group(1)) < 100:
-            raise ConfigError(f"--precision {text!r}: expected a share of the point above 0, below 100% (10%)")
-        return float(match.group(1)) / 100
-
-    @classmethod
-    def parse(cls, text: str) -> PilotSize:
-        """`5%` (a share of each task's records) or `20` (records per task); a ConfigError of one line else."""
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
-        value = float(match.group(1)) if match else -1.0
-        if match and match.group(2) and 0 < value <= 100:
-            return cls(fraction=value / 100)
-        if match and not match.group(2) and value >= 1 and value.is_integer():
-            return cls(count=int(value))
-        raise ConfigError(f"--pilot {text!r}: expected a share of each task's records (5%) or a count (20)")
-
-    def positions(self, records: int, seed: str) -> frozenset[int]:
-        """The positions the pilot runs of a task of `records` records: a simple random sample, drawn from `seed`
-        (the same run's pilot is the same)."""
-        wanted = self.count if self.count is not None else math.ceil((self.fraction or 0) * records)
-        wanted = min(records, max(wanted, MIN_PILOT))
-        # the first `wanted` of the seed's order of the records: a larger pilot of the same run holds a smaller one
-        return frozenset(random.Random(seed).sample(range(records), records)[:wanted])
-
-
-@dataclass(frozen=True)
-class TaskEstimate:
-    name: str
-    records: int  # of the run
-    done: int  # finished examples saved (before the pilot: `done_before`)
-    done_before: int
-    totals: dict[str, EstimatedTotal]
-    paid_before: dict[str, float]
-    paid: dict[str, float]
-    pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
-
-
-@dataclass(frozen=True)
-class RunEstimate:
-    """The estimate of a run (`totals`, summed over its tasks), what was paid before and by the pilot, the pilot's
-    wall time, and what the estimate cannot know (`unknowns`)."""
-
-    run_dir: str
-    tasks: list[TaskEstimate]
-    totals: dict[str, EstimatedTotal]
-    wall: EstimatedTotal | None  # seconds the rest of the run takes; None: no attempt timed
-    unknowns: list[str] = field(default_factory=list)
-    pilot_ran: int = 0
-    prompt_lengths: str = ""  # how the examples left are taken to be as long as they are (`prompt_lengths`)
-
-    @property
-    def records(self) -> int:
-        return sum(task.records for task in self.tasks)
-
-    @property
-    def done(self) -> int:
-        return sum(task.done for task in self.tasks)
-
-    def paid(self, before: bool = False) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for task in self.tasks:
-            for key, value in (task.paid_before if before else task.paid).items():
-                out[key] = out.get(key, 0.0) + value
-        return out
 
 
 def limited_records(planned: PlannedTask, limit: int | None) -> Iterator[Example | RecordError]:
@@ -211,30 +128,11 @@ def estimate(
     if ran and precision is not None:
         grown_pilot(run, size, records, prices, precision)
     counter = model_counter(config.models.model, config.models.model_args)
-    tasks, beyond = [], []
+    tasks = []
     for planned in run.planned:
         lengths = None if counter is None else input_lengths(limited_records(planned, config.what.limit), counter)
-        totals, done = read_totals(run, planned, prices, lengths)
-        remaining = max(0, records[planned.name] - done)
-        far = totals.beyond_met(remaining)
-        if far is not None:
-            beyond.append(
-                f"{planned.name}: the examples left are {far[0]:,.0f} tokens long on average (their own text), longer "
-                f"than any the pilot ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
-                "far as it holds; a larger pilot (--pilot) meets some of them"
-            )
-        tasks.append(
-            TaskEstimate(
-                planned.name,
-                records[planned.name],
-                done,
-                before[planned.name][1],
-                totals.estimate(remaining),
-                before[planned.name][0].paid,
-                totals.paid,
-                totals.pilot_for(records[planned.name]),
-            )
-        )
+        now = read_totals(run, planned, prices, lengths)
+        tasks.append(task_estimate(planned.name, records[planned.name], before[planned.name], now))
     estimate = RunEstimate(
         str(run.run_dir.path),
         tasks,
@@ -243,51 +141,14 @@ def estimate(
         [
             *([] if any(task.done for task in tasks) else [NOTHING_RAN]),
             *unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
-            *beyond,
+            *(task.beyond for task in tasks if task.beyond),
         ],
         sum(t.done - t.done_before for t in tasks) if ran else 0,
         prompt_lengths(config.models.model, counter),
     )
-    return replace(estimate, wall=wall_left(run, estimate))
-
-
-def prompt_lengths(model: str | None, counter: TokenCounter | None) -> str:
-    """The estimate's line on the examples' lengths: counted by the model's tokenizer, or the pilot's mean."""
-    if counter is None:
-        return f"prompt lengths: from the pilot's mean; no tokenizer for {model or EMBEDDED_MODEL} at hand"
-    return (
-        f"prompt lengths: each example's question and passages counted by {counter.name}; the prompt tokens and "
-        "dollars of the examples left follow their lengths (regression on the pilot's)"
-    )
-
-
-def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
-    """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
-    from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
-    of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
-    min(examples left, --max-inflight): `high` assumes no more concurrency than the attempt's, `low` that it grows
-    in proportion to the slots, the point the geometric mean of the two. None where no attempt was timed."""
     recorded = run.run_dir.record
     attempt = recorded.attempts[-1] if recorded is not None and recorded.attempts else None
-    seconds = estimate.totals.get(SECONDS)
-    if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):
-        return None
-    spent = estimate.paid().get(SECONDS, 0.0)
-    per_example = spent / max(1, estimate.done)
-    concurrency = max(1e-9, per_example * attempt["examples"] / attempt["wall_seconds"])
-    inflight = examples_in_flight(run.config.limits.max_inflight)
-    slots = min(attempt["examples"], inflight)
-    more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
-    high = None if seconds.high is None else (seconds.high - spent) / concurrency
-    return EstimatedTotal(
-        (seconds.point - spent) / (concurrency * math.sqrt(more)), (seconds.low - spent) / (concurrency * more), high
-    )
-
-
-def varying_steps(totals: dict[str, EstimatedTotal]) -> list[str]:
-    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
-    above its point; one that saw no spread ends at its point, ragbench._cost.estimate_figures.extrapolated)."""
-    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
+    return replace(estimate, wall=wall_left(estimate, attempt, examples_in_flight(config.limits.max_inflight)))
 
 
 def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:
@@ -308,27 +169,3 @@ def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[s
         if priced.price is None and not priced.model.startswith("?"):
             lines.append(f"no dollars for {priced.model}: {priced.note}")
     return list(dict.fromkeys(lines))
-
-
-def as_json(estimate: RunEstimate) -> dict[str, Any]:
-    """The estimate as JSON (`ragbench estimate --json`)."""
-
-    def interval(value: EstimatedTotal | None) -> dict[str, Any] | None:
-        if value is None:
-            return None
-        fixed = {} if value.each is None else {"each": value.each}  # the same in every example that ran
-        return {"point": value.point, "low": value.low, "high": value.high, **fixed}
-
-    return {
-        "run_dir": estimate.run_dir,
-        "records": estimate.records,
-        "done": estimate.done,
-        "pilot_examples": estimate.pilot_ran,
-        "totals": {key: interval(value) for key, value in estimate.totals.items()},
-        "paid_before": estimate.paid(before=True),
-        "paid": estimate.paid(),
-        "wall_seconds_left": interval(estimate.wall),
-        "pilot_for_10_percent": {task.name: task.pilot_for for task in estimate.tasks},
-        "unknowns": estimate.unknowns,
-        "prompt_lengths": estimate.prompt_lengths,
-    }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..._cost.prices import ModelPrices, read_price_table, recorded_urls
+from ..._cost.prices import ModelPrices, recorded_urls, results_prices
 from ..._errors import ConfigError
 from ..._reports.judging.human_labels import HumanLabels, read_human_labels
 from ..._types import JsonObject
@@ -26,18 +26,13 @@ class Judging:
 
 def judging_of(models: RunModels, judging: RunJudging, recorded: JsonObject) -> Judging:
     """The run's `--human-labels` and `--price-table` files read, the prices looked up for its models and
-    judges, each sent where the run's config (`recorded`, run.json's) says it was (`model_urls`)."""
+    judges (ragbench._cost.prices.results_prices), each sent where the run's config (`recorded`, run.json's) says
+    it was (`model_urls`)."""
     sent_to = recorded_urls(recorded)
-    human_labels, price_table = judging.human_labels, judging.price_table
     labels = None
-    if human_labels:
+    if judging.human_labels:
         try:
-            labels = read_human_labels(human_labels)
+            labels = read_human_labels(judging.human_labels)
         except ConfigError as exc:
             log.warning("%s; results.json has no human_agreement (fix the file, then `ragbench rescore`)", exc)
-    try:
-        table = read_price_table(price_table) if price_table else {}
-    except ConfigError as exc:
-        log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
-        return Judging(labels, ModelPrices(models, judging, {}, str(exc), sent_to))
-    return Judging(labels, ModelPrices(models, judging, table, sent_to=sent_to))
+    return Judging(labels, results_prices(models, judging, sent_to))

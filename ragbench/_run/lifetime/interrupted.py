@@ -32,7 +32,7 @@ def interrupt_message(
     import shlex
 
     from ..._storage.rundir import RunDir
-    from ..finished_keys import finished_keys
+    from ..modes.planned_run import finished_keys
 
     if run_dir is None or not (Path(run_dir) / "run.json").is_file():
         return stopped_starting(signum)

@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from ..._cost.pilot import Pilot, PilotEnded
 from ..._cost.run_cost import AttemptMeter, CallReports
 from ..._cost.spending_cap import CapStopped, SpendingCapReached
 from ..._replay.recording import CallRecorder
@@ -37,9 +38,8 @@ from ..outcome import RunOutcome
 from ..progress import Progress
 from ..reading import RecordReader
 from ..rescore.saved_predictions import SavedRescoring
-from ..sequences import Work, process_step, steps
+from ..sequences import Work, drawn, process_step, steps
 from ..services import Calls, ExampleServices, Opened, RunServices
-from .pilot import Pilot, PilotEnded
 from .planned_run import Assembled, PlannedRun, Retrieved
 
 
@@ -176,7 +176,7 @@ class Attempt:
             calls.example.tools = await self.tools(calls.recorder)
             await self.rescore_failed(calls.example, inflight, cost)
             records = self.records(progress.pass_saved)
-            read = RecordReader(self.pilot.of(records) if self.pilot is not None else records)
+            read = RecordReader(drawn(records, self.pilot.positions) if self.pilot is not None else records)
             workers = opened.resources.workers
             await run_together(
                 self.worker(read, calls.example, workers, progress, cost)

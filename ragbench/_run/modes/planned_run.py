@@ -17,6 +17,7 @@ from ..._checks import Preflight
 from ..._cost.cost_schema import Cost
 from ..._cost.run_cost import ServiceReports, run_cost
 from ..._errors import RecordError
+from ..._records import read_samples
 from ..._registry import Registry
 from ..._reports.results.schema import Results
 from ..._storage.checkpoint import TaskCheckpoint, checkpoint_key
@@ -29,7 +30,6 @@ from ..._values.run_config import RunConfig
 from ..._values.urls import redacted
 from ..._yaml_tasks.task import YamlTask
 from ..example import made_from
-from ..finished_keys import finished_keys
 from ..models.run_engines import Engines
 from ..plan.data_paths import recorded_data_paths
 from ..plan.planning import PlannedTask
@@ -203,6 +203,17 @@ class Assembled:
     attempt_id: str | None = None
     attempt: AttemptCost | None = None  # this attempt's cost (`attempt_cost`); None: a rebuilt results.json
     versions: dict[str, Any] | None = None  # the provenance taken as the attempt started; None: taken now
+
+
+def finished_keys(run_dir: RunDir, task: str) -> dict[str, str | None]:
+    """What `--resume` need not run again: keys of the task's saved records that need no new attempt: scored examples and bad records (a failed example is tried
+    again), each with what it was made from: the digest of its example (`example_sha256`; None in a sample of an
+    older ragbench), or a bad record's error. Read without texts, one record at a time."""
+    return {
+        checkpoint_key(r.id, r.index): r.error if r.bad_record else r.example_sha256
+        for r in read_samples(run_dir.sample_path(task), has_text=False)
+        if r.error is None or r.bad_record
+    }
 
 
 @dataclass(frozen=True)

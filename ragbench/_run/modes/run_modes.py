@@ -15,13 +15,12 @@ from ..._reports.results.failures import metric_failed
 from ..._reports.results.file import NewerResults, read_results
 from ..._reports.results.schema import Results
 from ..._storage.checkpoint import TaskCheckpoint
-from ..finished_keys import finished_keys
 from ..models.contents import contents_now
 from ..outcome import RunOutcome
 from ..rescore import saved_predictions as rescore
 from ..services import RunServices
 from .attempt import FRESH, RESUMED, SCORE_ONLY, Attempt
-from .planned_run import Assembled, PlannedRun, Retrieved
+from .planned_run import Assembled, PlannedRun, Retrieved, finished_keys
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from ..._errors import ConfigError
 from ..._metric import Metric, fits, reported_keys
 from ..._nli import nli_format
 from ..._read_only import read_only
-from ..._registry import Registry
+from ..._registry import Registry, installed_registry
 from ..._storage.datafiles import check_data_path
 from ..._system import System
 from ..._task import Task
@@ -24,11 +24,21 @@ from ..._values.options import accepted_options, construct, task_args_for
 from ..._values.run_groups import RunJudging, RunWhat
 from ..._yaml_tasks.discovery import is_task_file
 from ..judges.raters import compares
-from .run_registry import run_registry
 from .system_options import system_options
 
 if TYPE_CHECKING:
     from ..lifetime.resources import RunResources
+
+
+def run_registry(what: RunWhat, registry: Registry | None = None) -> Registry:
+    """The registry a run is given, so that planning only looks tasks up and a run never changes its registry:
+    `registry` (None: a new one of the installed plugins) with the task files a run of `what` names registered
+    (`--tasks FILE.yaml`, a --data key that is one): the registry a run is given (`Evaluator`, the estimate's
+    pilot, a rescoring). A file that does not register is said by the run's pre-flight, in its place. --data's keys
+    are registered first: where one names another file declaring a --tasks file's task, the --tasks file's is run."""
+    registry = registry if registry is not None else installed_registry()
+    registry.add_task_files([*what.data, *what.tasks])
+    return registry
 
 
 @dataclass

@@ -192,7 +192,7 @@ def test_the_run_s_config_names_the_corpus_and_the_given_config_is_left_as_it_wa
     from dataclasses import replace
 
     from ragbench._run.evaluator import Evaluator, RunConfig
-    from ragbench._run.plan.run_registry import run_registry
+    from ragbench._run.plan.planning import run_registry
 
     given = RunConfig.of(tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
     before = replace(given)
@@ -265,7 +265,7 @@ def test_a_corpus_changed_after_the_pre_flight_named_its_index_is_not_built_unde
 ) -> None:
     from ragbench._errors import ConfigError
     from ragbench._run.evaluator import Evaluator, RunConfig
-    from ragbench._run.plan.run_registry import run_registry
+    from ragbench._run.plan.planning import run_registry
 
     options, corpus = own_corpus_task(tmp_path)
     config = RunConfig.of(output=str(tmp_path / "run"), progress=False, **options)

@@ -1,11 +1,13 @@
-"""What results.json's `model_cost`, `judge_cost` and `human_agreement` say, as the console's lines and report.md's section
-(the viewer shows the same lines on a run's page)."""
+"""What results.json's `human_agreement` says, as the console's lines and report.md's section, and by task the lines
+of a run's page in the viewer: its model's and judges' cost (ragbench._cost.cost_lines) and the judges against
+human labels."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ..._cost.cost_lines import judge_cost_lines, model_cost_lines
 from ..results.schema import Results
 
 
@@ -18,50 +20,6 @@ def _interval(cell: Mapping[str, Any] | None) -> str:
         return "-"
     low, high = cell["ci95"]
     return f"{_number(cell['value'])} [{_number(low)}, {_number(high)}]"
-
-
-def money_phrase(cost: Mapping[str, Any]) -> str:
-    """A `TokenCost`'s money: dollars, or why there is no figure; with several models, each one's."""
-    money = f"${cost['usd']:.4f}" if cost.get("usd") is not None else f"no money figure ({cost.get('usd_note')})"
-    shares = [
-        f"{label} {share['model']} " + (f"${share['usd']:.4f}" if share.get("usd") is not None else "not priced")
-        for label, share in (cost.get("by_model") or {}).items()
-    ]
-    return money + (f" ({', '.join(shares)})" if shares else "")
-
-
-def _calls_phrase(cost: Mapping[str, Any]) -> str:
-    return (
-        f"{cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} failed), tokens "
-        f"{cost['prompt_tokens']} in / {cost['completion_tokens']} out{_prompt_cache_phrase(cost)}, {money_phrase(cost)}"
-    )
-
-
-def _prompt_cache_phrase(cost: Mapping[str, Any]) -> str:
-    """What the vendor's prompt cache read and wrote of the prompt tokens, and saved; nothing where it did neither."""
-    cache = cost.get("prompt_cache")
-    if not cache:
-        return ""
-    saved = "" if cache.get("usd_saved") is None else f", ${cache['usd_saved']:.4f} saved"
-    return f" ({cache['read_tokens']} read from the prompt cache, {cache['write_tokens']} written{saved})"
-
-
-def judge_cost_lines(results: Results) -> list[str]:
-    """One line per task and judged metric: its judge calls, tokens and money."""
-    return [
-        f"{task}: judging {name}: {_calls_phrase(cost)}"
-        for task, metrics in (results.judge_cost or {}).items()
-        for name, cost in metrics.items()
-    ]
-
-
-def model_cost_lines(results: Results) -> list[str]:
-    """One line per task: the system's own model calls, tokens and money."""
-    return [
-        f"{task}: the system's model{'' if cost.get('by_model') else ' ' + (cost.get('model') or '?')}: "
-        + _calls_phrase(cost)
-        for task, cost in (results.model_cost or {}).items()
-    ]
 
 
 def ppi_phrase(entry: Mapping[str, Any]) -> str:

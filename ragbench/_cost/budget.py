@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, cast
 
-from ..._records import SampleRecord
-from ..._types import Step, json_object
-from ..._values.json_values import MAX_DEPTH
-from ..._values.tool_calls import ToolCall, tools_of
-from .schema import Budget, RepeatedWork, TaskSections
+from .._records import SampleRecord
+from .._types import Step, json_object
+from .._values.json_values import MAX_DEPTH
+from .._values.tool_calls import ToolCall, tools_of
+from .cost_schema import Budget, RepeatedWork
 
 if TYPE_CHECKING:
-    from .schema import Results
+    from .._reports.results.schema import Results, TaskSections
 
 # The quantities of `budget`, each a mean per scored example, in the order results.json and the tables show them.
 QUANTITIES = {

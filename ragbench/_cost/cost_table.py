@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..._cost.cost_schema import Latency
-from ..cost.efficiency_lines import dollars, number
-from .comparison import Run
+from .cost_schema import Latency
+from .efficiency_lines import dollars, number
+
+if TYPE_CHECKING:
+    from .._reports.compare.comparison import Run
 
 
 def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:

@@ -1,10 +1,13 @@
-"""What results.json's `efficiency` says (ragbench._reports.cost.efficiency), as the results table's cost columns and
+"""What results.json's `efficiency` says (ragbench._cost.efficiency), as the results table's cost columns and
 the console's and report.md's lines: the cost of a correct answer beside each key, and per task its calls and
 searches per example and its calls' latency."""
 
 from __future__ import annotations
 
-from ..results.schema import Results
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._reports.results.schema import Results
 
 COLUMNS = ("tokens / correct", "$ / correct")
 

@@ -8,7 +8,7 @@ samples' traces (every record, failed ones too: their calls were made, and they 
   with a value inside its range (a graded one: token F1, nDCG, a 0-100 score), without a bounded declared range,
   or whose lower values are better, has no correct answers to count: no row;
 - tokens per correct answer (TPC, as OverSearchQA, arXiv 2601.05503, defines it): tokens / correct answers;
-  dollars per correct answer: those tokens priced by the model that answered each call (ragbench._cost.prices),
+  dollars per correct answer: those tokens priced by the model that answered each call (`prices`),
   absent where a model has no price (`usd_note` says why), never 0 for an unknown price. No correct answer: null;
   LLM calls whose engine reported no token counts: both null (`usd_note`); no record with a trace (outputs made
   elsewhere): no `efficiency` for the task;
@@ -19,13 +19,16 @@ samples' traces (every record, failed ones too: their calls were made, and they 
 
 from __future__ import annotations
 
-from ..._cost.cost_schema import Efficiency, KeyEfficiency, Latency
-from ..._cost.prices import PER, ModelPrices
-from ..._metric import Metric, key_spec, reported_keys
-from ..._records import SampleRecord
-from ..results.budget import NO_TOKENS
-from ..results.schema import TaskSections
-from ..results.score_columns import saved_value
+from typing import TYPE_CHECKING
+
+from .._metric import Metric, key_spec, reported_keys, saved_value
+from .._records import SampleRecord
+from .budget import NO_TOKENS
+from .cost_schema import Efficiency, KeyEfficiency, Latency
+from .prices import PER, ModelPrices
+
+if TYPE_CHECKING:
+    from .._reports.results.schema import TaskSections
 
 KINDS = {"llm": "llm", "retrieval": "search"}  # a step's kind -> the call kind `latency_seconds` names
 

@@ -324,10 +324,10 @@ ATTACKS = {
     "ctx.ceiling = another": lambda ctx: setattr(ctx, "ceiling", ExampleCeiling(Ceiling(10**9), "x")),
     "del ctx.ceiling": lambda ctx: delattr(ctx, "ceiling"),
     "ctx.ceiling.steps = 0": lambda ctx: setattr(ctx.ceiling, "steps", 0),
-    "ctx.ceiling._steps = 0": lambda ctx: setattr(ctx.ceiling, "_steps", 0),
+    "ctx.ceiling.prompt_chars = 0": lambda ctx: setattr(ctx.ceiling, "prompt_chars", 0),
     "ctx.ceiling.ceiling = higher": lambda ctx: setattr(ctx.ceiling, "ceiling", Ceiling(10**9)),
-    "ctx.ceiling._limit = higher": lambda ctx: setattr(ctx.ceiling, "_limit", Ceiling(10**9)),
-    "del ctx.ceiling._reached": lambda ctx: delattr(ctx.ceiling, "_reached"),
+    "del ctx.ceiling.steps": lambda ctx: delattr(ctx.ceiling, "steps"),
+    "del ctx.ceiling.reached": lambda ctx: delattr(ctx.ceiling, "reached"),
     "ctx.retriever.ctx = None": lambda ctx: setattr(ctx.retriever, "ctx", None),
     "ctx.llm = ctx.llm.traced(ctx.trace)": lambda ctx: setattr(ctx, "llm", ctx.llm.traced(ctx.trace)),
 }

@@ -22,15 +22,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import (
-    CorpusValue,
-    Document,
-    Example,
-    Metric,
-    MetricDeclaration,
-    Prediction,
-    SampleRecord,
-)
+from ragbench.api import CorpusValue, Document, Example, Metric, MetricDeclaration, Prediction, SampleRecord
 from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, list_items, remove_citations, sent_tokenize
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document
-from ragbench.api.data import given_text
+from ragbench.api.data import given_text_lines
 
 JINA_URL = "https://r.jina.ai/"
 JINA_KEY = "JINA_API_KEY"
@@ -55,10 +55,7 @@ def read_pages(path: Path) -> dict[str, Page]:
     """url -> page of a pages file; a line that is no JSON object with a string `url` (and, where it has a
     `status`, an integer other than 200) is a ConfigError."""
     pages: dict[str, Page] = {}
-    lines = given_text(path, "a JSONL file of pages (pages=FILE)", "metric drb_fact: pages file").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in given_text_lines(path, "a JSONL file of pages (pages=FILE)", "metric drb_fact: pages file"):
         try:
             page = json.loads(line)
         except ValueError:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ragbench.api import ConfigError, KeySpec, SampleRecord, cohen_kappa
-from ragbench.api.data import given_text
+from ragbench.api.data import given_text_lines
 
 from .labels import WEIGHTS, label
 
@@ -47,10 +47,7 @@ def level(name: str | None) -> str | None:
 def read_labels(path: Path) -> dict[Pair, str | None]:
     """The file's label of each pair (None where unreadable); a line that is not such a pair is refused, naming it."""
     out: dict[Pair, str | None] = {}
-    lines = given_text(path, "TREC RAG support labels (JSONL)", "metric trec_support: labels").splitlines()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
+    for number, text in given_text_lines(path, "TREC RAG support labels (JSONL)", "metric trec_support: labels"):
         try:
             row = json.loads(text)
             pair = (str(row["narrative_id"]), str(row["statement"]), str(row["citation_id"]))

@@ -27,16 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import (
-    ConfigError,
-    Document,
-    Example,
-    Metric,
-    MetricDeclaration,
-    Prediction,
-    SampleRecord,
-    Scores,
-)
+from ragbench.api import ConfigError, Document, Example, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
 from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_sentences
 

@@ -14,7 +14,7 @@ import random
 from pathlib import Path
 
 from ragbench.api import ConfigError, Document
-from ragbench.api.data import given_text
+from ragbench.api.data import given_text_lines
 from ragbench.api.retrieval import read_corpus
 
 GRADES = (0, 1, 2, 3)
@@ -23,15 +23,10 @@ EXAMPLE = "\n{pad}###\n\n{pad}Query: {query}\n{pad}Passage: {passage}\n{pad}##fi
 PAD = " " * 16
 
 
-def lines(path: Path, what: str) -> list[tuple[int, str]]:
-    text = given_text(path, "a UTF-8 text file", f"metric umbrela: {what}")
-    return [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
-
-
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """topic -> {docid: grade}, in first-appearance order, the last grade of a pair judged twice."""
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in lines(path, "few_shot_qrels"):
+    for number, line in given_text_lines(path, "a UTF-8 text file", "metric umbrela: few_shot_qrels"):
         fields = line.split()
         try:
             topic, _, docid, grade = fields
@@ -45,7 +40,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def read_topics(path: Path) -> dict[str, str]:
     topics = {}
-    for number, line in lines(path, "few_shot_topics"):
+    for number, line in given_text_lines(path, "a UTF-8 text file", "metric umbrela: few_shot_topics"):
         topic, tab, text = line.rstrip("\r\n").partition("\t")
         if not tab:
             raise ConfigError(f"{path}:{number}: expected topic_id<TAB>text; fix the line")

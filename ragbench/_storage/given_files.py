@@ -83,6 +83,13 @@ def given_text(path: str | Path, expected: str, option: str | None = None) -> st
     return decoded(given_bytes(path, expected, where), where, expected)
 
 
+def given_text_lines(path: str | Path, expected: str, option: str | None = None) -> list[tuple[int, str]]:
+    """(1-based number, text) of every line of `given_text` that is not blank: the lines of a small file of records
+    (JSONL, qrels) that a reader refuses by their number."""
+    lines = enumerate(given_text(path, expected, option).splitlines(), start=1)
+    return [(number, line) for number, line in lines if line.strip()]
+
+
 def given_json(path: str | Path, expected: str) -> Any:
     """The JSON value of the whole file at `path`; a ConfigError naming the file, its line and the cause (not UTF-8,
     not JSON, nested deeper than the reader follows) and what was `expected`."""

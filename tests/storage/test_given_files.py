@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ragbench._checks import Preflight
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import iter_jsonl
+from ragbench.api.data import given_text_lines, iter_jsonl
 from ragbench.tasks.argue.task import ArgueReport
 from ragbench.tasks.deep_research_bench.task import DeepResearchBench
 from ragbench.tasks.dragun.task import DragunReport
@@ -158,3 +158,24 @@ def test_a_plugins_check_meeting_a_fifo_names_it_and_blames_no_plugin(tmp_path):
     assert check.problems == [
         f"task x: {fifo}: a FIFO (named pipe) is there, not a file; remove it, or put the file there"
     ]
+
+
+LINE = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(LINE, st.sampled_from(["", " ", "\t "])), max_size=12))
+def test_the_numbered_lines_of_a_given_file_are_its_non_blank_ones_by_their_line_numbers(tmp_path, lines):
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    numbered = given_text_lines(path, "records")
+    assert numbered == [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+
+
+def test_a_fifo_given_for_numbered_lines_is_refused_naming_the_option(tmp_path):
+    fifo = tmp_path / "labels.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=f"^metric x: labels {fifo}: a FIFO"):
+        given_text_lines(fifo, "labels (JSONL)", "metric x: labels")

@@ -1,0 +1,113 @@
+"""`agent=pixtral|qwen|internvl` against the released PixtralAgent, QwenAgent and InternVLAgent, request for request:
+tests/data/parity/crag_mm_agent_formats.json (its "how"; recorder beside it) holds what each handed vLLM for
+crag_mm_agent.json's cases, each with a picture of tests/support/crag_mm_pictures.py. Pixtral's is mistral_common's
+text, compared with ragbench's chat written in that form; Qwen's and InternVL's the messages before their
+templates, their image turns compared by the pictures vLLM gets."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import pytest
+import yaml
+
+from conftest import ROOT, TEST_DATA
+from ragbench.api import Image
+from ragbench.tasks.crag_mm.agent_formats import QWEN_MAX_PIXELS, QWEN_MIN_PIXELS, as_jpeg
+from ragbench.tasks.crag_mm.prompting import agent_messages
+from support.crag_mm_pictures import SIZES, gradient_png
+
+PARITY = TEST_DATA / "parity"
+CASES = json.loads((PARITY / "crag_mm_agent.json").read_text(encoding="utf-8"))["cases"]
+RECORDED = json.loads((PARITY / "crag_mm_agent_formats.json").read_text(encoding="utf-8"))
+PICTURES = [Image.of(gradient_png(size)) for size in SIZES]
+ROWS = list(enumerate(CASES))
+
+
+def picture_record(image: Image) -> dict:
+    """What vLLM's multi_modal_data gets, as the recorder writes it: size and RGB pixels' sha256."""
+    from PIL import Image as PILImage
+
+    picture = PILImage.open(io.BytesIO(image.data)).convert("RGB")
+    return {"size": list(picture.size), "rgb_sha256": hashlib.sha256(picture.tobytes()).hexdigest()}
+
+
+def sent(agent: str, i: int) -> list[dict]:
+    case = CASES[i]
+    return agent_messages(case["query"], case["history"], case["rag_context"], agent, PICTURES[i])
+
+
+def split_images(messages: list[dict], marker: object) -> tuple[list[dict], list[Image]]:
+    """The messages with each image part as `marker`, and the images."""
+    out, images = [], []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            images += [part["image"] for part in content if part["type"] == "image"]
+            content = [marker if part["type"] == "image" else part for part in content]
+        out.append({**message, "content": content})
+    return out, images
+
+
+def mistral_v3_text(messages: list[dict]) -> str:
+    """A chat as mistral_common's v3 (tekken) tokenizer writes one normalized: <s>, [INST]user[/INST], assistant</s>;
+    an image part as [IMG]."""
+    text = "<s>"
+    for message in messages:
+        content = message["content"]
+        body = content if isinstance(content, str) else "".join(p.get("text", "[IMG]") for p in content)
+        text += f"[INST]{body}[/INST]" if message["role"] == "user" else f"{body}</s>"
+    return text
+
+
+@pytest.mark.parametrize("i,case", ROWS, ids=[c["query"] for c in CASES])
+def test_pixtral_prompt_is_mistral_commons_text_of_pixtral_agents_chat(i, case):
+    recorded = RECORDED["pixtral"][i]
+    messages, images = split_images(sent("pixtral", i), {"type": "image"})
+    assert mistral_v3_text(messages) == recorded["prompt"]
+    assert [picture_record(image) for image in images] == recorded["images"]  # the picture as given
+
+
+def flat(messages: list[dict]) -> list[dict]:
+    """Each turn of one part as that part: a text part as its text (how ragbench's engine renders a text turn, and
+    QwenAgent's `_build_text_content` writes one)."""
+    out = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            [part] = content
+            content = part["text"] if isinstance(part, dict) and part.get("type") == "text" else part
+        out.append({**message, "content": content})
+    return out
+
+
+@pytest.mark.parametrize("i,case", ROWS, ids=[c["query"] for c in CASES])
+def test_qwen_messages_and_resized_picture_equal_qwen_agents(i, case):
+    recorded = RECORDED["qwen"][i]
+    [image_turn] = [m for m in recorded["messages"] if isinstance(m["content"], list) and "image" in m["content"][0]]
+    [part] = image_turn["content"]
+    assert (part["min_pixels"], part["max_pixels"]) == (QWEN_MIN_PIXELS, QWEN_MAX_PIXELS)
+    assert part["image"] == f"sha256:{as_jpeg(PICTURES[i]).digest}"  # the data URL's JPEG
+    messages, images = split_images(sent("qwen", i), part)
+    assert flat(messages) == flat(recorded["messages"])
+    assert [picture_record(image) for image in images] == recorded["images"]  # process_vision_info's
+
+
+@pytest.mark.parametrize("i,case", ROWS, ids=[c["query"] for c in CASES])
+def test_internvl_messages_equal_internvl_agents(i, case):
+    recorded = RECORDED["internvl"][i]
+    messages, images = split_images(sent("internvl", i), "<image>")
+    assert flat(messages) == recorded["messages"]
+    assert [picture_record(image) for image in images] == recorded["images"]  # the picture as given
+
+
+def test_their_sampling_is_the_tasks():
+    """All three send VlmAgent's sampling (Pixtral leaves skip_special_tokens at vLLM's default, true)."""
+    registry = yaml.safe_load((ROOT / "ragbench" / "registry.yaml").read_text(encoding="utf-8"))
+    args = registry["tasks"]["crag_mm_single"]["defaults"]["system_args"]
+    ours = {"temperature": args["temperature"], "top_p": args["top_p"], "max_tokens": args["max_tokens"]}
+    for agent in ("pixtral", "qwen", "internvl"):
+        for call in RECORDED[agent]:
+            assert {"skip_special_tokens": True, **call["sampling"]} == {**ours, "skip_special_tokens": True}

@@ -17,6 +17,7 @@ from conftest import ROOT, TEST_DATA
 from ragbench.api import Image
 from ragbench.tasks.crag_mm.agent_formats import QWEN_MAX_PIXELS, QWEN_MIN_PIXELS, as_jpeg
 from ragbench.tasks.crag_mm.prompting import agent_messages
+from ragbench.testing import installed_registry
 from support.crag_mm_pictures import SIZES, gradient_png
 
 PARITY = TEST_DATA / "parity"
@@ -111,3 +112,27 @@ def test_their_sampling_is_the_tasks():
     for agent in ("pixtral", "qwen", "internvl"):
         for call in RECORDED[agent]:
             assert {"skip_special_tokens": True, **call["sampling"]} == {**ours, "skip_special_tokens": True}
+
+
+# user_config.py's MODEL_KEYWORD_TO_AGENT, in its order (the first keyword the model's name holds), as agent= names
+UPSTREAM_AGENT_BY_KEYWORD = (
+    ("pixtral", "pixtral"),
+    ("claude", "closed"),
+    ("gpt", "closed"),
+    ("gemini", "closed"),
+    ("llama", "open"),
+    ("internvl", "internvl"),
+    ("qwen", "qwen"),
+)
+
+
+def test_the_paper_rows_pick_the_agent_upstream_picks_by_the_models_name():
+    rows = {name: row for name, row in installed_registry().reproductions.items() if name.startswith("crag-mm.")}
+    picked = {}
+    for name, row in rows.items():
+        if "run" in row:
+            model = row["run"]["model"].split(":", 1)[1].lower()
+            expected = next(agent for keyword, agent in UPSTREAM_AGENT_BY_KEYWORD if keyword in model)
+            picked[name] = (row["run"]["task_args"].get("agent", "open"), expected)
+    assert {got for got, _ in picked.values()} == {"open", "closed", "pixtral", "qwen", "internvl"}
+    assert all(got == expected for got, expected in picked.values()), picked

@@ -3,7 +3,8 @@
 QwenAgent's, `internvl` InternVLAgent's. The three open models' agents are VlmAgents: the same text as `open`, each
 with its own image turn and rendering.
 
-- closed: the picture as the agent's JPEG data URL holds it (vLLM's `encode_image_base64`: RGB, saved as JPEG).
+- closed: the picture as the agent's JPEG data URL holds it (vLLM's `encode_image_base64`: RGB, an RGBA picture over
+  white, saved as JPEG).
 - qwen: that JPEG as `qwen_vl_utils.process_vision_info` hands it to vLLM: resized to sides that are multiples of 28
   with between 256·28·28 and 1280·960 pixels (the agent's min_pixels / max_pixels; `qwen_resize`).
 - pixtral: the chat as mistral_common reads it (`MistralTokenizer.v3(is_tekken=True)`, `ChatCompletionRequest.
@@ -34,10 +35,17 @@ def _saved(picture: Any, source: str | None, format: str) -> Image:
 
 
 def as_jpeg(image: Image) -> Image:
-    """The picture as the API agents send it: in RGB, saved as JPEG (PIL's default quality)."""
+    """The picture as the API agents and QwenAgent send it (vLLM's `encode_image_base64`): in RGB, an RGBA one over
+    white (vLLM's `convert_image_mode`), saved as JPEG (PIL's default quality)."""
     from PIL import Image as PILImage
 
-    return _saved(PILImage.open(io.BytesIO(image.data)).convert("RGB"), image.source, "JPEG")
+    picture = PILImage.open(io.BytesIO(image.data))
+    if picture.mode == "RGBA":
+        rgb = PILImage.new("RGB", picture.size, (255, 255, 255))
+        rgb.paste(picture, mask=picture.getchannel("A"))
+    else:
+        rgb = picture.convert("RGB")
+    return _saved(rgb, image.source, "JPEG")
 
 
 def qwen_resize(height: int, width: int) -> tuple[int, int]:

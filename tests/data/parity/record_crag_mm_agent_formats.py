@@ -49,8 +49,8 @@ class FakeTemplate:
 
 
 def picture_record(image):
-    """A picture by its size and its RGB pixels' sha256."""
-    return {"size": list(image.size), "rgb_sha256": hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()}
+    """A picture by its size, mode and pixels' sha256."""
+    return {"size": list(image.size), "mode": image.mode, "sha256": hashlib.sha256(image.tobytes()).hexdigest()}
 
 
 def by_digest(value):
@@ -86,9 +86,18 @@ class FakeLLM:
 
 
 def encode_image_base64(image, *, image_mode="RGB", format="JPEG"):
-    """vllm 0.10.1.1's (multimodal/utils.py, ImageMediaIO.encode_base64): the picture in RGB, saved as JPEG."""
+    """vllm 0.10.1.1's (multimodal/utils.py, ImageMediaIO.encode_base64; multimodal/image.py convert_image_mode): the
+    picture in RGB (an RGBA one over white), saved as JPEG."""
+    from PIL import Image
+
+    if image.mode == "RGBA" and image_mode == "RGB":
+        converted = Image.new("RGB", image.size, (255, 255, 255))
+        converted.paste(image, mask=image.split()[3])
+        image = converted
+    elif image.mode != image_mode:
+        image = image.convert(image_mode)
     buffer = io.BytesIO()
-    (image if image.mode == image_mode else image.convert(image_mode)).save(buffer, format)
+    image.save(buffer, format)
     return base64.b64encode(buffer.getvalue()).decode("utf-8")
 
 
@@ -115,25 +124,25 @@ def record(checkout: Path) -> None:
     from example_agents.open_source_model_agents import InternVLAgent, PixtralAgent, QwenAgent
     from PIL import Image
 
-    from support.crag_mm_pictures import SIZES, gradient_png
+    from support.crag_mm_pictures import PICTURES, gradient_png
 
-    pictures = [Image.open(io.BytesIO(gradient_png(size))) for size in SIZES]
+    pictures = [Image.open(io.BytesIO(gradient_png(size, mode))) for size, mode in PICTURES]
     versions = ", ".join(f"{p} {md.version(p)}" for p in ("pillow", "mistral_common", "qwen-vl-utils"))
     out = {
         "how": (
             "facebookresearch/CRAG-MM at 36b6b4bcd5405b440d9f0f6d74cef6f2fcace2be, unchanged: "
             "PixtralAgent / QwenAgent / InternVLAgent(model_name=...).batch_generate_response over all the cases in "
             "one batch (crag_mm_agent.json's query, history and rag_context; case i with the PNG "
-            "crag_mm_pictures.gradient_png(SIZES[i]) as PIL opens it). vllm.LLM is a fake recording each input: "
+            "crag_mm_pictures.gradient_png(*PICTURES[i]) as PIL opens it). vllm.LLM is a fake recording each input: "
             "Pixtral's prompt as mistral_common renders it (MistralTokenizer.v3(is_tekken=True), real), Qwen's and "
             "InternVL's messages before templating (AutoProcessor/AutoTokenizer are a fake whose "
             "apply_chat_template returns its input as JSON; a data URL recorded as sha256: of its bytes), the "
-            "multi_modal_data pictures (size, RGB sha256; Qwen's from qwen_vl_utils.process_vision_info, real) and "
+            "multi_modal_data pictures (size, mode, pixels' sha256; Qwen's from qwen_vl_utils.process_vision_info, real) and "
             "the SamplingParams as given. vllm.multimodal.utils.encode_image_base64 stood in by vLLM 0.10.1.1's "
-            f"(RGB, JPEG); torch, torchvision, vllm, transformers stubbed. {versions}, python "
+            f"(RGB, RGBA over white; JPEG); torch, torchvision, vllm, transformers stubbed. {versions}, python "
             f"{sys.version.split()[0]}"
         ),
-        "sizes": [list(size) for size in SIZES],
+        "pictures": [[list(size), mode] for size, mode in PICTURES],
     }
     for name, agent_class in (("pixtral", PixtralAgent), ("qwen", QwenAgent), ("internvl", InternVLAgent)):
         CALLS.clear()

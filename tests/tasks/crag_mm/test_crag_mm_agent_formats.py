@@ -12,32 +12,34 @@ import json
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
 from ragbench.api import Image
-from ragbench.tasks.crag_mm.agent_formats import QWEN_MAX_PIXELS, QWEN_MIN_PIXELS, as_jpeg
+from ragbench.tasks.crag_mm.agent_formats import QWEN_MAX_PIXELS, QWEN_MIN_PIXELS, as_jpeg, qwen_resize
 from ragbench.tasks.crag_mm.prompting import agent_messages
 from ragbench.testing import installed_registry
-from support.crag_mm_pictures import SIZES, gradient_png
+from support.crag_mm_pictures import PICTURES, gradient_png
 
 PARITY = TEST_DATA / "parity"
 CASES = json.loads((PARITY / "crag_mm_agent.json").read_text(encoding="utf-8"))["cases"]
 RECORDED = json.loads((PARITY / "crag_mm_agent_formats.json").read_text(encoding="utf-8"))
-PICTURES = [Image.of(gradient_png(size)) for size in SIZES]
+IMAGES = [Image.of(gradient_png(size, mode)) for size, mode in PICTURES]
 ROWS = list(enumerate(CASES))
 
 
 def picture_record(image: Image) -> dict:
-    """What vLLM's multi_modal_data gets, as the recorder writes it: size and RGB pixels' sha256."""
+    """What vLLM's multi_modal_data gets, as the recorder writes it: size, mode and pixels' sha256."""
     from PIL import Image as PILImage
 
-    picture = PILImage.open(io.BytesIO(image.data)).convert("RGB")
-    return {"size": list(picture.size), "rgb_sha256": hashlib.sha256(picture.tobytes()).hexdigest()}
+    picture = PILImage.open(io.BytesIO(image.data))
+    return {"size": list(picture.size), "mode": picture.mode, "sha256": hashlib.sha256(picture.tobytes()).hexdigest()}
 
 
 def sent(agent: str, i: int) -> list[dict]:
     case = CASES[i]
-    return agent_messages(case["query"], case["history"], case["rag_context"], agent, PICTURES[i])
+    return agent_messages(case["query"], case["history"], case["rag_context"], agent, IMAGES[i])
 
 
 def split_images(messages: list[dict], marker: object) -> tuple[list[dict], list[Image]]:
@@ -90,7 +92,7 @@ def test_qwen_messages_and_resized_picture_equal_qwen_agents(i, case):
     [image_turn] = [m for m in recorded["messages"] if isinstance(m["content"], list) and "image" in m["content"][0]]
     [part] = image_turn["content"]
     assert (part["min_pixels"], part["max_pixels"]) == (QWEN_MIN_PIXELS, QWEN_MAX_PIXELS)
-    assert part["image"] == f"sha256:{as_jpeg(PICTURES[i]).digest}"  # the data URL's JPEG
+    assert part["image"] == f"sha256:{as_jpeg(IMAGES[i]).digest}"  # the data URL's JPEG
     messages, images = split_images(sent("qwen", i), part)
     assert flat(messages) == flat(recorded["messages"])
     assert [picture_record(image) for image in images] == recorded["images"]  # process_vision_info's
@@ -102,6 +104,17 @@ def test_internvl_messages_equal_internvl_agents(i, case):
     messages, images = split_images(sent("internvl", i), "<image>")
     assert flat(messages) == recorded["messages"]
     assert [picture_record(image) for image in images] == recorded["images"]  # the picture as given
+
+
+@given(st.integers(1, 8000), st.integers(1, 8000))
+def test_qwen_resize_keeps_qwens_bounds(height, width):
+    """Sides are multiples of 28; within Qwen's pixel bounds wherever the picture's aspect lets a 28-grid hold them
+    (the fixture pins the exact sizes upstream gives, one picture per branch)."""
+    resized_h, resized_w = qwen_resize(height, width)
+    assert resized_h % 28 == 0 and resized_w % 28 == 0
+    if max(height, width) / min(height, width) <= 40:  # both sides stay at least one 28-block
+        assert resized_h >= 28 and resized_w >= 28
+        assert QWEN_MIN_PIXELS <= resized_h * resized_w <= QWEN_MAX_PIXELS
 
 
 def test_their_sampling_is_the_tasks():

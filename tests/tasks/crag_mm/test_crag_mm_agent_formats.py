@@ -16,10 +16,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
-from ragbench.api import Image
+from ragbench.api import Example, Image
+from ragbench.api.engines import Request
 from ragbench.tasks.crag_mm.agent_formats import QWEN_MAX_PIXELS, QWEN_MIN_PIXELS, as_jpeg, qwen_resize
 from ragbench.tasks.crag_mm.prompting import agent_messages
+from ragbench.tasks.crag_mm.synthetic import write_dataset
+from ragbench.tasks.crag_mm.task import CragMMMulti
 from ragbench.testing import installed_registry
+from support.crag_mm_helpers import case_rows, fill_image_cache, loader_cases, tokenizer_dir
 from support.crag_mm_pictures import PICTURES, gradient_png
 
 PARITY = TEST_DATA / "parity"
@@ -149,3 +153,34 @@ def test_the_paper_rows_pick_the_agent_upstream_picks_by_the_models_name():
             picked[name] = (row["run"]["task_args"].get("agent", "open"), expected)
     assert {got for got, _ in picked.values()} == {"open", "closed", "pixtral", "qwen", "internvl"}
     assert all(got == expected for got, expected in picked.values()), picked
+
+
+@pytest.mark.parametrize("agent", ["pixtral", "qwen"])
+def test_a_run_with_the_agent_sends_its_form(tmp_path, agent):
+    """closed_book on crag_mm_multi (synthetic.py's rows of the loader cases, history included): each request is the
+    example's `agent_messages` in the agent's form, pictures by digest."""
+    from ragbench.testing import ScriptedLLM, run_eval
+
+    cases = loader_cases()
+    data = write_dataset(tmp_path / "data", case_rows(cases["multi"]))
+    task_args = {
+        "tokenizer": tokenizer_dir(),
+        "image_cache": str(fill_image_cache(tmp_path / "cache", cases["cached"])),
+    }
+    system = ScriptedLLM("I don't know")
+    run_eval(
+        "crag_mm_multi",
+        "closed_book",
+        system,
+        data=data,
+        judges=[ScriptedLLM("")],
+        task_args={**task_args, "agent": agent},
+    )
+    found = [e for e in CragMMMulti(data_path=data, **task_args).examples() if isinstance(e, Example)]
+    expected = [Request.chat(agent_messages(e.question, list(e.turns or []), "", agent, e.images[0])) for e in found]
+
+    def sent(requests):
+        return sorted((str(r.messages), [image.digest for image in r.sent_images()]) for r in requests)
+
+    assert sent(system.requests) == sent(expected)
+    assert len(system.requests) == len(found) > 1

@@ -1,5 +1,6 @@
 """What CRAG-MM's example agents send (base_agent.py `_prepare_messages`; open_source_model_agents.py VlmAgent by
-default, closed_model_agents.py's layout with `agent=closed`): the system prompt (the multi-turn one when there is
+default, closed_model_agents.py's layout with `agent=closed`, the Pixtral / Qwen / InternVL agents' forms with
+`agent=pixtral|qwen|internvl`: agent_formats.py): the system prompt (the multi-turn one when there is
 history), the image, the search results (utils/retriever.py `get_rag_context`, its web block over the shown
 documents), the history between <conversation_history> tags, the reminder (`_get_prompt_summary`), then the
 question, each a message of its own.
@@ -7,8 +8,9 @@ question, each a message of its own.
 The image is the example's (`Example.images`), a user turn of one image part: VlmAgent's `{"type": "image"}` whose
 picture goes beside the prompt (vLLM's multi_modal_data: the engine does the same with the part's image); the API
 agents' a JPEG data URL (vLLM's `encode_image_base64`: the picture in RGB, saved as JPEG), here that JPEG. Sampling
-is VlmAgent's: temperature 0, top_p 1, 1,000 tokens (the task's default system_args; GPTAgent sends temperature 0
-and top_p 1 without a token limit).
+is VlmAgent's, and the Pixtral / Qwen / InternVL agents' (PixtralAgent leaves skip_special_tokens at vLLM's default,
+true): temperature 0, top_p 1, 1,000 tokens (the task's default system_args; GPTAgent sends temperature 0 and top_p 1
+without a token limit).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from ragbench.api import Document, Example, Image, Prompt, TaskPrompting
 
+from .agent_formats import agent_picture, mistral_turns
 from .prompts import prompts
 
 
@@ -33,30 +36,20 @@ def web_context(query: str, docs: list[Document]) -> str:
     return str(rag["open"]) + (block + str(rag["web_outro"]) if block else "") + str(rag["close"])
 
 
-def as_jpeg(image: Image) -> Image:
-    """The picture as the API agents send it: in RGB, saved as JPEG (PIL's default quality)."""
-    import io
-
-    from PIL import Image as PILImage
-
-    buffer = io.BytesIO()
-    PILImage.open(io.BytesIO(image.data)).convert("RGB").save(buffer, format="JPEG")
-    return Image.of(buffer.getvalue(), source=image.source)
-
-
 def agent_messages(
     query: str, history: list[dict[str, str]], rag_context: str, agent: str = "open", image: Image | None = None
 ) -> list[dict[str, Any]]:
-    """The example agent's messages: system, image, search results, history, question. The open-model agent
-    (`VlmAgent`) wraps the history in <conversation_history> tags and adds its reminder before the question; the
-    closed-model agents (`ClosedModelBaseAgent`: GPT, Claude, Gemini) send neither, and their image as JPEG."""
+    """The example agent's messages: system, image, search results, history, question. The open-model agents
+    (`VlmAgent` and its Pixtral, Qwen, InternVL kin) wrap the history in <conversation_history> tags and add their
+    reminder before the question; the closed-model agents (`ClosedModelBaseAgent`: GPT, Claude, Gemini) send
+    neither. Each agent's own picture and chat form: agent_formats.py."""
     agents = prompts()["agents"]
-    tagged = agent == "open"
+    tagged = agent != "closed"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": agents["SYSTEM_MULTI_PROMPT" if history else "SYSTEM_PROMPT"]}
     ]
     if image is not None:
-        messages.append({"role": "user", "content": [{"type": "image", "image": image if tagged else as_jpeg(image)}]})
+        messages.append({"role": "user", "content": [{"type": "image", "image": agent_picture(agent, image)}]})
     if rag_context:
         messages.append({"role": "user", "content": rag_context})
     if history:
@@ -70,12 +63,13 @@ def agent_messages(
             + agents["KEY_USER_PROMPT"]
         )
         messages.append({"role": "user", "content": reminder})
-    return [*messages, {"role": "user", "content": query}]
+    messages.append({"role": "user", "content": query})
+    return mistral_turns(messages) if agent == "pixtral" else messages
 
 
 class CragMMPrompting(TaskPrompting):
-    """The example agent's chat (`agent`: open, the vLLM VlmAgent; closed, the API agents); with documents (a
-    retriever), its web-search block over them."""
+    """The example agent's chat (`agent`: open, the vLLM VlmAgent; closed, the API agents; pixtral, qwen,
+    internvl, those open models' agents); with documents (a retriever), its web-search block over them."""
 
     def __init__(self, agent: str = "open") -> None:
         self.agent = agent

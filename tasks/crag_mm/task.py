@@ -9,10 +9,11 @@ crag_mm_multi   crag-mm-2025/crag-mm-multi-turn-public (v0.1.2), conversations a
 Options (--task-arg): split=validation|public_test (default validation, the only split v0.1.2 publishes),
 tokenizer=DIR (the Llama-3.2 tokenizer.json for the 75-token cut; else $CRAG_MM_LLAMA32_TOKENIZER or
 DATA_DIR/llama32_tokenizer), evaluation=upstream|corrected (the metric: crag_mm or crag_mm_corrected),
-image_cache=DIR (upstream's image download cache, for rows with only an image_url), agent=open|closed (the example
-agent whose messages the prompting sends: VlmAgent, or the API agents' layout), history=gold|own (the earlier turns'
-answers a multi-turn example shows: gold, the dataset's, the default; own, the system's, cut to 75 tokens as
-upstream's generation keeps them; no effect on crag_mm_single).
+image_cache=DIR (upstream's image download cache, for rows with only an image_url), agent=open|closed|pixtral|qwen|
+internvl (the example agent whose messages the prompting sends: VlmAgent, the API agents', or the Pixtral, Qwen,
+InternVL agents' own forms, agent_formats.py), history=gold|own (the earlier turns' answers a multi-turn example
+shows: gold, the dataset's, the default; own, the system's, cut to 75 tokens as upstream's generation keeps them; no
+effect on crag_mm_single).
 `ragbench score --predictions DIR` reads local_evaluation.py's output folder (its response.jsonl).
 """
 
@@ -27,6 +28,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
 
+from .agent_formats import AGENTS
 from .metrics import TOKENIZER_ENV, truncate_response
 from .prompting import CragMMPrompting
 from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
@@ -34,7 +36,6 @@ from .records import ImageReader, image_cache_dir, label_names, refuse_missing, 
 REVISION = "v0.1.2"
 SPLITS = ("validation", "public_test")
 EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
-AGENTS = ("open", "closed")
 HISTORIES = ("gold", "own")
 SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
 

@@ -118,3 +118,17 @@ def test_a_text_model_refuses_a_request_with_images():
     finally:
         text.close()
     assert isinstance(refused, RequestError) and "takes no images" in str(refused)
+
+
+def test_a_transparent_picture_reaches_the_model_over_white_as_vllm_lays_it():
+    """An RGBA picture's transparent pixels are white in what the model gets (vLLM's convert_image_mode,
+    transformers' convert_to_rgb), not the colour stored under them."""
+    from ragbench._engines.local.vision import pil_images
+
+    picture = PILImage.new("RGBA", (4, 2), (0, 0, 0, 0))
+    picture.putpixel((1, 1), (200, 10, 10, 255))
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    (sent,) = pil_images((Image.of(buffer.getvalue()),))
+    assert sent.mode == "RGB"
+    assert sent.getpixel((0, 0)) == (255, 255, 255) and sent.getpixel((1, 1)) == (200, 10, 10)

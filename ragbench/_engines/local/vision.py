@@ -46,7 +46,19 @@ def pil_images(images: tuple[Image, ...]) -> list[Any]:
     """The images as RGB PIL images, what processors and vLLM's multi_modal_data take."""
     from PIL import Image as PILImage
 
-    return [PILImage.open(io.BytesIO(image.data)).convert("RGB") for image in images]
+    return [rgb(PILImage.open(io.BytesIO(image.data))) for image in images]
+
+
+def rgb(picture: Any) -> Any:
+    """A PIL image in RGB as vLLM reads an image it is sent (`convert_image_mode`): an RGBA one laid over white (a
+    plain `convert("RGB")` keeps the colour under each transparent pixel, often black), any other mode converted."""
+    from PIL import Image as PILImage
+
+    if picture.mode != "RGBA":
+        return picture.convert("RGB")
+    over_white = PILImage.new("RGB", picture.size, (255, 255, 255))
+    over_white.paste(picture, mask=picture.getchannel("A"))
+    return over_white
 
 
 def template_turn(turn: ChatMessage) -> dict[str, Any]:

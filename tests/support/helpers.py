@@ -180,7 +180,8 @@ def _to_stderr(message, category, filename, lineno, file=None, line=None) -> Non
 def process_state_kept() -> Iterator[None]:
     """What a command changes in the process that runs it, put back as it was: the console streams, the
     signals' handlers (the stop signals', ragbench._stop_signals) and the wake-up fd, the unraisable hook
-    (ragbench._cli.outcomes), the environment (`env`), the working folder, the root logger's handlers and level, torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
+    (ragbench._cli.outcomes), the environment (`env`), the working folder, the root logger's handlers and level,
+    torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
     `warnings.showwarning` (`fresh_warnings`)."""
     streams, hooks = (sys.stdin, sys.stdout, sys.stderr), (sys.excepthook, sys.unraisablehook)
     handlers = signal_handlers()

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragbench._checks import Preflight
-from ragbench.api import ConfigError, RecordError
+from ragbench.api import ConfigError, Preflight, RecordError
 from ragbench.api.data import given_text_lines, iter_jsonl
 from ragbench.tasks.argue.task import ArgueReport
 from ragbench.tasks.deep_research_bench.task import DeepResearchBench

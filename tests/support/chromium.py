@@ -85,25 +85,12 @@ def wait_ready(driver, hash_part: str) -> None:
 
 @contextlib.contextmanager
 def run_page(run_dir) -> Iterator:
-    """A driver showing the viewer's page of the run in `run_dir`, served on a free port while it is used."""
-    import threading
-
-    from ragbench._registry import installed_registry
-    from ragbench._view.catalog import RunCatalog
-    from ragbench._view.server import make_server
-    from ragbench._view.site import Site
-
-    site = Site(RunCatalog([str(run_dir)]), registry=installed_registry())
-    server = make_server(site, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with headless_chromium() as driver:
-            driver.get(f"http://127.0.0.1:{server.server_address[1]}/#/run/{site.runs[0].rid}")
-            wait_ready(driver, "run/")
-            yield driver
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A driver showing the viewer's page of the run in `run_dir`, `ragbench view RUN_DIR` serving it while it is
+    used."""
+    with viewer(run_dir) as (address, [rid]), headless_chromium() as driver:
+        driver.get(f"{address}/#/run/{rid}")
+        wait_ready(driver, "run/")
+        yield driver
 
 
 def api(address: str, key: str) -> Any:

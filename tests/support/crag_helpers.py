@@ -7,9 +7,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import SHARED, TEST_DATA, shared_reference, write_jsonl
-from ragbench._context import Context
-from ragbench._types import Example
-from ragbench._values.llm_calls import EngineError
+from ragbench.api import Context, EngineError, Example
 from ragbench.tasks.crag.synthetic import standin_tokenizer
 from ragbench.tasks.crag.task import CragTask1
 from ragbench.testing import ScriptedLLM, make_context

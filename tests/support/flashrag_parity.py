@@ -29,13 +29,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench._shared.flashrag import EOT
 from support import paths
 from support.helpers import run, samples
 
 FIXTURES = paths.DATA / "flashrag_parity"
 QUESTIONS = FIXTURES / "questions.jsonl"
 CORPUS = FIXTURES / "corpus.jsonl"
+EOT = "<|eot_id|>"  # the stop FlashRAG's vLLM generator adds to every stop list (its generator.py)
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"  # the template's own
 
 

@@ -1,4 +1,4 @@
-"""Running ragbench from tests: in-process via the Evaluator (`run`), or through the command line.
+"""Running ragbench from tests: in this process through ragbench.testing (`run`), or through the command line.
 
 The command line two ways, both returning (returncode, stdout, stderr):
 - `cli_here` runs the command in this process (its streams captured, the process state it changes put back):
@@ -28,29 +28,27 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ragbench._records import SampleRecord
-from ragbench._registry import Registry
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.plan.planning import run_registry
-from ragbench._stop_signals import STOP_SIGNALS
+from ragbench.api import SampleRecord
+from ragbench.testing import PreflightError, Registry, preflight, run_eval
+
+# The run options whose default is the command line's but not `run_eval`'s: no model given (the embedded default),
+# the page cache on and a progress bar.
+COMMAND_LINE_DEFAULTS = {"model": None, "page_cache": None, "progress": True}
 
 
 def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **config) -> dict:
-    config.setdefault("progress", False)
-    config.setdefault("bootstrap_iters", 200)
-    run_config = RunConfig.of(output=str(tmp_path / name), **config)
-    outcome = Evaluator(run_config, run_registry(run_config.what, registry)).run()
-    return outcome.results
+    """results.json of the run of `config` (the command line's options by their RunConfig names: `tasks`, `model`
+    ...) made in this process into tmp_path/name, with the command line's defaults, no progress bar and 200
+    bootstrap draws."""
+    config = {**COMMAND_LINE_DEFAULTS, "progress": False, "bootstrap_iters": 200, **config}
+    return run_eval(config.pop("tasks"), output=tmp_path / name, registry=registry, **config).results
 
 
 def preflight_problems(tmp_path: Path, **config) -> list[str]:
     """Every problem the pre-flight of a run of `config` finds (it must find one), in the order said."""
-    from ragbench._checks import PreflightError
-    from ragbench._run.plan.preflight import preflight
-
+    config = {**COMMAND_LINE_DEFAULTS, **config}
     try:
-        run_config = RunConfig.of(output=str(tmp_path / "run"), **config)
-        preflight(run_config, run_registry(run_config.what))
+        preflight(config.pop("tasks"), output=tmp_path / "run", **config)
     except PreflightError as error:
         return error.problems
     raise AssertionError("the pre-flight found no problem")
@@ -118,7 +116,7 @@ def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
     """`cli(*args)` run in this process: the same command, exit code and text (decoded as the subprocess's
     is, universal newlines), with `env` set for the command alone. An exception the command does not turn
     into an exit code is raised here (a subprocess printed its traceback and exited 1)."""
-    from ragbench._cli.main import main
+    from ragbench.testing import cli as main
 
     encoding = locale.getpreferredencoding(False)
     with process_state_kept(), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -180,13 +178,13 @@ def _to_stderr(message, category, filename, lineno, file=None, line=None) -> Non
 
 @contextlib.contextmanager
 def process_state_kept() -> Iterator[None]:
-    """What a command changes in the process that runs it, put back as it was: the console streams, the stop
-    signals' handlers and the wake-up fd (ragbench._stop_signals), the unraisable hook (ragbench._cli.outcomes),
-    the environment (`env`), the working folder, the root logger's handlers
-    and level, torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
+    """What a command changes in the process that runs it, put back as it was: the console streams, the
+    signals' handlers (the stop signals', ragbench._stop_signals) and the wake-up fd, the unraisable hook
+    (ragbench._cli.outcomes), the environment (`env`), the working folder, the root logger's handlers and level,
+    torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
     `warnings.showwarning` (`fresh_warnings`)."""
     streams, hooks = (sys.stdin, sys.stdout, sys.stderr), (sys.excepthook, sys.unraisablehook)
-    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    handlers = signal_handlers()
     wakeup = signal.set_wakeup_fd(-1)
     signal.set_wakeup_fd(wakeup)
     environ, cwd = dict(os.environ), os.getcwd()
@@ -201,7 +199,8 @@ def process_state_kept() -> Iterator[None]:
             sys.stdin, sys.stdout, sys.stderr = streams
             sys.excepthook, sys.unraisablehook = hooks
             for signum, handler in handlers.items():
-                signal.signal(signum, handler)
+                if signal.getsignal(signum) is not handler:
+                    signal.signal(signum, handler)
             signal.set_wakeup_fd(wakeup)
             os.environ.clear()
             os.environ.update(environ)
@@ -210,6 +209,16 @@ def process_state_kept() -> Iterator[None]:
             root.setLevel(root_level)
             if torch is not None and threads is not None:
                 torch.set_num_threads(threads)
+
+
+def signal_handlers() -> dict[int, Any]:
+    """Every signal's handler that Python can set again (one set outside Python reads as None and is left out)."""
+    handlers = {}
+    for signum in signal.valid_signals():
+        with contextlib.suppress(OSError, ValueError):
+            if (handler := signal.getsignal(signum)) is not None:
+                handlers[signum] = handler
+    return handlers
 
 
 @contextlib.contextmanager

@@ -9,9 +9,9 @@ import re
 from collections.abc import Callable
 
 from conftest import TEST_DATA
-from ragbench._retrieval.base import Retriever
-from ragbench._types import Document, Example
-from ragbench._values.llm_calls import Request
+from ragbench.api import Document, Example
+from ragbench.api.engines import Request
+from ragbench.api.retrieval import Retriever
 from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
 from ragbench.tasks.alce.tasks import AlceAsqa
 

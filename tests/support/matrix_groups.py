@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ragbench._registry import Registry, installed_registry
+from ragbench.testing import Registry, installed_registry
 
 BUILTIN = "ragbench"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ragbench._types import Document
+from ragbench.api import Document
 from ragbench.testing import cli
 
 WORDS = (

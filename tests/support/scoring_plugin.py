@@ -18,10 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragbench._hookspecs import hookimpl
-from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration
-from ragbench._registry import Registry
-from ragbench._values.llm_calls import EngineError
+from ragbench.api import CorpusValue, EngineError, KeySpec, Metric, MetricDeclaration, hookimpl
+from ragbench.testing import Registry
 from support.helpers import cli_run_args
 
 FAILING: set[str] = set()  # example ids `scored:raise` fails on

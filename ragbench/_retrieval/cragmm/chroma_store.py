@@ -1,0 +1,138 @@
+"""A collection of a chromadb persistent folder (the CRAG-MM search indexes on the hub are such folders), read
+without chromadb: its ids and metadata from `chroma.sqlite3` in `collection.get()`'s order (the metadata
+segment's rows by insertion), its vectors from the HNSW segment's `data_level0.bin` (hnswlib's layout; labels to
+ids from `index_metadata.pickle`, a pickle of plain dicts) and from the write-ahead queue's later entries (what
+chromadb had not yet flushed into the HNSW files). Nothing in the folder is written.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sqlite3
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._errors import ConfigError
+
+# chroma-hnswlib's header.bin: its persistence version (int, 1), then hnswlib's saveIndex header: offsetLevel0,
+# max_elements, cur_element_count, size_data_per_element, label_offset, offsetData (size_t each), maxlevel (int) ...
+HEADER = struct.Struct("<iQQQQQQi")
+ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3  # chromadb's Operation, as the queue stores it
+
+
+@dataclass
+class Collection:
+    """Ids and metadata in `get()`'s order, each id's unit vector (float32) in `vectors` at the same row."""
+
+    ids: list[str]
+    metadatas: list[dict[str, Any]]
+    vectors: np.ndarray
+    space: str
+
+
+class PlainUnpickler(pickle.Unpickler):
+    """chromadb's `index_metadata.pickle` holds dicts of strings and ints only: anything else is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"{module}.{name} is not a plain value")
+
+
+def read_collection(folder: str, name: str, what: str) -> Collection:
+    """The collection `name` of the chromadb folder `folder` (`what` names the option, for messages)."""
+    base = Path(folder).expanduser()
+    database = base / "chroma.sqlite3"
+    if not database.is_file():
+        raise ConfigError(
+            f"{what}={folder}: no chroma.sqlite3 there; name the folder `huggingface-cli download --repo-type "
+            "dataset` wrote for the CRAG-MM search index"
+        )
+    try:
+        connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return _read(connection, base, name, what)
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError, pickle.UnpicklingError, ValueError, KeyError, struct.error) as exc:
+        raise ConfigError(
+            f"{what}={folder}: the chromadb folder could not be read ({type(exc).__name__}: {exc}); download it again"
+        ) from None
+
+
+def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> Collection:
+    found = connection.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
+    if found is None:
+        names = [row[0] for row in connection.execute("SELECT name FROM collections")]
+        raise ConfigError(f"{what}={base}: no collection {name!r} in that chromadb folder (it has {names})")
+    collection = found[0]
+    segments = dict(connection.execute("SELECT scope, id FROM segments WHERE collection = ?", (collection,)))
+    space_row = connection.execute(
+        "SELECT str_value FROM collection_metadata WHERE collection_id = ? AND key = 'hnsw:space'", (collection,)
+    ).fetchone()
+    space = space_row[0] if space_row else "l2"
+    if space != "cosine":
+        raise ConfigError(f"{what}={base}: collection {name!r} has hnsw:space {space}; CRAG-MM's indexes are cosine")
+    ids, metadatas = _metadata(connection, segments["METADATA"])
+    vectors = _hnsw_vectors(base / segments["VECTOR"])
+    seen_row = connection.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segments["VECTOR"],))
+    seen = (seen_row.fetchone() or (0,))[0]
+    if isinstance(seen, bytes):  # chromadb 0.4's big-endian blob
+        seen = int.from_bytes(seen, "big")
+    queued = connection.execute(
+        "SELECT id, operation, vector, encoding FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ? "
+        "ORDER BY seq_id",
+        (f"%{collection}", seen),
+    )
+    for id_, operation, vector, encoding in queued:
+        if operation == DELETE:
+            vectors.pop(id_, None)
+        elif vector is not None and (operation != ADD or id_ not in vectors):
+            if encoding != "FLOAT32":
+                raise ValueError(f"queued vector of {id_} encoded {encoding}")
+            vectors[id_] = np.frombuffer(vector, dtype="<f4")
+    missing = [id_ for id_ in ids if id_ not in vectors]
+    if missing:
+        raise ValueError(f"{len(missing)} ids without a vector, {missing[0]!r} first")
+    matrix = np.stack([vectors[id_] for id_ in ids]).astype(np.float32) if ids else np.zeros((0, 0), np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return Collection(ids, metadatas, matrix / np.where(norms > 0, norms, 1), space)
+
+
+def _metadata(connection: sqlite3.Connection, segment: str) -> tuple[list[str], list[dict[str, Any]]]:
+    rows = connection.execute(
+        "SELECT e.id, e.embedding_id, m.key, m.string_value, m.int_value, m.float_value, m.bool_value "
+        "FROM embeddings e LEFT JOIN embedding_metadata m ON m.id = e.id WHERE e.segment_id = ? ORDER BY e.id",
+        (segment,),
+    )
+    order: dict[int, str] = {}
+    values: dict[int, dict[str, Any]] = {}
+    for row_id, embedding_id, key, text, integer, real, boolean in rows:
+        order[row_id] = embedding_id
+        fields = values.setdefault(row_id, {})
+        if key is not None and not key.startswith("chroma:"):
+            fields[key] = text if text is not None else integer if integer is not None else real
+            if boolean is not None:
+                fields[key] = bool(boolean)
+    return list(order.values()), [values[row_id] for row_id in order]
+
+
+def _hnsw_vectors(folder: Path) -> dict[str, np.ndarray]:
+    """Each id's vector in the HNSW files; none when chromadb never flushed its buffer to them."""
+    header_path, labels_path = folder / "header.bin", folder / "index_metadata.pickle"
+    if not header_path.is_file() or not labels_path.is_file():
+        return {}
+    with labels_path.open("rb") as handle:
+        label_to_id: dict[int, str] = PlainUnpickler(handle).load()["label_to_id"]
+    version, offset0, _, count, size, label_offset, data_offset, _ = HEADER.unpack_from(header_path.read_bytes())
+    if version != 1 or offset0 != 0:
+        raise ValueError(f"{header_path.name}: persistence version {version}, level-0 offset {offset0} (known: 1, 0)")
+    if count == 0:
+        return {}
+    dim = (label_offset - data_offset) // 4
+    raw = np.fromfile(folder / "data_level0.bin", dtype=np.uint8, count=count * size).reshape(count, size)
+    data = raw[:, data_offset:label_offset].copy().view("<f4").reshape(count, dim)
+    labels = raw[:, label_offset : label_offset + 8].copy().view("<u8").reshape(count)
+    return {label_to_id[int(label)]: data[row] for row, label in enumerate(labels) if int(label) in label_to_id}

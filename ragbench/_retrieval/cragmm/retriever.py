@@ -27,6 +27,7 @@ from ..._errors import ConfigError
 from ..._imports import import_extra
 from ..._types import Document, Example, JsonObject
 from ..base import RetrievalError, Retriever
+from ..option_paths import option_path
 from ..pages.single_vector import DualEncoder
 from .chroma_store import Collection, read_collection
 
@@ -69,12 +70,12 @@ class CragMMSearchRetriever(Retriever):
         self.web: Collection | None = None
         self.options: JsonObject = {"search": "both" if len(kinds) == 2 else kinds[0]}
         if "image" in kinds:
-            self.image = read_collection(needed(image_index, "image_index"), IMAGE_COLLECTION, "image_index")
+            self.image = read_collection(folder_of(image_index, "image_index"), IMAGE_COLLECTION, "image_index")
             self.clip = ImageEncoder(*local_model(image_model, "image_model"), device)
             self.entities = entity_table(self.image.metadatas)
             self.options.update(image_index=str(image_index), image_model=self.clip.identity)
         if "web" in kinds:
-            self.web = read_collection(needed(web_index, "web_index"), WEB_COLLECTION, "web_index")
+            self.web = read_collection(folder_of(web_index, "web_index"), WEB_COLLECTION, "web_index")
             text_folder, text_identity = local_model(text_model, "text_model")
             self.text = text_encoder(text_folder, device)
             self.options.update(web_index=str(web_index), text_model=text_identity)
@@ -232,12 +233,13 @@ class ImageEncoder:
 
 
 def text_encoder(model: str, device: str) -> Any:
-    """The BGE model as `extract_features` runs it: mean pooling, unit length, 512 tokens, no instruction."""
+    """The BGE model as `extract_features` runs it: mean pooling, unit length, 512 tokens, no instruction; one query
+    at a time, as the pipeline encodes them (padding in a batch would move the last bits of a score)."""
     from ..dense.flashrag_encoder import FlashRagEncoder
 
     try:
         return FlashRagEncoder(
-            model, "cragmm", "mean", None, True, max_length=512, batch_size=16, fp16=False, device=device
+            model, "cragmm", "mean", None, True, max_length=512, batch_size=1, fp16=False, device=device
         )
     except ConfigError as exc:
         raise unloadable("text_model", model, exc.__context__ or exc) from None
@@ -252,15 +254,16 @@ def unloadable(option: str, folder: str, exc: BaseException) -> ConfigError:
 
 def nearest(queries: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     """The top `k` rows of `vectors` per query by float32 inner product, each score `1 - (1 - dot)` as chromadb's
-    cosine distance makes it; ties in row order."""
-    if len(vectors) == 0 or k <= 0:
-        return [[] for _ in queries]
-    products = queries.astype(np.float32) @ vectors.T
-    distances = np.float32(1) - products
+    cosine distance makes it; ties in row order. One product per query, so that a query's scores do not depend on
+    the others searched with it (a matrix product sums in another order for another number of rows)."""
     found = []
-    for row in distances:
-        order = np.argsort(row, kind="stable")[:k]
-        found.append([(int(index), 1.0 - float(row[index])) for index in order])
+    for query in queries.astype(np.float32):
+        if len(vectors) == 0 or k <= 0:
+            found.append([])
+            continue
+        distances = np.float32(1) - vectors @ query
+        order = np.argsort(distances, kind="stable")[:k]
+        found.append([(int(index), 1.0 - float(distances[index])) for index in order])
     return found
 
 
@@ -279,15 +282,14 @@ def entity_table(metadatas: list[dict[str, Any]]) -> dict[str, Any]:
     return table
 
 
-def needed(value: str | None, option: str) -> str:
-    if not value:
-        raise ConfigError(f"retriever cragmm_search: pass --retriever-arg {option}=FOLDER (a local copy)")
-    return value
+def folder_of(value: str | None, option: str) -> str:
+    hint = "a local copy (huggingface-cli download, or save_pretrained for a model)"
+    return str(option_path("retriever cragmm_search", value, option, hint, folder=True))
 
 
 def local_model(model: str | None, option: str) -> tuple[str, JsonObject]:
     """The model folder `option` names, and what identifies it (its path, its config's digest)."""
-    folder = Path(needed(model, option)).expanduser()
+    folder = Path(folder_of(model, option))
     config = folder / "config.json"
     if not config.is_file():
         raise ConfigError(

@@ -256,7 +256,7 @@ def nearest(queries: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple
     """The top `k` rows of `vectors` per query by float32 inner product, each score `1 - (1 - dot)` as chromadb's
     cosine distance makes it; ties in row order. One product per query, so that a query's scores do not depend on
     the others searched with it (a matrix product sums in another order for another number of rows)."""
-    found = []
+    found: list[list[tuple[int, float]]] = []
     for query in queries.astype(np.float32):
         if len(vectors) == 0 or k <= 0:
             found.append([])

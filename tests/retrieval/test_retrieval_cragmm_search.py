@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_DATA, needs
-from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.cragmm.retriever import CragMMSearchRetriever
 from ragbench.api import ConfigError, Example, Image
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import load_retriever
 
 pytestmark = needs("torch", "transformers", "safetensors")
 
@@ -26,13 +26,16 @@ LAYOUTS = sorted(RECORD)  # mixed: HNSW files and later queued writes (a delete,
 TOLERANCE = 1e-6  # chromadb's float32 distance (SIMD sums) against numpy's float32 product: a few ulps
 
 
-def searcher(layout: str, **options: object) -> CragMMSearchRetriever:
-    return CragMMSearchRetriever(
-        image_index=str(DATA / "indexes" / layout / "image"),
-        image_model=str(DATA / "models" / "clip"),
-        web_index=str(DATA / "indexes" / layout / "web"),
-        text_model=str(DATA / "models" / "bge"),
-        **options,  # type: ignore[arg-type]
+def searcher(layout: str, **options: object):
+    return load_retriever(
+        "cragmm_search",
+        {
+            "image_index": str(DATA / "indexes" / layout / "image"),
+            "image_model": str(DATA / "models" / "clip"),
+            "web_index": str(DATA / "indexes" / layout / "web"),
+            "text_model": str(DATA / "models" / "bge"),
+            **options,
+        },
     )
 
 
@@ -40,7 +43,7 @@ def example(picture: str, question: str = "what is this") -> Example:
     return Example(id=picture, question=question, images=[Image.of((DATA / "images" / picture).read_bytes())])
 
 
-def bound(retriever: CragMMSearchRetriever, picture: str, question: str = "what is this"):
+def bound(retriever, picture: str, question: str = "what is this"):
     scope = retriever.for_example(example(picture, question))
     assert scope is not None
     return scope
@@ -76,7 +79,7 @@ def test_web_search_equals_the_pipelines(layout, retrievers):
 
 
 def test_a_batch_of_searches_gives_each_query_its_own_hits(layout, retrievers):
-    texts = [case["text"] for case in RECORD[layout]["searches"] if "text" in case]
+    texts = list(dict.fromkeys(case["text"] for case in RECORD[layout]["searches"] if "text" in case))
     together = retrievers["both"].search_examples([bound(retrievers["both"], "query_1.png")] * len(texts), texts, 5)
     alone = [bound(retrievers["both"], "query_1.png").search([text], 5)[0] for text in texts]
     assert [[(d.id, d.score) for d in docs] for docs in together] == [[(d.id, d.score) for d in docs] for docs in alone]
@@ -105,11 +108,14 @@ def digests(folder: Path) -> dict[str, str]:
 def test_the_index_folders_are_read_never_written(tmp_path):
     copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
     before = digests(copy)
-    retriever = CragMMSearchRetriever(
-        image_index=str(copy / "image"),
-        image_model=str(DATA / "models" / "clip"),
-        web_index=str(copy / "web"),
-        text_model=str(DATA / "models" / "bge"),
+    retriever = load_retriever(
+        "cragmm_search",
+        {
+            "image_index": str(copy / "image"),
+            "image_model": str(DATA / "models" / "clip"),
+            "web_index": str(copy / "web"),
+            "text_model": str(DATA / "models" / "bge"),
+        },
     )
     assert bound(retriever, "query_1.png", "tower in paris").search(["tower in paris"], 3)[0]
     assert digests(copy) == before
@@ -151,7 +157,7 @@ def test_image_search_without_an_image_fails_that_search_alone(retrievers):
 )
 def test_wrong_options_are_refused_in_one_line(options, message):
     with pytest.raises(ConfigError, match=message) as caught:
-        CragMMSearchRetriever(**options)  # type: ignore[arg-type]
+        load_retriever("cragmm_search", options)
     assert "\n" not in str(caught.value)
 
 
@@ -160,7 +166,7 @@ def test_a_truncated_vector_file_is_refused_in_one_line(tmp_path):
     [vectors] = copy.glob("*/data_level0.bin")  # the HNSW segment's vectors
     vectors.write_bytes(vectors.read_bytes()[:100])
     with pytest.raises(ConfigError, match="could not be read .*download it again") as caught:
-        CragMMSearchRetriever(image_index=str(copy), image_model=str(DATA / "models" / "clip"))
+        load_retriever("cragmm_search", {"image_index": str(copy), "image_model": str(DATA / "models" / "clip")})
     assert "\n" not in str(caught.value)
 
 
@@ -172,5 +178,5 @@ def test_a_damaged_model_is_refused_in_one_line(tmp_path, kind):
     weights.write_bytes(weights.read_bytes()[:200])
     option = {"image": "image_model", "web": "text_model"}[kind]
     with pytest.raises(ConfigError, match=f"{option}=.* could not be loaded") as caught:
-        CragMMSearchRetriever(**{f"{kind}_index": str(DATA / "indexes" / "mixed" / kind), option: str(model)})
+        load_retriever("cragmm_search", {f"{kind}_index": str(DATA / "indexes" / "mixed" / kind), option: str(model)})
     assert "\n" not in str(caught.value)

@@ -22,6 +22,7 @@ from ..._errors import ConfigError
 # max_elements, cur_element_count, size_data_per_element, label_offset, offsetData (size_t each), maxlevel (int) ...
 HEADER = struct.Struct("<iQQQQQQi")
 ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3  # chromadb's Operation, as the queue stores it
+BLOCK = 65536  # vectors copied or normalised at a time
 
 
 @dataclass
@@ -76,7 +77,8 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
     if space != "cosine":
         raise ConfigError(f"{what}={base}: collection {name!r} has hnsw:space {space}; CRAG-MM's indexes are cosine")
     ids, metadatas = _metadata(connection, segments["METADATA"])
-    vectors = _hnsw_vectors(base / segments["VECTOR"])
+    stored, rows = _hnsw_vectors(base / segments["VECTOR"])
+    where: dict[str, int | np.ndarray] = dict(rows)  # each id's row of `stored`, or its queued vector
     seen_row = connection.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segments["VECTOR"],))
     seen = (seen_row.fetchone() or (0,))[0]
     if isinstance(seen, bytes):  # chromadb 0.4's big-endian blob
@@ -88,17 +90,35 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
     )
     for id_, operation, vector, encoding in queued:
         if operation == DELETE:
-            vectors.pop(id_, None)
-        elif vector is not None and (operation != ADD or id_ not in vectors):
+            where.pop(id_, None)
+        elif vector is not None and (operation != ADD or id_ not in where):
             if encoding != "FLOAT32":
                 raise ValueError(f"queued vector of {id_} encoded {encoding}")
-            vectors[id_] = np.frombuffer(vector, dtype="<f4")
-    missing = [id_ for id_ in ids if id_ not in vectors]
+            where[id_] = np.frombuffer(vector, dtype="<f4")
+    return Collection(ids, metadatas, _matrix(ids, where, stored), space)
+
+
+def _matrix(ids: list[str], where: dict[str, int | np.ndarray], stored: np.ndarray) -> np.ndarray:
+    """The ids' unit vectors in one float32 matrix, gathered from the HNSW file's rows a block at a time (the file
+    is mapped, not read whole) and from the queue."""
+    missing = [id_ for id_ in ids if id_ not in where]
     if missing:
         raise ValueError(f"{len(missing)} ids without a vector, {missing[0]!r} first")
-    matrix = np.stack([vectors[id_] for id_ in ids]).astype(np.float32) if ids else np.zeros((0, 0), np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return Collection(ids, metadatas, matrix / np.where(norms > 0, norms, 1), space)
+    sources = [where[id_] for id_ in ids]
+    dim = stored.shape[1] if len(stored) else next((len(v) for v in sources if isinstance(v, np.ndarray)), 0)
+    matrix = np.empty((len(ids), dim), dtype=np.float32)
+    in_file = np.array([i for i, source in enumerate(sources) if not isinstance(source, np.ndarray)], dtype=np.int64)
+    file_rows = np.array([sources[i] for i in in_file], dtype=np.int64)
+    for start in range(0, len(in_file), BLOCK):
+        matrix[in_file[start : start + BLOCK]] = stored[file_rows[start : start + BLOCK]]
+    for i, source in enumerate(sources):
+        if isinstance(source, np.ndarray):
+            matrix[i] = source
+    for start in range(0, len(matrix), BLOCK):
+        block = matrix[start : start + BLOCK]
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        block /= np.where(norms > 0, norms, 1)
+    return matrix
 
 
 def _metadata(connection: sqlite3.Connection, segment: str) -> tuple[list[str], list[dict[str, Any]]]:
@@ -119,20 +139,23 @@ def _metadata(connection: sqlite3.Connection, segment: str) -> tuple[list[str], 
     return list(order.values()), [values[row_id] for row_id in order]
 
 
-def _hnsw_vectors(folder: Path) -> dict[str, np.ndarray]:
-    """Each id's vector in the HNSW files; none when chromadb never flushed its buffer to them."""
+def _hnsw_vectors(folder: Path) -> tuple[np.ndarray, dict[str, int]]:
+    """The HNSW file's vectors (a strided view of the mapped `data_level0.bin`) and each id's row in them; none when
+    chromadb never flushed its buffer to the files."""
     header_path, labels_path = folder / "header.bin", folder / "index_metadata.pickle"
+    nothing: tuple[np.ndarray, dict[str, int]] = (np.zeros((0, 0), dtype=np.float32), {})
     if not header_path.is_file() or not labels_path.is_file():
-        return {}
+        return nothing
     with labels_path.open("rb") as handle:
         label_to_id: dict[int, str] = PlainUnpickler(handle).load()["label_to_id"]
     version, offset0, _, count, size, label_offset, data_offset, _ = HEADER.unpack_from(header_path.read_bytes())
     if version != 1 or offset0 != 0:
         raise ValueError(f"{header_path.name}: persistence version {version}, level-0 offset {offset0} (known: 1, 0)")
     if count == 0:
-        return {}
+        return nothing
+    mapped = np.memmap(folder / "data_level0.bin", dtype=np.uint8, mode="r", shape=(count * size,))
     dim = (label_offset - data_offset) // 4
-    raw = np.fromfile(folder / "data_level0.bin", dtype=np.uint8, count=count * size).reshape(count, size)
-    data = raw[:, data_offset:label_offset].copy().view("<f4").reshape(count, dim)
-    labels = raw[:, label_offset : label_offset + 8].copy().view("<u8").reshape(count)
-    return {label_to_id[int(label)]: data[row] for row, label in enumerate(labels) if int(label) in label_to_id}
+    data = np.ndarray((count, dim), dtype="<f4", buffer=mapped, offset=data_offset, strides=(size, 4))
+    labels = np.ndarray((count,), dtype="<u8", buffer=mapped, offset=label_offset, strides=(size,))
+    rows = {label_to_id[label]: row for row, label in enumerate(labels.tolist()) if label in label_to_id}
+    return data, rows

@@ -140,6 +140,7 @@ def test_image_search_without_an_image_fails_that_search_alone(retrievers):
     [
         ({"search": "all"}, "search='all'; pass search=image, web or both"),
         ({"search": "web"}, "needs --retriever-arg web_index=DIR"),
+        ({"search": "web", "web_k": "-1"}, "web_k=-1: .*"),
         ({"image_index": "nowhere", "image_model": "nowhere"}, "image_index nowhere: no such folder"),
         (
             {"web_index": str(DATA / "indexes" / "mixed" / "image"), "text_model": "x"},

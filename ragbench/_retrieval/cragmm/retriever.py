@@ -19,9 +19,10 @@ import hashlib
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from annotated_types import Ge
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
@@ -50,8 +51,8 @@ class CragMMSearchRetriever(Retriever):
         web_index: str | None = None,
         text_model: str | None = None,
         search: str | None = None,
-        image_k: int | None = None,
-        web_k: int | None = None,
+        image_k: Annotated[int, Ge(0)] | None = None,
+        web_k: Annotated[int, Ge(0)] | None = None,
         device: str = "cpu",
     ) -> None:
         kinds = (
@@ -64,7 +65,7 @@ class CragMMSearchRetriever(Retriever):
                 f"retriever cragmm_search: search={search!r}; pass search=image, web or both, with image_index= "
                 "and image_model= (image search) and web_index= and text_model= (web search)"
             )
-        self.kinds, self.device = kinds, device
+        self.kinds = kinds
         self.limits = {"image": image_k, "web": web_k}
         self.image: Collection | None = None
         self.web: Collection | None = None
@@ -104,7 +105,7 @@ class CragMMSearchRetriever(Retriever):
 
     def limit(self, kind: str, k: int) -> int:
         limit = self.limits[kind]
-        return int(limit) if limit is not None else k
+        return limit if limit is not None else k
 
     def image_hits(self, pictures: list[Any], k: int) -> list[list[Document] | RetrievalError]:
         assert self.image is not None
@@ -115,10 +116,13 @@ class CragMMSearchRetriever(Retriever):
             if isinstance(picture, RetrievalError):
                 found.append(picture)
                 continue
+            hits = next(ranked)
             try:
-                found.append([self.image_document(int(self.image.ids[row]), score) for row, score in next(ranked)])
-            except (KeyError, ValueError, IndexError) as exc:
-                found.append(RetrievalError(f"retriever cragmm_search: image index entry without {exc}"))
+                found.append([self.image_document(int(self.image.ids[row]), score) for row, score in hits])
+            except (KeyError, ValueError, IndexError) as exc:  # a row upstream's lookups would fail on too
+                found.append(
+                    RetrievalError(f"retriever cragmm_search: an image index row: {type(exc).__name__}: {exc}")
+                )
         return found
 
     def image_document(self, index: int, score: float) -> Document:

@@ -33,6 +33,7 @@ class Collection:
     metadatas: list[dict[str, Any]]
     vectors: np.ndarray
     space: str
+    version: str  # the collection's id and its last write's sequence number: any write to the index changes it
 
 
 class PlainUnpickler(pickle.Unpickler):
@@ -95,7 +96,10 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
             if encoding != "FLOAT32":
                 raise ValueError(f"queued vector of {id_} encoded {encoding}")
             where[id_] = np.frombuffer(vector, dtype="<f4")
-    return Collection(ids, metadatas, _matrix(ids, where, stored), space)
+    last = connection.execute(
+        "SELECT max(seq_id) FROM embeddings_queue WHERE topic LIKE ?", (f"%{collection}",)
+    ).fetchone()[0]
+    return Collection(ids, metadatas, _matrix(ids, where, stored), space, f"{collection}@{last}")
 
 
 def _matrix(ids: list[str], where: dict[str, int | np.ndarray], stored: np.ndarray) -> np.ndarray:

@@ -69,7 +69,11 @@ class CragMMSearchRetriever(Retriever):
         self.limits = {"image": image_k, "web": web_k}
         self.image: Collection | None = None
         self.web: Collection | None = None
-        self.options: JsonObject = {"search": "both" if len(kinds) == 2 else kinds[0]}
+        self.options: JsonObject = {
+            "search": "both" if len(kinds) == 2 else kinds[0],
+            "image_k": image_k,
+            "web_k": web_k,
+        }
         if "image" in kinds:
             self.image = read_collection(folder_of(image_index, "image_index"), IMAGE_COLLECTION, "image_index")
             self.clip = ImageEncoder(*local_model(image_model, "image_model"), device)
@@ -175,7 +179,7 @@ class CragMMSearchRetriever(Retriever):
 
     def contents(self) -> JsonObject:
         return {
-            kind: {"entries": len(collection.ids), "digest": digest(collection)}
+            kind: {"entries": len(collection.ids), "version": collection.version}
             for kind, collection in (("image", self.image), ("web", self.web))
             if collection is not None
         }
@@ -304,9 +308,3 @@ def local_model(model: str | None, option: str) -> tuple[str, JsonObject]:
         "path": str(folder.resolve()),
         "config_sha256": hashlib.sha256(config.read_bytes()).hexdigest(),
     }
-
-
-def digest(collection: Collection) -> str:
-    sha = hashlib.sha256("\x00".join(collection.ids).encode())
-    sha.update(np.ascontiguousarray(collection.vectors).tobytes())
-    return sha.hexdigest()

@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs
 from ragbench.api import ConfigError, Example, Image
@@ -181,3 +183,24 @@ def test_a_damaged_model_is_refused_in_one_line(tmp_path, kind):
     with pytest.raises(ConfigError, match=f"{option}=.* could not be loaded") as caught:
         load_retriever("cragmm_search", {f"{kind}_index": str(DATA / "indexes" / "mixed" / kind), option: str(model)})
     assert "\n" not in str(caught.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(0, 12),
+    k=st.integers(0, 15),
+    values=st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]), min_size=12 * 3 + 3, max_size=12 * 3 + 3),
+)
+def test_nearest_ranks_by_distance_ties_in_row_order_whatever_the_batch(rows, k, values):
+    """Few distinct values make many exact ties: the order is by chromadb's distance, then by row."""
+    import numpy as np
+
+    from ragbench._retrieval.cragmm.retriever import nearest
+
+    vectors = np.array(values[: rows * 3], dtype=np.float32).reshape(rows, 3)
+    query = np.array(values[-3:], dtype=np.float32)
+    [alone] = nearest(query[None], vectors, k)
+    distances = [np.float32(1) - vectors[row] @ query for row in range(rows)]
+    assert [row for row, _ in alone] == sorted(range(rows), key=lambda row: (distances[row], row))[:k]
+    assert [score for _, score in alone] == [1.0 - float(distances[row]) for row, _ in alone]
+    assert nearest(np.stack([query, -query, query]), vectors, k)[2] == alone

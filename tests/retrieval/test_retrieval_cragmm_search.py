@@ -24,7 +24,9 @@ pytestmark = needs("torch", "transformers", "safetensors")
 
 DATA = TEST_DATA / "crag_mm_search"
 RECORD = json.loads((TEST_DATA / "parity" / "cragmm_search.json").read_text(encoding="utf-8"))["layouts"]
-LAYOUTS = sorted(RECORD)  # mixed: HNSW files and later queued writes (a delete, an upsert); buffered: the queue only
+# mixed: HNSW files (the image index: its graph searched) and later queued writes (the web index: a delete, an
+# upsert; searched exhaustively); buffered: the queue only; graph: a sparse graph whose search is approximate
+LAYOUTS = sorted(RECORD)
 TOLERANCE = 1e-6  # chromadb's float32 distance (SIMD sums) against numpy's float32 product: a few ulps
 
 
@@ -85,6 +87,22 @@ def test_a_batch_of_searches_gives_each_query_its_own_hits(layout, retrievers):
     together = retrievers["both"].search_examples([bound(retrievers["both"], "query_1.png")] * len(texts), texts, 5)
     alone = [bound(retrievers["both"], "query_1.png").search([text], 5)[0] for text in texts]
     assert [[(d.id, d.score) for d in docs] for docs in together] == [[(d.id, d.score) for d in docs] for docs in alone]
+
+
+def test_the_sparse_graph_is_walked_as_chromadb_walks_it_not_searched_exhaustively(retrievers):
+    """On the graph layout chromadb's lists (test_web_search_equals_the_pipelines) are not the exhaustive ones."""
+    import numpy as np
+
+    from ragbench._retrieval.cragmm.chroma_store import exact_nearest
+
+    web = retrievers["web"].web
+    if web.graph is None:
+        pytest.skip("this layout's web index is searched exhaustively, as chromadb searches its buffer")
+    cases = [case for case in RECORD["graph"]["searches"] if "text" in case]
+    vectors = np.stack([retrievers["web"].text.encode([case["text"]])[0] for case in cases])
+    found = exact_nearest(vectors, web.vectors, 10)  # the graph's vectors: element rows
+    exhaustive = [[web.ids[web.element_rows[row]] for row, _ in hits] for hits in found]
+    assert sum(found != [hit["index"] for hit in case["results"]] for found, case in zip(exhaustive, cases)) >= 3
 
 
 def test_get_rag_contexts_search_results_over_its_hits(layout):
@@ -195,7 +213,7 @@ def test_nearest_ranks_by_distance_ties_in_row_order_whatever_the_batch(rows, k,
     """Few distinct values make many exact ties: the order is by chromadb's distance, then by row."""
     import numpy as np
 
-    from ragbench._retrieval.cragmm.retriever import nearest
+    from ragbench._retrieval.cragmm.chroma_store import exact_nearest as nearest
 
     vectors = np.array(values[: rows * 3], dtype=np.float32).reshape(rows, 3)
     query = np.array(values[-3:], dtype=np.float32)

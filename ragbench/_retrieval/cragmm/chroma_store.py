@@ -2,14 +2,15 @@
 without chromadb: its ids and metadata from `chroma.sqlite3` in `collection.get()`'s order (the metadata
 segment's rows by insertion), its vectors from the HNSW segment's `data_level0.bin` (hnswlib's layout; labels to
 ids from `index_metadata.pickle`, a pickle of plain dicts) and from the write-ahead queue's later entries (what
-chromadb had not yet flushed into the HNSW files). Nothing in the folder is written.
+chromadb had not yet flushed into the HNSW files). Nothing in the folder is written. A search walks the saved graph
+where it holds the whole collection; otherwise it compares every vector.
 """
 
 from __future__ import annotations
 
+import json
 import pickle
 import sqlite3
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,23 +18,52 @@ from typing import Any
 import numpy as np
 
 from ..._errors import ConfigError
+from .hnsw_graph import HnswGraph
 
-# chroma-hnswlib's header.bin: its persistence version (int, 1), then hnswlib's saveIndex header: offsetLevel0,
-# max_elements, cur_element_count, size_data_per_element, label_offset, offsetData (size_t each), maxlevel (int) ...
-HEADER = struct.Struct("<iQQQQQQi")
 ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3  # chromadb's Operation, as the queue stores it
 BLOCK = 65536  # vectors copied or normalised at a time
 
 
 @dataclass
 class Collection:
-    """Ids and metadata in `get()`'s order, each id's unit vector (float32) in `vectors` at the same row."""
+    """Ids and metadata in `get()`'s order; the vectors (unit length, float32): each id's at its row, or, where the
+    graph is searched, the graph's own (mapped from its file, at `element_rows`' positions)."""
 
     ids: list[str]
     metadatas: list[dict[str, Any]]
     vectors: np.ndarray
     space: str
     version: str  # the collection's id and its last write's sequence number: any write to the index changes it
+    graph: HnswGraph | None  # the persisted HNSW graph, when it holds the whole collection (nothing queued since)
+    element_rows: np.ndarray  # each graph element's row in `ids` (-1: not in the collection)
+
+    def nearest(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        """The top `k` rows per query, each with its score `1 - cosine distance`: chromadb's HNSW search where the
+        graph holds the collection, else every vector compared (as chromadb's brute-force buffer does)."""
+        if self.graph is None:
+            return exact_nearest(queries, self.vectors, k)
+        return [
+            [
+                (int(self.element_rows[element]), 1.0 - float(distance))
+                for element, distance in self.graph.search(query, k)
+            ]
+            for query in queries.astype(np.float32)
+        ]
+
+
+def exact_nearest(queries: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    """The top `k` rows of `vectors` per query by float32 inner product, each score `1 - (1 - dot)` as chromadb's
+    cosine distance makes it; ties in row order. One product per query, so that a query's scores do not depend on
+    the others searched with it (a matrix product sums in another order for another number of rows)."""
+    found: list[list[tuple[int, float]]] = []
+    for query in queries.astype(np.float32):
+        if len(vectors) == 0 or k <= 0:
+            found.append([])
+            continue
+        distances = np.float32(1) - vectors @ query
+        order = np.argsort(distances, kind="stable")[:k]
+        found.append([(int(index), 1.0 - float(distances[index])) for index in order])
+    return found
 
 
 class PlainUnpickler(pickle.Unpickler):
@@ -58,7 +88,7 @@ def read_collection(folder: str, name: str, what: str) -> Collection:
             return _read(connection, base, name, what)
         finally:
             connection.close()
-    except (sqlite3.Error, OSError, pickle.UnpicklingError, ValueError, KeyError, struct.error) as exc:
+    except (sqlite3.Error, OSError, pickle.UnpicklingError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"{what}={folder}: the chromadb folder could not be read ({type(exc).__name__}: {exc}); download it again"
         ) from None
@@ -78,7 +108,8 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
     if space != "cosine":
         raise ConfigError(f"{what}={base}: collection {name!r} has hnsw:space {space}; CRAG-MM's indexes are cosine")
     ids, metadatas = _metadata(connection, segments["METADATA"])
-    stored, rows = _hnsw_vectors(base / segments["VECTOR"])
+    graph, rows = _hnsw(base / segments["VECTOR"], ef_search(connection, collection))
+    stored = graph.vectors if graph is not None else np.zeros((0, 0), dtype=np.float32)
     where: dict[str, int | np.ndarray] = dict(rows)  # each id's row of `stored`, or its queued vector
     seen_row = connection.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segments["VECTOR"],))
     seen = (seen_row.fetchone() or (0,))[0]
@@ -89,7 +120,9 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
         "ORDER BY seq_id",
         (f"%{collection}", seen),
     )
+    changed = False
     for id_, operation, vector, encoding in queued:
+        changed = True
         if operation == DELETE:
             where.pop(id_, None)
         elif vector is not None and (operation != ADD or id_ not in where):
@@ -99,7 +132,27 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
     last = connection.execute(
         "SELECT max(seq_id) FROM embeddings_queue WHERE topic LIKE ?", (f"%{collection}",)
     ).fetchone()[0]
-    return Collection(ids, metadatas, _matrix(ids, where, stored), space, f"{collection}@{last}")
+    element_rows = np.full(len(stored), -1, dtype=np.int64)
+    if graph is not None and not changed:
+        row_of = {id_: row for row, id_ in enumerate(ids)}
+        for id_, element in rows.items():
+            element_rows[element] = row_of.get(id_, -1)
+    usable = graph if graph is not None and not changed and bool((element_rows >= 0).all()) else None
+    vectors = stored if usable is not None else _matrix(ids, where, stored)  # the graph's: mapped, not copied
+    return Collection(ids, metadatas, vectors, space, f"{collection}@{last}", usable, element_rows)
+
+
+def ef_search(connection: sqlite3.Connection, collection: str) -> int:
+    """The collection's ef_search: its configuration's, else its legacy `hnsw:search_ef` metadata, else chromadb's
+    default, 100."""
+    configured = connection.execute("SELECT config_json_str FROM collections WHERE id = ?", (collection,)).fetchone()
+    hnsw = (json.loads(configured[0] or "{}") if configured else {}).get("hnsw") or {}
+    if hnsw.get("ef_search") is not None:
+        return int(hnsw["ef_search"])
+    legacy = connection.execute(
+        "SELECT int_value FROM collection_metadata WHERE collection_id = ? AND key = 'hnsw:search_ef'", (collection,)
+    ).fetchone()
+    return int(legacy[0]) if legacy and legacy[0] is not None else 100
 
 
 def _matrix(ids: list[str], where: dict[str, int | np.ndarray], stored: np.ndarray) -> np.ndarray:
@@ -143,23 +196,14 @@ def _metadata(connection: sqlite3.Connection, segment: str) -> tuple[list[str], 
     return list(order.values()), [values[row_id] for row_id in order]
 
 
-def _hnsw_vectors(folder: Path) -> tuple[np.ndarray, dict[str, int]]:
-    """The HNSW file's vectors (a strided view of the mapped `data_level0.bin`) and each id's row in them; none when
-    chromadb never flushed its buffer to the files."""
-    header_path, labels_path = folder / "header.bin", folder / "index_metadata.pickle"
-    nothing: tuple[np.ndarray, dict[str, int]] = (np.zeros((0, 0), dtype=np.float32), {})
-    if not header_path.is_file() or not labels_path.is_file():
-        return nothing
+def _hnsw(folder: Path, ef: int) -> tuple[HnswGraph | None, dict[str, int]]:
+    """The segment's HNSW graph and each id's element in it; none when chromadb never flushed its buffer to the
+    files."""
+    labels_path = folder / "index_metadata.pickle"
+    if not (folder / "header.bin").is_file() or not labels_path.is_file():
+        return None, {}
     with labels_path.open("rb") as handle:
         label_to_id: dict[int, str] = PlainUnpickler(handle).load()["label_to_id"]
-    version, offset0, _, count, size, label_offset, data_offset, _ = HEADER.unpack_from(header_path.read_bytes())
-    if version != 1 or offset0 != 0:
-        raise ValueError(f"{header_path.name}: persistence version {version}, level-0 offset {offset0} (known: 1, 0)")
-    if count == 0:
-        return nothing
-    mapped = np.memmap(folder / "data_level0.bin", dtype=np.uint8, mode="r", shape=(count * size,))
-    dim = (label_offset - data_offset) // 4
-    data = np.ndarray((count, dim), dtype="<f4", buffer=mapped, offset=data_offset, strides=(size, 4))
-    labels = np.ndarray((count,), dtype="<u8", buffer=mapped, offset=label_offset, strides=(size,))
-    rows = {label_to_id[label]: row for row, label in enumerate(labels.tolist()) if label in label_to_id}
-    return data, rows
+    graph = HnswGraph(folder, ef)
+    rows = {label_to_id[label]: row for row, label in enumerate(graph.labels.tolist()) if label in label_to_id}
+    return graph, rows

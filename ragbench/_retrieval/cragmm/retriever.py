@@ -8,9 +8,8 @@ mean-pooled last hidden state (padding, truncation at 512 tokens, no instruction
 chunks by cosine, the first chunk of each page kept (the id cut at `_chunk`, as `web_search` does), each with
 its page's name, snippet and URL. Scores are `1 - cosine distance`, computed in float32 as chromadb does.
 
-chromadb answers from its HNSW graph; this searches every vector (faiss's exact inner product), which is the
-same ranking wherever the graph finds the true neighbours (always on small indexes; on the hub's millions of
-chunks HNSW can miss some, and there the lists can differ). Ties are in the index's order.
+The nearest are found as chromadb finds them: its HNSW graph walked as hnswlib walks it (hnsw_graph.py), or, where
+writes were queued after the graph was saved (or none was), every vector compared (chroma_store.py).
 """
 
 from __future__ import annotations
@@ -115,7 +114,7 @@ class CragMMSearchRetriever(Retriever):
         assert self.image is not None
         found: list[list[Document] | RetrievalError] = []
         present = [picture for picture in pictures if not isinstance(picture, RetrievalError)]
-        ranked = iter(nearest(self.clip.encode(present), self.image.vectors, k) if present else [])
+        ranked = iter(self.image.nearest(self.clip.encode(present), k) if present else [])
         for picture in pictures:
             if isinstance(picture, RetrievalError):
                 found.append(picture)
@@ -155,7 +154,7 @@ class CragMMSearchRetriever(Retriever):
         assert self.web is not None
         vectors = self.text.encode(queries) if queries else np.zeros((0, 0), np.float32)
         found = []
-        for ranked in nearest(unit(vectors), self.web.vectors, k):
+        for ranked in self.web.nearest(unit(vectors), k):
             pages: dict[str, Document] = {}
             for row, score in ranked:  # the best chunk of each page, as web_search's dedup keeps it
                 chunk = self.web.ids[row]
@@ -258,21 +257,6 @@ def unloadable(option: str, folder: str, exc: BaseException) -> ConfigError:
         f"retriever cragmm_search: {option}={folder} could not be loaded ({type(exc).__name__}: {exc}); "
         "name a local model folder (saved by save_pretrained or downloaded with huggingface-cli)"
     )
-
-
-def nearest(queries: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-    """The top `k` rows of `vectors` per query by float32 inner product, each score `1 - (1 - dot)` as chromadb's
-    cosine distance makes it; ties in row order. One product per query, so that a query's scores do not depend on
-    the others searched with it (a matrix product sums in another order for another number of rows)."""
-    found: list[list[tuple[int, float]]] = []
-    for query in queries.astype(np.float32):
-        if len(vectors) == 0 or k <= 0:
-            found.append([])
-            continue
-        distances = np.float32(1) - vectors @ query
-        order = np.argsort(distances, kind="stable")[:k]
-        found.append([(int(index), 1.0 - float(distances[index])) for index in order])
-    return found
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:

@@ -193,6 +193,35 @@ def build_web_index(folder, bge, tok, settings):
     )
 
 
+def build_graph_index(folder, bge, tok, settings):
+    """Many one-chunk pages under a sparse HNSW graph (M 4, ef 8 to build, ef_search 4), so that chromadb's search is
+    approximate: its lists differ from an exhaustive search's."""
+    import chromadb
+    from cragmm_search.web_search_mock_api.api.web_search import extract_features
+
+    client = chromadb.PersistentClient(path=str(folder))
+    collection = client.create_collection(name="web_search_embeddings", metadata={"hnsw:space": "cosine", **settings})
+    rng = np.random.default_rng(7)
+    texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(2, 7)))) for _ in range(GRAPH_PAGES)]
+    embs = extract_features(bge, tok, texts, torch.device("cpu"))
+    urls = [f"https://example.org/many/{i}" for i in range(GRAPH_PAGES)]
+    collection.add(
+        embeddings=embs.tolist(),
+        ids=[f"{url}_chunk_0" for url in urls],
+        metadatas=[{"page_name": text, "page_snippet": text, "page_url": url} for text, url in zip(texts, urls)],
+    )
+
+
+GRAPH_PAGES = 600
+GRAPH = {
+    "hnsw:M": 4,
+    "hnsw:construction_ef": 8,
+    "hnsw:search_ef": 4,
+    "hnsw:batch_size": 100,
+    "hnsw:sync_threshold": 100,
+}
+
+
 def plain(value):
     if isinstance(value, (np.floating,)):
         return float(value)
@@ -218,10 +247,13 @@ def main():
     clip_dir, bge_dir = tiny_clip(MODELS / "clip"), tiny_bge(MODELS / "bge")
     clip, processor = CLIPModel.from_pretrained(clip_dir), CLIPProcessor.from_pretrained(clip_dir)
     bge, tok = AutoModel.from_pretrained(bge_dir), AutoTokenizer.from_pretrained(bge_dir)
-    layouts = {"mixed": {"hnsw:batch_size": 3, "hnsw:sync_threshold": 3}, "buffered": {}}
+    layouts = {"mixed": {"hnsw:batch_size": 3, "hnsw:sync_threshold": 3}, "buffered": {}, "graph": GRAPH}
     for layout, settings in layouts.items():
-        build_image_index(INDEXES / layout / "image", clip, processor, settings)
-        build_web_index(INDEXES / layout / "web", bge, tok, settings)
+        build_image_index(INDEXES / layout / "image", clip, processor, settings if layout != "graph" else {})
+        if layout == "graph":
+            build_graph_index(INDEXES / layout / "web", bge, tok, settings)
+        else:
+            build_web_index(INDEXES / layout / "web", bge, tok, settings)
     pristine = OUT.parent / (OUT.name + "-pristine")
     shutil.rmtree(pristine, ignore_errors=True)
     shutil.copytree(INDEXES, pristine)
@@ -254,14 +286,14 @@ def main():
             for k in (3, 30):
                 searches.append({"image": name, "k": k, "results": plain(pipeline(Image.open(IMAGES / name), k=k))})
         for text in ("tower in paris", "what is the old museum in rome", "zebra", "", "bridge london river people"):
-            for k in (2, 50):
+            for k in (2, 50) if layout != "graph" else (10,):
                 searches.append({"text": text, "k": k, "results": plain(pipeline(text, k=k))})
+        if layout == "graph":  # more queries of the approximate graph, and no contexts (32,000 characters each)
+            for text in ("old stone church", "people visit the famous museum", "red glass tower year", "city park"):
+                searches.append({"text": text, "k": 10, "results": plain(pipeline(text, k=10))})
         contexts = []
-        for name, query in (
-            ("query_1.png", "what tower is this"),
-            ("index_5.png", "how tall is it"),
-            ("query_0.png", "who built this bridge"),
-        ):
+        asked = () if layout == "graph" else ("what tower is this", "how tall is it", "who built this bridge")
+        for name, query in zip(("query_1.png", "index_5.png", "query_0.png"), asked):
             for image_search, web_search in ((True, True), (True, False), (False, True)):
                 contexts.append(
                     {

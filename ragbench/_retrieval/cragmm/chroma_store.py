@@ -137,7 +137,9 @@ def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> C
         row_of = {id_: row for row, id_ in enumerate(ids)}
         for id_, element in rows.items():
             element_rows[element] = row_of.get(id_, -1)
-    usable = graph if graph is not None and not changed and bool((element_rows >= 0).all()) else None
+    usable = None
+    if graph is not None and not changed and all(row >= 0 or graph.deleted(e) for e, row in enumerate(element_rows)):
+        usable = graph  # every live element is a row of the collection
     vectors = stored if usable is not None else _matrix(ids, where, stored)  # the graph's: mapped, not copied
     return Collection(ids, metadatas, vectors, space, f"{collection}@{last}", usable, element_rows)
 

@@ -59,10 +59,11 @@ class HnswGraph:
     def base_layer(self, query: np.ndarray, start: int, distance: np.float32, ef: int) -> list[tuple[int, np.float32]]:
         visited = {start}
         top: list[tuple[np.float32, int]] = []  # the ef best: a max-heap as (-distance, -id)
-        if not self.flags[start] & DELETED:
+        bound = np.float32(np.inf)  # a deleted entry point bounds nothing
+        if not self.deleted(start):
             top.append((-distance, -start))
+            bound = distance
         candidates = [(distance, -start)]  # to expand: a min-heap as (distance, -id)
-        bound = distance
         while candidates:
             nearest, negative = candidates[0]
             if nearest > bound and len(top) == ef:
@@ -74,7 +75,7 @@ class HnswGraph:
             for neighbour, found in zip(fresh, self.distances(query, np.array(fresh, dtype=np.int64))):
                 if len(top) < ef or bound > found:
                     heapq.heappush(candidates, (found, -neighbour))
-                    if not self.flags[neighbour] & DELETED:
+                    if not self.deleted(neighbour):
                         heapq.heappush(top, (-found, -neighbour))
                     if len(top) > ef:
                         heapq.heappop(top)
@@ -82,6 +83,9 @@ class HnswGraph:
                         bound = -top[0][0]
         ranked = sorted((-negative_distance, -negative_id) for negative_distance, negative_id in top)
         return [(element, found) for found, element in ranked]
+
+    def deleted(self, element: int) -> bool:
+        return bool(self.flags[element] & DELETED)
 
     def distances(self, query: np.ndarray, elements: np.ndarray) -> np.ndarray:
         if len(elements) == 0:

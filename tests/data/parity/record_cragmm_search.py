@@ -210,6 +210,7 @@ def build_graph_index(folder, bge, tok, settings):
         ids=[f"{url}_chunk_0" for url in urls],
         metadatas=[{"page_name": text, "page_snippet": text, "page_url": url} for text, url in zip(texts, urls)],
     )
+    collection.delete(ids=[f"{url}_chunk_0" for url in urls[::6]])  # a batch of deletes: marked in the saved graph
 
 
 GRAPH_PAGES = 600

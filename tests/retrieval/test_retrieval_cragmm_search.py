@@ -89,17 +89,17 @@ def test_a_batch_of_searches_gives_each_query_its_own_hits(layout, retrievers):
     assert [[(d.id, d.score) for d in docs] for docs in together] == [[(d.id, d.score) for d in docs] for docs in alone]
 
 
-def test_the_sparse_graph_is_walked_as_chromadb_walks_it_not_searched_exhaustively(retrievers):
+def test_the_sparse_graph_is_walked_as_chromadb_walks_it_not_searched_exhaustively():
     """On the graph layout chromadb's lists (test_web_search_equals_the_pipelines) are not the exhaustive ones."""
     import numpy as np
 
     from ragbench._retrieval.cragmm.chroma_store import exact_nearest
 
-    web = retrievers["web"].web
-    if web.graph is None:
-        pytest.skip("this layout's web index is searched exhaustively, as chromadb searches its buffer")
+    retriever = searcher("graph", search="web")
+    web = retriever.web
+    assert web.graph is not None
     cases = [case for case in RECORD["graph"]["searches"] if "text" in case]
-    vectors = np.stack([retrievers["web"].text.encode([case["text"]])[0] for case in cases])
+    vectors = np.stack([retriever.text.encode([case["text"]])[0] for case in cases])
     found = exact_nearest(vectors, web.vectors, 10)  # the graph's vectors: element rows
     exhaustive = [[web.ids[web.element_rows[row]] for row, _ in hits] for hits in found]
     assert sum(found != [hit["index"] for hit in case["results"]] for found, case in zip(exhaustive, cases)) >= 3

@@ -1,8 +1,9 @@
 """What CRAG-MM's example agents send (base_agent.py `_prepare_messages`; open_source_model_agents.py VlmAgent by
 default, closed_model_agents.py's layout with `agent=closed`, the Pixtral / Qwen / InternVL agents' forms with
 `agent=pixtral|qwen|internvl`: agent_formats.py): the system prompt (the multi-turn one when there is
-history), the image, the search results (utils/retriever.py `get_rag_context`, its web block over the shown
-documents), the history between <conversation_history> tags, the reminder (`_get_prompt_summary`), then the
+history), the image, the search results (utils/retriever.py `get_rag_context`: its image block over
+`cragmm_search`'s image hits, its web block over the other documents shown), the history between
+<conversation_history> tags, the reminder (`_get_prompt_summary`), then the
 question, each a message of its own.
 
 The image is the example's (`Example.images`), a user turn of one image part: VlmAgent's `{"type": "image"}` whose
@@ -21,19 +22,24 @@ from ragbench.api import Document, Example, Image, Prompt, TaskPrompting
 
 from .agent_formats import agent_picture, mistral_turns
 from .prompts import prompts
+from .search_context import image_block, is_image_hit
 
 
-def web_context(query: str, docs: list[Document]) -> str:
-    """get_rag_context with web search only: the introduction once there are results, then each document's snippet
-    (its text) and page name (its title), in order, while the block stays under 32,000 characters."""
+def search_results(query: str, docs: list[Document]) -> str:
+    """get_rag_context over a retriever's documents: the image-search block over `cragmm_search`'s image hits
+    (search_context.py), then the web-search block over the others: the introduction once there are results, then
+    each document's snippet (its text) and page name (its title), in order, while the block stays under 32,000
+    characters."""
     rag = prompts()["rag"]
-    block = rag["web_intro"].format(query=query) if docs else ""
-    shown = [doc for doc in docs if doc.text]
+    web = [doc for doc in docs if not is_image_hit(doc)]
+    block = rag["web_intro"].format(query=query) if web else ""
+    shown = [doc for doc in web if doc.text]
     for number, doc in enumerate(shown, 1):
         if len(block) + len(doc.text) >= rag["web_cap_chars"]:
             break
         block += rag["web_doc"].format(number=number, title=doc.title or "", snippet=doc.text)
-    return str(rag["open"]) + (block + str(rag["web_outro"]) if block else "") + str(rag["close"])
+    images = image_block([doc for doc in docs if is_image_hit(doc)])
+    return str(rag["open"]) + images + (block + str(rag["web_outro"]) if block else "") + str(rag["close"])
 
 
 def agent_messages(
@@ -76,6 +82,6 @@ class CragMMPrompting(TaskPrompting):
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         question = options.get("question") or example.question
-        rag_context = web_context(example.question, docs) if docs else ""
+        rag_context = search_results(example.question, docs) if docs else ""
         image = example.images[0] if example.images else None
         return agent_messages(question, list(example.turns or []), rag_context, self.agent, image)

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import TEST_DATA
 from ragbench.api import Document, Example, Image
-from ragbench.tasks.crag_mm.prompting import CragMMPrompting, agent_messages, web_context
+from ragbench.tasks.crag_mm.prompting import CragMMPrompting, agent_messages, search_results
 from support.crag_mm_helpers import png
 
 CASES = json.loads((TEST_DATA / "parity" / "crag_mm_agent.json").read_text(encoding="utf-8"))["cases"]
@@ -58,7 +58,7 @@ def as_upstream(messages, agent: str) -> tuple[list, list[Image]]:
 @pytest.mark.parametrize("case", CASES, ids=[c["query"] for c in CASES])
 def test_messages_equal_the_example_agents_image_included(case):
     assert hashlib.sha256(IMAGE.data).hexdigest() == case["image_png_sha256"]
-    rag = web_context(case["query"], docs_of(case["results"])) if case["results"] is not None else ""
+    rag = search_results(case["query"], docs_of(case["results"])) if case["results"] is not None else ""
     assert rag == case["rag_context"]
     messages, images = as_upstream(agent_messages(case["query"], case["history"], rag, "open", IMAGE), "open")
     assert messages == case["messages"]

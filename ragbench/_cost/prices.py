@@ -5,9 +5,9 @@ Prices are US dollars per million tokens, prompt and completion. The built-in pr
 prices, read from the price lists shipped with ragbench (ragbench/_cost/price_lists/<vendor>.yaml, each price with
 the vendor's page it was read from and when: ragbench._cost.vendor_prices): OpenAI's apply to `openai:` models,
 Anthropic's to `anthropic:` models, each sent to the vendor's own host (`VENDOR_HOSTS`). Where a model was sent is
-what the run recorded (run.json's config `model_urls`: ragbench._run.models.sent_to), never the environment of the
-command pricing it: a model sent elsewhere (a vLLM server, a gateway of other prices, whether by --base-url or by
-$OPENAI_BASE_URL / $ANTHROPIC_BASE_URL) has no list price, and its `usd_note` names where it went and the fix. A
+what the run recorded (run.json's config `model_urls`: `model_urls`), never the environment of the command pricing
+it (`ragbench rescore`, a rebuilt results.json): a model sent elsewhere (a vLLM server, a gateway of other prices,
+whether by --base-url or by $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL) has no list price, and its `usd_note` names where it went and the fix. A
 run.json of before that record is priced as then: the list price unless the model has a base_url option. `--price-table
 FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as `engine:model` or the model's name alone)
 adds prices or replaces these, for any engine. `gemini:` models have no built-in price yet (none was read from
@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import logging
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,10 @@ from urllib.parse import urlsplit
 
 from .._engines import EMBEDDED_MODEL
 from .._errors import ConfigError
+from .._registry import Registry
 from .._storage.given_files import given_text
 from .._storage.jsonl import parse_json
-from .._types import Step
+from .._types import JsonObject, Step
 from .._values.run_groups import RunJudging, RunModels
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .cost_schema import ModelTokens, PromptCache, TokenCost
@@ -121,6 +122,35 @@ def recorded_urls(config: Mapping[str, Any]) -> dict[str, list[str]] | None:
     ):
         return None
     return {str(place): list(each) for place, each in urls.items()}
+
+
+def model_urls(
+    models: RunModels,
+    judging: RunJudging,
+    registry: Registry,
+    loaded: Container[str] | None = None,
+    earlier: JsonObject | None = None,
+) -> dict[str, list[str]]:
+    """Where a run's models send their requests, as run.json's config `model_urls` records it: place (model, role
+    NAME, judge N) -> the base URLs (user info and query left out) each engine resolves now (--base-url, else the
+    vendor's base-URL variable such as $OPENAI_BASE_URL, else the vendor's API: `Engine.sends_to`; a model that
+    runs here has none). With `loaded`, only the places whose engines this
+    attempt loaded, added to those `earlier` attempts recorded (their run.json config): a model sent to two
+    places over a run's attempts records both."""
+    given = {
+        "model": (models.model, models.model_args),
+        **{f"role {role}": (spec, models.role_model_args.get(role, {})) for role, spec in models.role_models.items()},
+        **{f"judge {i + 1}": (spec, judging.judge_args.get(str(i), {})) for i, spec in enumerate(judging.judges)},
+    }
+    out = recorded_urls(earlier or {}) or {}
+    for place, (spec, options) in given.items():
+        kind = (spec or "").partition(":")[0]
+        if not kind or kind not in registry.names("engines") or (loaded is not None and place not in loaded):
+            continue
+        urls = registry.load("engines", kind).sends_to(options)
+        if urls:
+            out[place] = list(dict.fromkeys([*out.get(place, []), *urls]))
+    return out
 
 
 def model_price(

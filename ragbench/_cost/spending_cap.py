@@ -22,9 +22,10 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
+from .._registry import Registry
 from .._values.llm_calls import Request, Response
 from .._values.run_groups import RunJudging, RunModels
-from .prices import LOCAL_ENGINES, ModelPrices, run_prices, usd_of
+from .prices import LOCAL_ENGINES, ModelPrices, model_urls, run_prices, usd_of
 from .vendor_prices import Price
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
@@ -131,7 +132,7 @@ def spending_cap(
     sent_to: Mapping[str, Sequence[str]] | None = None,
 ) -> SpendingCap | None:
     """The run's cap (`cap`, its --max-cost; None without one) over its `engines`, priced for its `models` and
-    `judging` (each sent where `sent_to` says: ragbench._run.models.sent_to), stopping the `run` task when
+    `judging` (each sent where `sent_to` says: ragbench._cost.prices.model_urls), stopping the `run` task when
     reached."""
     if cap is None or run is None:
         return None
@@ -165,14 +166,13 @@ def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
     return {id(engine): prices.of(role).price for engine, role in roles if engine is not None}
 
 
-def check_cap(
-    cap: float | None, models: RunModels, judging: RunJudging, sent_to: Mapping[str, Sequence[str]] | None = None
-) -> None:
+def check_cap(cap: float | None, models: RunModels, judging: RunJudging, registry: Registry) -> None:
     """A --max-cost (`cap`) of a positive, finite number of dollars, and a price for each remote model and judge
-    of the run (else nothing counts its calls; each priced where `sent_to` says it goes): a ConfigError of one
-    line otherwise."""
+    of the run (else nothing counts its calls; each priced where its engine will send its calls: `model_urls`): a
+    ConfigError of one line otherwise."""
     if cap is None:
         return
+    sent_to = model_urls(models, judging, registry)
     if not (math.isfinite(cap) and cap > 0):
         raise ConfigError(f"--max-cost {cap:g}: give the dollars the run may spend, a number above 0")
     for priced in run_prices(models, judging, sent_to).models.values():

@@ -42,17 +42,6 @@ from .batches.board import BatchBoard
 RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus_per_replica": Annotated[float, Ge(0)]}
 
 
-def replica_option_problems(options: Mapping[str, Any]) -> list[str]:
-    """The Ray replica options among `options` that are not of their type, one line each."""
-    from .._values.options import option_form, type_problem
-
-    return [
-        f"--model-arg {name}={options[name]}: Ray replicas take {problem} for {name} ({option_form(name, None, hint)})"
-        for name, hint in RAY_OPTION_TYPES.items()
-        if name in options and (problem := type_problem(options[name], hint))
-    ]
-
-
 class ReplicaSet(Engine):
     kind = "replicas"
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .._components.pooling import Components
+from .._cost.prices import model_urls
 from .._cost.run_cost import CallReports, ServiceReports
 from .._cost.spending_cap import CapStopped, SpendingCap, spending_cap
 from .._engines.batches.board import BatchBoard
@@ -54,7 +55,6 @@ from .._values.run_config import RunConfig
 from .lifetime.resources import RunResources
 from .models.metric_models import CallRoute, MetricModels
 from .models.run_engines import Engines, load_engines
-from .models.sent_to import model_urls
 from .plan.planning import PlannedTask
 
 T = TypeVar("T")

@@ -85,8 +85,12 @@ def task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> 
     them; `task.key` to that task only."""
     accepted = accepted_options(task_class)
     args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
-    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
-    return args
+    return {**args, **scoped_args(name, task_args)}
+
+
+def scoped_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The options given to `name` alone among `NAME.key` options (`--task-arg`, `--metric-arg`), by their key."""
+    return {k[len(name) + 1 :]: v for k, v in args.items() if k.startswith(name + ".")}
 
 
 # --- typed options: scalars, Literal choices and annotated_types bounds (Annotated[int, Ge(1)]) ------------

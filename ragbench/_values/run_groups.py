@@ -89,7 +89,7 @@ class RunWhat:
 class RunModels:
     """The models a run's system calls (the engines load them): its model and that model's engine options, and a
     model of its own for some of the system's roles. Its engines are checked with the registry
-    (ragbench._run.plan.preflight.check_engines)."""
+    (ragbench._run.plan.engine_checks.check_engines)."""
 
     model: str | None = option(  # None: the embedded default
         None,

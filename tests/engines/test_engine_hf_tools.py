@@ -82,7 +82,7 @@ def test_the_engines_options_name_a_known_parser():
 
 
 def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
-    from ragbench._run.plan.preflight import needs_problems
+    from ragbench._run.plan.engine_checks import needs_problems
     from ragbench.api.engines import EngineNeeds
 
     need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
@@ -92,7 +92,7 @@ def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
 
 
 def test_the_preflight_refuses_a_model_whose_chat_template_would_drop_the_tools(tokenizer, tmp_path, monkeypatch):
-    from ragbench._run.plan.preflight import needs_problems
+    from ragbench._run.plan.engine_checks import needs_problems
     from ragbench.api.engines import EngineNeeds
 
     need = EngineNeeds(system="search_agent on fictional_multihop", tools=True)

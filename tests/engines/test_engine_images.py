@@ -19,7 +19,7 @@ from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.hosted.openai_responses_api import responses_arguments
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.plan.preflight import engine_needs, needs_problems
+from ragbench._run.plan.engine_checks import engine_needs, needs_problems
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import EngineNeeds, Request, Response
 from ragbench.api import Image, user_turn

@@ -129,7 +129,7 @@ def test_an_engine_that_cannot_send_tools_refuses_a_tool_request():
 
 
 def test_the_preflight_says_when_a_systems_engine_cannot_send_tools():
-    from ragbench._run.plan.preflight import needs_problems
+    from ragbench._run.plan.engine_checks import needs_problems
     from ragbench.api.engines import EngineNeeds
 
     class Plain(Engine):

@@ -20,7 +20,7 @@ from dataclasses import replace
 from ..._cost.estimate_figures import Totals, example_figures, summed
 from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
 from ..._cost.pilot import Pilot, PilotEnded, PilotSize
-from ..._cost.prices import ModelPrices, run_prices
+from ..._cost.prices import ModelPrices, model_urls, run_prices
 from ..._cost.run_estimate import RunEstimate, task_estimate, varying_steps, wall_left
 from ..._errors import RecordError
 from ..._records import read_samples
@@ -29,7 +29,6 @@ from ..._storage.checkpoint import checkpoint_key
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
-from ..models.sent_to import model_urls
 from ..modes.attempt import FRESH, RESUMED, Attempt
 from ..modes.planned_run import PlannedRun, finished_keys, system_of
 from ..plan.planning import PlannedTask

@@ -16,8 +16,8 @@ from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
 from ..._types import JsonObject
 from ..._values.run_groups import RunJudging, RunModels
+from ..plan.engine_checks import engine_needs
 from ..plan.planning import PlannedTask, needs, unused_metric_models
-from ..plan.preflight import engine_needs
 from ..progress import loading_lines
 from .reaper import Reaper
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._cost.pilot import Pilot, PilotEnded
+from ..._cost.prices import model_urls
 from ..._cost.run_cost import AttemptMeter, CallReports
 from ..._cost.spending_cap import CapStopped, SpendingCapReached
 from ..._replay.recording import CallRecorder
@@ -33,7 +34,6 @@ from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together
 from ..lifetime.workers import Workers, use_ready_threads
 from ..models.contents import model_contents
-from ..models.sent_to import model_urls
 from ..outcome import RunOutcome
 from ..progress import Progress
 from ..reading import RecordReader

@@ -126,7 +126,7 @@ class PlannedRun:
         self, retrieved: Retrieved, model_contents: dict[str, str], model_urls: dict[str, list[str]]
     ) -> JsonObject:
         """run.json's and results.json's `config`: the RunConfig with what the run planned and opened, and where
-        its models were sent (`model_urls`: ragbench._run.models.sent_to; none: no key, as older runs)."""
+        its models were sent (`model_urls`: ragbench._cost.prices; none: no key, as older runs)."""
         out = self.config.flat()
         out["tasks"] = [p.name for p in self.planned]
         uses_llm = any(system_of(p).declares.uses_llm for p in self.planned)

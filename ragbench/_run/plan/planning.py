@@ -20,7 +20,7 @@ from ..._storage.datafiles import check_data_path
 from ..._system import System
 from ..._task import Task
 from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
-from ..._values.options import accepted_options, construct, task_args_for
+from ..._values.options import accepted_options, construct, scoped_args, task_args_for
 from ..._values.run_groups import RunJudging, RunWhat
 from ..._yaml_tasks.discovery import is_task_file
 from ..judges.raters import compares
@@ -193,10 +193,11 @@ def _build_task(what: RunWhat, entry: Entry, data_path: str | None, check: Prefl
     name = entry.name
     task: Task | None = None
     with check.step(f"task {name} options"):
-        task_args = {**entry.defaults.get("task_args", {}), **task_args_for(name, entry.load(), what.task_args)}
+        task_class = entry.load()
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
-        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        task_args = {**entry.defaults.get("task_args", {}), **task_args_for(name, task_class, what.task_args)}
+        task = construct(task_class, {"data_path": data_path, **task_args}, f"task {name}")
         if isinstance(getattr(task, "args", None), dict):  # the run's config (results.json): no plugin changes it
             task.args = read_only(task.args)
         if isinstance(task, UsesTools):
@@ -275,7 +276,7 @@ def plan_metrics(
             own = next(
                 (args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {}
             )
-            args = {**own, **_metric_args_for(m, judging.metric_args)}
+            args = {**own, **scoped_args(m, judging.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")
             metric.key_prefix = str(prefix)
@@ -342,10 +343,6 @@ def _check_metric_scopes(chosen: Sequence[str], names: list[str], registry: Regi
             )
         if scoped and scope in registry.entries["tasks"] and scope not in names:
             raise ConfigError(f"--metrics {item}: task '{scope}' is not among --tasks ({', '.join(names)})")
-
-
-def _metric_args_for(name: str, metric_args: Mapping[str, Any]) -> dict[str, Any]:
-    return {k[len(name) + 1 :]: v for k, v in metric_args.items() if k.startswith(name + ".")}
 
 
 def _check_metric_needs(judging: RunJudging, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:

@@ -1,5 +1,6 @@
-"""Where a run writes, checked before anything is: its folder (new, or this run's to resume or overwrite), the
-caches it opens, and (`ragbench check`) the free space on their file systems."""
+"""Where a run writes, checked before anything is: its folder (new, or this run's to resume, over the corpus its
+tasks ship as it was, or overwrite), the caches it opens, and (`ragbench check`) the free space on their file
+systems."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..._storage.files import write_problem
 from ..._storage.rundir import RunDir
 from ..._values.run_config import RunConfig, identity_hash
 from ..._values.run_groups import RunOutput, RunRetrieval
+from .task_corpus import CORPUS_RETRIEVER
 
 
 def check_output_folder(output: RunOutput, identity: dict[str, Any], run_dir: RunDir, check: Preflight) -> None:
@@ -22,6 +24,36 @@ def check_output_folder(output: RunOutput, identity: dict[str, Any], run_dir: Ru
         unwritable = write_problem(run_dir.path)
         if unwritable:
             raise ConfigError(f"--output {run_dir.path}: {unwritable}; choose a folder that can be written")
+
+
+def corpus_changed_on_resume(
+    output: RunOutput,
+    retrieval: RunRetrieval,
+    identity: dict[str, Any],
+    corpus: Path | None,
+    run_dir: RunDir,
+    check: Preflight,
+) -> bool:
+    """With --resume, whether the run in `run_dir` searched its tasks' shipped `corpus` through another index of the
+    cache than `use_task_corpus` names now (in the run's `identity`): the corpus file changed since the run
+    started. One problem saying so (rather than options that differ, which the user did not change)."""
+    if not output.resume or corpus is None or not retrieval.shipped_corpus_index:
+        return False
+    recorded = run_dir.record
+    then = recorded.identity if recorded is not None else {}
+    recorded_args = then.get("retriever_args")  # absent in a run.json of an older ragbench
+    before = recorded_args.get("index") if isinstance(recorded_args, dict) else None
+    now = identity["retriever_args"]["index"]
+    if then.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
+        return False
+    if not before.startswith(f"{CORPUS_RETRIEVER}-"):
+        return False  # an index the run named itself (--retriever-arg index=DIR): the options differ
+    check.problem(
+        f"--resume: {run_dir.path}: {corpus} changed since the run started (its index then {before}, now "
+        f"{now}); its saved samples would mix with new ones: restore the file, --overwrite runs it again, or "
+        "choose a new --output"
+    )
+    return True
 
 
 def cache_files(

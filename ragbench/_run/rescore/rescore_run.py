@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from ..._checks import Preflight
 from ..._cost.cost_schema import RescoringCost
-from ..._cost.prices import recorded_urls
+from ..._cost.prices import model_urls, recorded_urls
 from ..._cost.run_cost import CallReports, attempt_cost
 from ..._errors import ConfigError, RecordError
 from ..._metric import reported_keys
@@ -50,11 +50,11 @@ from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
 from ..example import record_failed
 from ..lifetime.lifecycle import run_interruptible
-from ..models.sent_to import model_urls
 from ..outcome import RunOutcome
 from ..plan.data_paths import with_data_paths
+from ..plan.engine_checks import check_engines
 from ..plan.planning import PlannedTask, needs, plan_scoring
-from ..plan.preflight import check_engines, check_run_options
+from ..plan.preflight import check_run_options
 from ..plan.task_files import recorded_task_files, with_task_files
 from ..progress import Progress
 from ..services import Calls, Opened, RunServices, held_services

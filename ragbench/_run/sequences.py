@@ -100,7 +100,7 @@ class Sequences:
             return needs_run
         self.running = self.running or needs_run
         if not self.running:
-            self.saved.append(item.id)
+            self.saved.append(str(item.id))
         return self.running
 
     def grouped(self, records: Iterator[Entry]) -> Work:
@@ -134,9 +134,11 @@ class Sequences:
 
 
 def saved_answers(run_dir: RunDir, task: str) -> dict[str, str]:
-    """The answer of each finished example saved in the task's samples, by id (the last saved counts)."""
+    """The answer of each finished example saved in the task's samples, by id as text (the last saved counts; a
+    checkpoint's keys are ids as text too, and an id of a plugin's task may be no string, or read back as another
+    type)."""
     return {
-        record.id: record.answer
+        str(record.id): record.answer
         for record in read_samples(run_dir.sample_path(task), has_text=False)
         if record.error is None and record.id is not None
     }

@@ -83,3 +83,27 @@ def test_a_pilot_runs_a_drawn_example_of_a_sequence_with_the_ones_before_it():
         ("tuple", 7),
     ]
     assert list(drawn(iter(work[:1]), {"dialogues": frozenset({9})})) == []
+
+
+class NumberedDialogue(Dialogues):
+    """One dialogue whose example ids are numbers (a plugin's task may give ids of any type)."""
+
+    def examples(self):
+        for index, question in enumerate(["hello", "then", "more"]):
+            yield Example(id=index, question=question, gold={"answers": ["x"]}, meta={"dialogue": "d"}, index=index)
+
+
+def test_a_resume_reads_the_saved_answers_of_a_sequence_whose_ids_are_not_text(tmp_path):
+    def failing(request) -> str:
+        if request.prompt.startswith("then"):
+            raise RuntimeError("no answer")
+        return reply(request)
+
+    run_eval(NumberedDialogue, "closed_book", ScriptedLLM(failing), output=tmp_path / "run")
+    run_eval(NumberedDialogue, "closed_book", ScriptedLLM(reply), output=tmp_path / "run", resume=True)
+    last = {s["id"]: s for s in samples(tmp_path / "run", "dialogues")}
+    assert {key: (s["question"], s["error"]) for key, s in last.items()} == {
+        0: ("hello after []", None),
+        1: ("then after [<hello>]", None),
+        2: ("more after [<hello>; <then>]", None),
+    }

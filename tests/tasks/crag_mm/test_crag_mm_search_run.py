@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import TEST_DATA, needs
 from ragbench.tasks.crag_mm.records import cached_image_path
 from ragbench.tasks.crag_mm.synthetic import write_dataset
@@ -19,7 +21,9 @@ CONTEXTS = json.loads((TEST_DATA / "parity" / "cragmm_search.json").read_text(en
 ]
 
 
-def test_the_models_search_results_are_get_rag_contexts(tmp_path):
+@pytest.mark.parametrize("system_name", ["vanilla", "crag_mm_rewrite"])
+def test_the_models_search_results_are_get_rag_contexts(system_name, tmp_path):
+    """`crag_mm_rewrite`'s rewrite (not JSON here) falls back to the question: its one search is vanilla's."""
     from ragbench.testing import ScriptedLLM, run_eval
 
     cases = [c for c in CONTEXTS if c["image_search"] and c["web_search"]]
@@ -43,7 +47,7 @@ def test_the_models_search_results_are_get_rag_contexts(tmp_path):
     indexes = DATA / "indexes" / "mixed"
     run_eval(
         "crag_mm_single",
-        "vanilla",
+        system_name,
         system,
         data=path,
         judges=[ScriptedLLM("")],
@@ -59,7 +63,8 @@ def test_the_models_search_results_are_get_rag_contexts(tmp_path):
         },
     )
     texts = [[m[1] if isinstance(m, tuple) else m.content for m in request.messages] for request in system.requests]
-    sent = {messages[-1]: messages for messages in texts}  # by the question, the last message
+    queries = {case["query"] for case in cases}
+    sent = {messages[-1]: messages for messages in texts if messages[-1] in queries}  # the answers', by the question
     assert len(sent) == len(cases)
     for case in cases:
         assert case["context"] in sent[case["query"]], case["query"]

@@ -7,6 +7,7 @@ Too many open files, or no memory, is the machine's fault: raised as it is."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -85,9 +86,11 @@ def given_text(path: str | Path, expected: str, option: str | None = None) -> st
 
 def given_text_lines(path: str | Path, expected: str, option: str | None = None) -> list[tuple[int, str]]:
     """(1-based number, text) of every line of `given_text` that is not blank: the lines of a small file of records
-    (JSONL, qrels) that a reader refuses by their number."""
-    lines = enumerate(given_text(path, expected, option).splitlines(), start=1)
-    return [(number, line) for number, line in lines if line.strip()]
+    (JSONL, qrels) that a reader refuses by their number. A line ends at LF, CR LF or CR, as a text file's does, not
+    at the other breaks `str.splitlines` knows: U+2028, U+2029 and U+0085 may stand as they are in a JSON string,
+    and a record holding one is one line (as `iter_jsonl` reads it)."""
+    lines = enumerate(io.StringIO(given_text(path, expected, option), newline=None), start=1)
+    return [(number, line.removesuffix("\n")) for number, line in lines if line.strip()]
 
 
 def given_json(path: str | Path, expected: str) -> Any:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ragbench.api import ConfigError, Preflight, RecordError
 from ragbench.api.data import given_text_lines, iter_jsonl
+from ragbench.metrics.drb_fact.pages import read_pages
 from ragbench.tasks.argue.task import ArgueReport
 from ragbench.tasks.deep_research_bench.task import DeepResearchBench
 from ragbench.tasks.dragun.task import DragunReport
@@ -159,8 +160,12 @@ def test_a_plugins_check_meeting_a_fifo_names_it_and_blames_no_plugin(tmp_path):
     ]
 
 
+# any character but a text file's line ends (LF, CR), the other breaks `str.splitlines` knows drawn often
 LINE = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+    st.one_of(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+        st.sampled_from("\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+    )
 )
 
 
@@ -171,6 +176,22 @@ def test_the_numbered_lines_of_a_given_file_are_its_non_blank_ones_by_their_line
     path.write_text("\n".join(lines), encoding="utf-8")
     numbered = given_text_lines(path, "records")
     assert numbered == [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+
+
+def test_a_json_record_holding_a_unicode_line_break_is_one_numbered_line(tmp_path):
+    """U+2028, U+2029 and U+0085 stand unescaped in a JSON string (json.dumps(ensure_ascii=False) writes them so):
+    a file of records holding one is read line for line as `iter_jsonl` reads it, not refused as a line cut in two
+    (drb_fact's pages file, a scraped page's text)."""
+    page = {"url": "https://a.example", "title": "T", "content": "one\u2028two\u2029three\x85four"}
+    failed = {"url": "https://b.example", "status": 404}
+    path = tmp_path / "pages.jsonl"
+    path.write_text(json.dumps(page, ensure_ascii=False) + "\r\n\n" + json.dumps(failed) + "\n", encoding="utf-8")
+    numbered = given_text_lines(path, "pages")
+    assert [(number, json.loads(line)) for number, line in numbered] == [(1, page), (3, failed)]
+    assert [(index + 1, record) for index, record in iter_jsonl(path)] == [(1, page), (3, failed)]
+    pages = read_pages(path)
+    assert pages["https://a.example"].read and pages["https://a.example"].text.endswith(page["content"])
+    assert not pages["https://b.example"].read
 
 
 def test_a_fifo_given_for_numbered_lines_is_refused_naming_the_option(tmp_path):

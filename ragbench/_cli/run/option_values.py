@@ -1,6 +1,6 @@
 """The RunConfig fields of a command's options, from click's parsed values: each read by its declaration's shape
-(a flag, a number, K=V pairs, NAME,NAME ...), except the few whose value takes more than their own flag (below,
-each with its reason); an option a command does not offer keeps its default."""
+(a flag, a number, K=V pairs, NAME,NAME ...), except the few read otherwise (below, each with its reason: another
+flag or option's value, --data's paths as text); an option a command does not offer keeps its default."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def read_judging_files(human_labels: str | None, price_table: str | None) -> Non
         read_price_table(price_table)
 
 
-# the options whose value takes more than their own flag's (another flag, another option's value)
+# the options read otherwise than by their shape (another flag, another option's value, a path kept as text)
 _READERS: dict[str, Callable[[Mapping[str, Any], Fields], Any]] = {
     "tasks": _tasks,  # and --include-path
     "model_args": _model_args,  # and --base-url

@@ -801,3 +801,14 @@ def test_a_json_schema_constrains_decoding_as_the_vllm_release_takes_it(fake_vll
     constrained, plain = FakeLLM.instances[-1].calls[0]["params"]
     assert constrained.kwargs[keyword] == FakeConstraint(json=schema)
     assert not {"structured_outputs", "guided_decoding"} & set(plain.kwargs)
+
+
+def test_an_answer_cached_while_a_json_schema_was_ignored_is_not_served_as_one_decoded_under_it(fake_vllm):
+    """Before, the vllm engine ignored a request's json_schema: its identity for such a request now says the schema
+    is decoded under, so the cache key differs from the old one (engine_id alone); a request without one keeps its
+    key."""
+    engine = VLLMEngine("/m")
+    with_schema = chat("hi", json_schema=json.dumps({"name": "A", "schema": {"type": "object"}}))
+    assert with_schema.cache_key(engine.call_identity(with_schema.sampling)) != with_schema.cache_key(engine.engine_id)
+    plain = chat("hi")
+    assert plain.cache_key(engine.call_identity(plain.sampling)) == plain.cache_key(engine.engine_id)

@@ -170,13 +170,16 @@ class VLLMEngine(Engine):
     def call_identity(self, sampling: Sampling) -> str:
         """`engine_id` and, for a request with a LoRA adapter folder, the digest of its files (the folder's
         path is in the request already): an adapter trained further and saved over the same folder gets no
-        old answers from the cache."""
+        old answers from the cache. A request with a `json_schema` is decoded under it (it was ignored before):
+        its identity says so, so that an answer cached while the schema was ignored is not served as one decoded
+        under it."""
+        identity = self.engine_id + (";json_schema=decoded" if sampling.json_schema is not None else "")
         if not sampling.lora:
-            return self.engine_id
+            return identity
         if sampling.lora not in self._adapter_contents:
             self._adapter_contents[sampling.lora] = content_digest(sampling.lora)
         digest = self._adapter_contents[sampling.lora]
-        return self.engine_id + (f";lora={digest}" if digest else "")
+        return identity + (f";lora={digest}" if digest else "")
 
     def __repr__(self) -> str:
         return f"VLLMEngine(model={self.model!r}, options={self.llm_options!r})"

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 import numpy as np
 
 from .state import npz_bytes
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
 
 
 def json_array(value: Any) -> np.ndarray:
@@ -45,7 +48,7 @@ class WorkerSettings(TypedDict, total=False):
     stemmer: str
     tokenizer: str
     encoder: EncoderSettings
-    registry: Any  # ragbench._registry.Registry, carried to the Ray worker
+    registry: Registry  # carried to the Ray worker
 
 
 class BlockWorker(Protocol):
@@ -65,7 +68,7 @@ class BlockKind(ABC):
     gpu: ClassVar[bool] = False
 
     @abstractmethod
-    def settings(self, builder: Any, first: str, registry: Any) -> WorkerSettings:
+    def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings:
         """What a worker needs to analyse a block as `builder` would (a dict of picklable values: the built-in kinds'
         keys are `WorkerSettings`'); `first` is the corpus's first indexed text (FlashRAG's BM25 picks its language
         by it)."""

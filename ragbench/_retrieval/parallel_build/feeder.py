@@ -18,12 +18,16 @@ from collections import deque
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._ray_connect import join_ray
 from .analysis import BlockAnalyser, BlockKind, WorkerSettings
 from .state import BuildState, texts_digest
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+
 
 WINDOW_BLOCKS = 4  # blocks held a worker: sent to it or waiting for their turn in corpus order
 
@@ -36,7 +40,13 @@ class RayFeeder:
     `reused` and `analysed` count the blocks read from an earlier build's state and those the workers made."""
 
     def __init__(
-        self, blocks: BlockKind, out: Path, key: dict[str, Any], address: str | None, workers: int | None, registry: Any
+        self,
+        blocks: BlockKind,
+        out: Path,
+        key: dict[str, Any],
+        address: str | None,
+        workers: int | None,
+        registry: Registry,
     ) -> None:
         self.blocks, self.out, self.key, self.address, self.workers = blocks, out, key, address, workers
         self.registry = registry  # the run's, for a dense encoder's query style

@@ -11,9 +11,11 @@ answers merge (`answers`).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,7 @@ from ..sharded.fronts import Answers, per_query
 from ..sharded.layout import Layout, Shard, fetched_shard, shard_layout, shards_folder
 from ..sharded.merge import merge_top_k
 from ..sharded.remote import remote_layout
-from ..sharded.searcher import TopK
+from ..sharded.searcher import ShardOptions, TopK
 
 DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
 
@@ -39,8 +41,9 @@ def only(shard: Shard, names: tuple[str, ...]) -> tuple[tuple[str, int, str], ..
     return tuple(entry for entry in shard.written if entry[0] in names)
 
 
-class BuiltShardsFront(Retriever):
-    """The shards' manifest, layout and docs stores (module docstring)."""
+class BuiltShardsFront(Retriever, ABC):
+    """The shards' manifest, layout and docs stores (module docstring); a kind's front adds `payload` and
+    `shard_options` (`sharded.fronts.Front`)."""
 
     def __init__(self, index: str | Path | None = None, shards: int = 1) -> None:
         if index is None:
@@ -95,6 +98,12 @@ class BuiltShardsFront(Retriever):
             return fetched_shard(replace(shard, written=only(shard, (name,)))).folder / name
         except IndexDamage as exc:
             raise ConfigError(f"retriever {self.name}: {exc} (damaged); {self.checked.fix}") from None
+
+    @abstractmethod
+    def payload(self, queries: list[str]) -> Any: ...
+
+    @abstractmethod
+    def shard_options(self) -> ShardOptions: ...
 
     def layout(self, shards: int) -> Layout:
         return self.checked

@@ -22,9 +22,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from ..._types import Document
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+    from .front import BuiltShardsFront
 
 Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
 TermOrder = Literal["sorted", "first_seen"]  # by word, or in the corpus's order of first sight (`terms`)
@@ -53,10 +57,12 @@ class ShardKind(ABC):
     passages become indexed texts (`TextSettings`: a kind whose rows depend on --chunk-size reads it)."""
 
     name: ClassVar[str]
-    front: ClassVar[type]
+    front: ClassVar[type[BuiltShardsFront]]
     term_order: ClassVar[TermOrder] = "sorted"  # how the whole corpus's terms are numbered (`terms`)
 
-    def __init__(self, options: dict[str, Any], registry: Any = None, text: TextSettings | None = None) -> None:
+    def __init__(
+        self, options: dict[str, Any], registry: Registry | None = None, text: TextSettings | None = None
+    ) -> None:
         self.build_options, self.registry, self.text = dict(options), registry, text or TextSettings()
 
     def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ..._types import Document, JsonObject
 from ..base import RetrievalError
@@ -52,7 +52,7 @@ class MergedHits(SplitLayout):
 class Front(Protocol):
     """What `retriever.ShardedRetriever` asks of a kind's front (module docstring)."""
 
-    name: str
+    name: ClassVar[str]
     max_batch_size: int
 
     def payload(self, queries: list[str]) -> Any: ...

@@ -7,10 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..index.built import IndexedRetriever
 from .searcher import ShardSearcher
+
+if TYPE_CHECKING:
+    from ..parallel_build.analysis import BlockKind
+    from ..shard_build.kind import ShardKind
+    from .fronts import Front
 
 Splitter = Callable[[Path, list[Path], list[tuple[int, int]]], None]  # (index, shard folders, passage ranges)
 
@@ -27,10 +32,10 @@ class ShardedKind:
     none)."""
 
     name: str
-    front: type[Any]
+    front: type[Front]
     search: type[ShardSearcher]
     split: Splitter | None = None
     checked: type[IndexedRetriever] | None = None
     foreign: Callable[[Path], int | None] | None = None
-    build: type[Any] | None = None
-    blocks: Any = None
+    build: type[ShardKind] | None = None
+    blocks: BlockKind | None = None

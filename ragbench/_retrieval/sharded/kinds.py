@@ -11,6 +11,7 @@ from ..._errors import ConfigError
 from ..._imports import import_target
 from ..._storage.locations import is_remote, joined, remote_object
 from ..index.staging import MANIFEST_FILE
+from .fronts import Front
 from .kind import ShardedKind
 from .layout import shards_folder
 
@@ -64,12 +65,11 @@ def built_in_shards(index: Any, shards: int) -> bool:
     return (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
 
 
-def built_shards_front(kind: ShardedKind, index: Any, shards: int) -> type[Any] | None:
+def built_shards_front(kind: ShardedKind, index: Any, shards: int) -> type[Front] | None:
     """The front class of `kind`'s index at `index` when it was built in `shards` shards; None for an index split
     from a one-process build."""
     if not built_in_shards(index, shards):
         return None
     if kind.build is None:
         raise ConfigError(f"{index}: its shards-{shards} hold shards built for no kind this ragbench serves")
-    front: type[Any] = kind.build.front
-    return front
+    return kind.build.front

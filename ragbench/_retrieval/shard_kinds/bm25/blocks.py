@@ -12,12 +12,16 @@ entry.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ...bm25.retriever import BM25Builder, id_triples, make_tokenizer, token_ids
 from ...parallel_build.analysis import BlockKind, WorkerSettings, from_json_array, json_array
+
+if TYPE_CHECKING:
+    from ...._registry import Registry
+
 
 TOKENIZER_DICTS = ("word_to_stem", "stem_to_sid", "word_to_id")
 
@@ -37,7 +41,7 @@ class Bm25BlockWorker:
 class Bm25Blocks(BlockKind):
     fields: ClassVar[tuple[str, ...]] = ("doc", "term", "tf", "lengths", "vocabulary")
 
-    def settings(self, builder: Any, first: str, registry: Any) -> WorkerSettings:
+    def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings:
         return {"stopwords": builder.stopwords, "stemmer": builder.stemmer_name, "tokenizer": builder.tokenizer_name}
 
     def worker(self, settings: WorkerSettings) -> Bm25BlockWorker:

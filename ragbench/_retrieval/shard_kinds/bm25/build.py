@@ -92,7 +92,7 @@ class Bm25Shards(ShardKind):
     """bm25's shard build (module docstring); `options`: BM25Builder's (--build-arg)."""
 
     name = "bm25"
-    front: ClassVar[type] = Bm25ShardsFront
+    front: ClassVar[type[BuiltShardsFront]] = Bm25ShardsFront
     term_order = "first_seen"
 
     def part_builder(self, folder: Path) -> Bm25PartBuilder:

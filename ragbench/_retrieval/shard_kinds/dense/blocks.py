@@ -5,12 +5,15 @@ only while the model's files are unchanged (`key_files`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ...dense.retriever import DEFAULT_MODEL, DenseBuilder, Encoder, model_location
 from ...parallel_build.analysis import BlockKind, EncoderSettings, WorkerSettings
+
+if TYPE_CHECKING:
+    from ...._registry import Registry
 
 
 class DenseBlockWorker:
@@ -25,7 +28,7 @@ class DenseBlocks(BlockKind):
     fields: ClassVar[tuple[str, ...]] = ("embeddings",)
     gpu: ClassVar[bool] = True
 
-    def settings(self, builder: DenseBuilder, first: str, registry: Any) -> WorkerSettings:
+    def settings(self, builder: DenseBuilder, first: str, registry: Registry) -> WorkerSettings:
         encoder = builder.encoder
         options: EncoderSettings = {
             "model": encoder.name,

@@ -3,14 +3,17 @@ the corpus's first indexed text, as its one-process build picks it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...bm25.flashrag import FlashRagBM25Builder
 from ...parallel_build.analysis import WorkerSettings
 from ..bm25.blocks import Bm25Blocks
 
+if TYPE_CHECKING:
+    from ...._registry import Registry
+
 
 class FlashRagBlocks(Bm25Blocks):
-    def settings(self, builder: FlashRagBM25Builder, first: str, registry: Any) -> WorkerSettings:
+    def settings(self, builder: FlashRagBM25Builder, first: str, registry: Registry) -> WorkerSettings:
         builder.choose_language(first)
         return super().settings(builder, first, registry)

@@ -3,13 +3,16 @@ passages' lengths and the block's words, renumbered into the builder's vocabular
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ...lucene.postings import analysed_postings
 from ...lucene.retriever import LuceneBM25Builder
 from ...parallel_build.analysis import BlockKind, WorkerSettings, from_json_array, json_array
+
+if TYPE_CHECKING:
+    from ...._registry import Registry
 
 
 class LuceneBlockWorker:
@@ -21,7 +24,7 @@ class LuceneBlockWorker:
 class LuceneBlocks(BlockKind):
     fields: ClassVar[tuple[str, ...]] = ("doc", "term", "tf", "lengths", "words")
 
-    def settings(self, builder: Any, first: str, registry: Any) -> WorkerSettings:
+    def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings:
         return {}
 
     def worker(self, settings: WorkerSettings) -> LuceneBlockWorker:

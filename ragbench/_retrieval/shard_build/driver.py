@@ -85,27 +85,14 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end; with `progress`,
     each step's shards done counted on stderr (`Shown`)."""
     text = text or TextSettings()
-    name = registry.entry("retrievers", kind).name
-    sharded = sharded_kind(registry, name)
-    kind_class: type[ShardKind] | None = sharded.build if sharded else None
-    if kind_class is None:
-        raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
-    if shards < 1:
-        raise ConfigError(f"--shards {shards}: must be at least 1")
-    if text.chunk_size < 1:
-        raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
+    name, kind_class = shard_build_kind(registry, kind, shards, text)
     corpus = corpus if is_remote(corpus) else absolute_path(corpus)  # an object of a store: its URL
     store = StoreTarget(str(out), shards) if is_remote(out) else None
     parts = corpus_parts(corpus, shards)  # each task reads its part at the driver's path, wherever it runs
     local = absolute_path(out)  # only where the index is built here (no `store`); the tasks write there
-    if store is None and local.exists() and not local.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
     target = shards_folder(local, shards)
-    if store is None and os.path.lexists(target):
-        if not overwrite:
-            raise ConfigError(f"--out {out}: {target} exists; pass --overwrite to build its shards again")
-        if not target.is_symlink() and (problem := foreign_entry(target)):
-            raise ConfigError(f"{problem}; ragbench replaces only shards it made: move it away")
+    if store is None:
+        check_local_target(out, local, target, overwrite)
     started = time.perf_counter()
     before = part_corpus_state(corpus)
     key: Stats = {
@@ -134,6 +121,32 @@ def build_shards(
                 on.close()
         finally:
             state.close()  # a local build's folder lock; the driver's scratch folder of a build into a store
+
+
+def shard_build_kind(registry: Registry, kind: str, shards: int, text: TextSettings) -> tuple[str, type[ShardKind]]:
+    """The retriever `kind`'s name and its shard build; a ConfigError where it has none, or the counts are not."""
+    name = registry.entry("retrievers", kind).name
+    sharded = sharded_kind(registry, name)
+    kind_class: type[ShardKind] | None = sharded.build if sharded else None
+    if kind_class is None:
+        raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
+    if shards < 1:
+        raise ConfigError(f"--shards {shards}: must be at least 1")
+    if text.chunk_size < 1:
+        raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
+    return name, kind_class
+
+
+def check_local_target(out: str | Path, local: Path, target: Path, overwrite: bool) -> None:
+    """A ConfigError where --out is a file, or its shards folder `target` is there without --overwrite or is not
+    ragbench's."""
+    if local.exists() and not local.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
+    if os.path.lexists(target):
+        if not overwrite:
+            raise ConfigError(f"--out {out}: {target} exists; pass --overwrite to build its shards again")
+        if not target.is_symlink() and (problem := foreign_entry(target)):
+            raise ConfigError(f"{problem}; ragbench replaces only shards it made: move it away")
 
 
 @dataclass

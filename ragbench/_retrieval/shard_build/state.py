@@ -81,18 +81,22 @@ class ShardBuildState(ABC):
         """What step `step` ("analysed", "finished") of shard `number` recorded, when its files still match the
         record (not looked at without `check`: a finished shard's step-1 files are gone); None where it is not
         recorded, or is `damaged`."""
-        name = record_name(number, step)
+        return self.checked(record_name(number, step), lambda record: self.recorded_files(number, step, record, check))
+
+    def checked(self, name: str, files: Callable[[Any], dict[str, Any] | None]) -> Any:
+        """The record `name` when every file `files(record)` names (where it is: its record) still matches it;
+        None where it is not recorded, `files` gives None (a record of other inputs), or it is `damaged`."""
         try:
             record = self.files.read_record(name)
         except FileNotFoundError:
             return None
         except (OSError, DamagedRecord) as exc:
             return self.damaged(name, self.files.location(name), problem_of(exc))
-        wanted = self.recorded_files(number, step, record, check)
-        for where, entry in wanted.items():
+        wanted = files(record)
+        for where, entry in (wanted or {}).items():
             if (problem := self.problem(where, entry)) is not None:
                 return self.damaged(name, where, problem)
-        return record
+        return None if wanted is None else record
 
     def recorded_files(self, number: int, step: str, record: Any, check: bool) -> dict[str, Any]:
         """The files (where they are: their records) a step's `record` names, checked by `kept`."""
@@ -109,20 +113,11 @@ class ShardBuildState(ABC):
     def kept_bucket(self, number: int, inputs: Any) -> Any:
         """The counts bucket `number`'s merge recorded, when it merged the parts' terms files `inputs` and its file
         still matches the record; None otherwise (merged again)."""
-        name = bucket_record_name(number)
-        try:
-            record = self.files.read_record(name)
-        except FileNotFoundError:
-            return None
-        except (OSError, DamagedRecord) as exc:
-            return self.damaged(name, self.files.location(name), problem_of(exc))
-        same_inputs, result = record["inputs"] == inputs, record["result"]
-        where, entry = self.files.location(bucket_name(number)), record["file"]
-        if not same_inputs:
-            return None
-        if (problem := self.problem(where, entry)) is not None:
-            return self.damaged(name, where, problem)
-        return result
+        where = self.files.location(bucket_name(number))
+        record = self.checked(
+            bucket_record_name(number), lambda record: {where: record["file"]} if record["inputs"] == inputs else None
+        )
+        return None if record is None else record["result"]
 
     def forget(self, number: int) -> None:
         """Shard `number`'s steps forgotten: it is built again from step 1."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ class ShardBuildState(ABC):
         recorded, or is `damaged`."""
         return self.checked(record_name(number, step), lambda record: self.recorded_files(number, step, record, check))
 
-    def checked(self, name: str, files: Callable[[Any], dict[str, Any] | None]) -> Any:
+    def checked(self, name: str, files: Callable[[Any], Mapping[str, object] | None]) -> Any:
         """The record `name` when every file `files(record)` names (where it is: its record) still matches it;
         None where it is not recorded, `files` gives None (a record of other inputs), or it is `damaged`."""
         try:

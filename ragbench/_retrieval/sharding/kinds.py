@@ -5,7 +5,7 @@ built in shards (`built_in_shards`), whose front is then its kind's build's."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..._errors import ConfigError
 from ..._imports import import_target
@@ -50,7 +50,7 @@ def sharded_kinds(registry: Registry) -> list[ShardedKind]:
     return kinds
 
 
-def built_in_shards(index: Any, shards: int) -> bool:
+def built_in_shards(index: object, shards: int) -> bool:
     """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split; at an object
     store's URL, whether that manifest is listed there (a store that cannot be read: not, and the split's front
     files, looked for next, name the problem)."""
@@ -65,7 +65,7 @@ def built_in_shards(index: Any, shards: int) -> bool:
     return (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
 
 
-def built_shards_front(kind: ShardedKind, index: Any, shards: int) -> type[Front] | None:
+def built_shards_front(kind: ShardedKind, index: object, shards: int) -> type[Front] | None:
     """The front class of `kind`'s index at `index` when it was built in `shards` shards; None for an index split
     from a one-process build."""
     if not built_in_shards(index, shards):

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ragbench._retrieval.shard_build.repeated_ids import HASH_END, shared_hashes
+from ragbench._retrieval.sharding.build.repeated_ids import HASH_END, shared_hashes
 
 MSMARCO = 113_520_750
 NODES = (8, 32, 128)

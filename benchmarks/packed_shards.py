@@ -24,7 +24,7 @@ from sharded_search import QUERIES, K, best_time, closed, local_cluster, machine
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.index.built import build_index
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.split import split_index
 
 NODES = 3
 LAYOUTS = (3, 6, 9)  # shards: one actor a shard, then 2 and 3 shards an actor

@@ -28,7 +28,7 @@ from vidore_pages import draw_pages
 from ragbench._registry import Registry
 from ragbench._retrieval.pages.build import build_page_index
 from ragbench._retrieval.pages.shards import PageShards
-from ragbench._retrieval.shard_build.runner import InProcess, RayTasks
+from ragbench._retrieval.sharding.build.runner import InProcess, RayTasks
 from ragbench.testing import installed_registry
 
 TINY_SIGLIP = Path(__file__).resolve().parents[1] / "tests" / "data" / "vidore" / "tiny-siglip"

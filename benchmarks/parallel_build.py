@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index.built import build_index
-from ragbench._retrieval.parallel_build.build import build_parallel
+from ragbench._retrieval.sharding.merged_build.build import build_parallel
 
 WORDS = [f"w{i}" for i in range(5000)] + ["the", "of", "castle", "king", "über", "東京"]
 VARYING = ("build_seconds", "built_at")

@@ -1,4 +1,4 @@
-"""Sharded search (ragbench._retrieval.sharded) against the unsharded index, on a local Ray cluster of S nodes of
+"""Sharded search (ragbench._retrieval.sharding) against the unsharded index, on a local Ray cluster of S nodes of
 one CPU each (`ray.cluster_utils.Cluster`, all on this machine): the answers must be equal; printed are the time of
 a batch of queries and each shard process's memory.
 
@@ -48,12 +48,12 @@ from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.index.built import build_index
-from ragbench._retrieval.shard_kinds.dense.split import split_dense
-from ragbench._retrieval.sharded.actors import ShardPool
-from ragbench._retrieval.sharded.kinds import sharded_kind
-from ragbench._retrieval.sharded.layout import Layout, Shard, read_layout
-from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.actors import ShardPool
+from ragbench._retrieval.sharding.dense.split import split_dense
+from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.layout import Layout, Shard, read_layout
+from ragbench._retrieval.sharding.merge import merge_top_k, shard_ranges
+from ragbench._retrieval.sharding.split import split_index
 
 K, QUERIES, DIM = 10, 64, 384
 MB = 1 << 20

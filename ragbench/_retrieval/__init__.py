@@ -3,7 +3,7 @@
 Here the interface (`base`), the handle a system awaits (`handle`) and the retrievers without an index (`provided`,
 `example_passages`, `replay`); by family: pyserini's BM25 (`lucene/`), bm25s's (`bm25/`), dense retrieval (`dense/`),
 the corpora (`corpus/`), on-disk indexes and their cache (`index/`), TREC's formats (`trec/`), and the scale-out of
-a corpus over processes and machines (`parallel_build/`, `sharded/`).
+a corpus over processes and machines (`sharding/`).
 
 Retrievers are plugins (the `retrievers` catalogue section), and so are the dense encoder's query
 styles (`ragbench_query_styles`; the core serves only `default`); this module stays light (no bm25s,
@@ -45,8 +45,8 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
     from .._values.options import construct
 
     name = name or DEFAULT_RETRIEVER
-    if "shards" in (args or {}):  # the index served through its shards on Ray (ragbench._retrieval.sharded)
-        from .sharded.retriever import sharded_retriever
+    if "shards" in (args or {}):  # the index served through its shards on Ray (ragbench._retrieval.sharding)
+        from .sharding.retriever import sharded_retriever
 
         return sharded_retriever(name, dict(args or {}), registry=registry)
     entry = registry.entry("retrievers", name)
@@ -85,6 +85,6 @@ __all__ = ["IndexBuilder", "Retriever", "load_retriever"]
 def _served_in_shards(registry: Registry, name: str) -> bool:
     """Whether retriever `name`'s index is served through its shards (its catalogue entry names a ShardedKind);
     imported only for an index in a store, so a run over provided documents loads no index code."""
-    from .sharded.kinds import sharded_kind
+    from .sharding.kinds import sharded_kind
 
     return sharded_kind(registry, name) is not None

@@ -38,13 +38,13 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
-    from ragbench._retrieval.parallel_build.analysis import BlockKind, BlockWorker, from_json_array, json_array
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
-    from ragbench._retrieval.shard_build.front import BuiltShardsFront
-    from ragbench._retrieval.shard_build.kind import ShardKind
-    from ragbench._retrieval.sharded.kind import ShardedKind
-    from ragbench._retrieval.sharded.merge import merge_top_k
-    from ragbench._retrieval.sharded.searcher import ShardSearcher
+    from ragbench._retrieval.sharding.build.front import BuiltShardsFront
+    from ragbench._retrieval.sharding.build.kind import ShardKind
+    from ragbench._retrieval.sharding.kind import ShardedKind
+    from ragbench._retrieval.sharding.merge import merge_top_k
+    from ragbench._retrieval.sharding.merged_build.analysis import BlockKind, BlockWorker, from_json_array, json_array
+    from ragbench._retrieval.sharding.searcher import ShardSearcher
     from ragbench._retrieval.trec.grades import relevance
     from ragbench._retrieval.trec.measures import (
         check_pytrec_eval,
@@ -73,12 +73,12 @@ _MODULES = {
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
-    "ragbench._retrieval.sharded.kind": ("ShardedKind",),
-    "ragbench._retrieval.shard_build.kind": ("ShardKind",),
-    "ragbench._retrieval.sharded.searcher": ("ShardSearcher",),
-    "ragbench._retrieval.shard_build.front": ("BuiltShardsFront",),
-    "ragbench._retrieval.sharded.merge": ("merge_top_k",),
+    "ragbench._retrieval.sharding.kind": ("ShardedKind",),
+    "ragbench._retrieval.sharding.build.kind": ("ShardKind",),
+    "ragbench._retrieval.sharding.searcher": ("ShardSearcher",),
+    "ragbench._retrieval.sharding.build.front": ("BuiltShardsFront",),
+    "ragbench._retrieval.sharding.merge": ("merge_top_k",),
     "ragbench._retrieval.pages.vidore_data": ("open_vidore", "ViDoReData", "qa_queries", "id_column"),
-    "ragbench._retrieval.parallel_build.analysis": ("BlockKind", "BlockWorker", "json_array", "from_json_array"),
+    "ragbench._retrieval.sharding.merged_build.analysis": ("BlockKind", "BlockWorker", "json_array", "from_json_array"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

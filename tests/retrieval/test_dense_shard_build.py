@@ -13,10 +13,10 @@ import pytest
 from test_shard_build import Recording
 
 from conftest import needs, write_jsonl
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.kind import TextSettings
-from ragbench._retrieval.shard_build.runner import task_gpus
-from ragbench._retrieval.sharded.kinds import built_shards_front, sharded_kind
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.build.kind import TextSettings
+from ragbench._retrieval.sharding.build.runner import task_gpus
+from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages
@@ -102,7 +102,7 @@ def test_a_model_that_does_not_load_ends_the_build_before_any_worker(tmp_path):
 
 
 def test_step_two_of_dense_takes_a_gpu_only_where_the_cluster_has_one():
-    from ragbench._retrieval.shard_kinds.dense.build import DenseShards
+    from ragbench._retrieval.sharding.dense.build import DenseShards
 
     assert DenseShards({}).encodes_on_gpu() and DenseShards({"device": "cuda:1"}).encodes_on_gpu()
     assert not DenseShards({"device": "cpu"}).encodes_on_gpu()

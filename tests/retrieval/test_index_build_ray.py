@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs, write_jsonl
-from ragbench._retrieval.parallel_build.build import build_parallel
-from ragbench._retrieval.parallel_build.state import state_folder
+from ragbench._retrieval.sharding.merged_build.build import build_parallel
+from ragbench._retrieval.sharding.merged_build.state import state_folder
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here, closed_port
 
@@ -229,7 +229,7 @@ def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cl
 
 
 def test_shards_written_by_a_parallel_build_are_index_shards(ray_cluster, tmp_path):
-    from ragbench._retrieval.sharded.split import split_index
+    from ragbench._retrieval.sharding.split import split_index
 
     docs = [{"id": str(i), "contents": " ".join(WORDS[i % 9 : i % 9 + 3])} for i in range(17)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
@@ -291,7 +291,7 @@ def test_a_dense_build_resumed_with_a_changed_model_folder_reuses_no_block(tmp_p
     """The build's key (what its blocks are reused for) holds each file of the dense model's folder: weights replaced
     between a killed build and its second invocation make another key, so the old blocks are not taken as this
     model's embeddings."""
-    from ragbench._retrieval.sharded.kinds import sharded_kind
+    from ragbench._retrieval.sharding.kinds import sharded_kind
 
     model_files = sharded_kind(installed_registry(), "dense").blocks.key_files
 

@@ -20,8 +20,8 @@ from conftest import needs, write_jsonl
 from ragbench._retrieval.lucene import analyzer, porter_stemmer, postings, retriever, tokenizer
 from ragbench._retrieval.lucene.analyzer import TERMS_CACHED
 from ragbench._retrieval.lucene.postings import analysed_postings
-from ragbench._retrieval.shard_build import driver
-from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.sharding.build import driver
+from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._storage import json_list
 from ragbench.testing import build_index, installed_registry
 

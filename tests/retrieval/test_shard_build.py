@@ -19,11 +19,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs, plugins_read_once, write_jsonl
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.runner import InProcess
-from ragbench._retrieval.shard_build.state_files import bucket_name
-from ragbench._retrieval.sharded.kinds import built_shards_front, sharded_kind
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.build.runner import InProcess
+from ragbench._retrieval.sharding.build.state_files import bucket_name
+from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.held_build import held_build
@@ -177,9 +177,9 @@ def killed_after_two_shards(corpus: Path, out: Path) -> Path:
     killed = f"""
 import os, signal
 from pathlib import Path
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.runner import InProcess
-from ragbench._retrieval.shard_build.state_files import bucket_name
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.build.runner import InProcess
+from ragbench._retrieval.sharding.build.state_files import bucket_name
 from ragbench.testing import installed_registry
 
 class KilledAfterTwoShards(InProcess):

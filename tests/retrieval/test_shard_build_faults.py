@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from test_shard_build import QUERIES, REGISTRY, WORDS, shard_search, whole_search
 
 from conftest import needs, write_jsonl
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, load_retriever
 from support.helpers import cli_here

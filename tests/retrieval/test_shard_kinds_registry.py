@@ -1,7 +1,7 @@
 """Each retriever kind that shards is one object, its `ShardedKind`, named by its retriever's catalogue entry
 (`shards:`), the built-in kinds' and a plugin's alike: a built-in kind is one folder
-(ragbench/_retrieval/shard_kinds/KIND/) whose parts name the same kind, and what every kind shares (sharded/,
-shard_build/, parallel_build/) names none and imports no kind's folder."""
+(ragbench/_retrieval/sharding/KIND/) whose parts name the same kind, and what every kind shares (sharding/,
+sharding/build/, sharding/merged_build/) names none and imports no kind's folder."""
 
 from __future__ import annotations
 
@@ -9,31 +9,32 @@ import ast
 
 import pytest
 
-from ragbench._retrieval.sharded.kinds import sharded_kind, sharded_kinds
+from ragbench._retrieval.sharding.kinds import sharded_kind, sharded_kinds
 from ragbench.api import ConfigError, hookimpl
 from ragbench.api.retrieval import ShardedKind, ShardSearcher
 from ragbench.testing import Registry, installed_registry
 from support import paths
 
 RETRIEVAL = paths.REPO / "ragbench" / "_retrieval"
-SHARED = ("sharded", "shard_build", "parallel_build")
+SHARED = ("sharding", "sharding/build", "sharding/merged_build")
+KIND_FOLDERS = {"bm25", "dense", "faiss_index", "flashrag_bm25", "lucene_bm25", "tevatron_dense"}  # in sharding/
 
 
 def test_each_built_in_kind_is_one_folder_whose_parts_name_it():
     registry = installed_registry()
     kinds = sharded_kinds(registry)
-    folders = sorted(p.name for p in (RETRIEVAL / "shard_kinds").iterdir() if (p / "__init__.py").is_file())
+    folders = sorted(p.name for p in (RETRIEVAL / "sharding").iterdir() if (p / "search.py").is_file())
     assert sorted(kind.name for kind in kinds) == folders
     for kind in kinds:
         assert sharded_kind(registry, kind.name) is kind
         assert kind.front.name == kind.name, kind
         assert issubclass(kind.search, ShardSearcher)
-        assert kind.search.__module__ == f"ragbench._retrieval.shard_kinds.{kind.name}.search"
-        assert kind.front.__module__ == f"ragbench._retrieval.shard_kinds.{kind.name}.front"
+        assert kind.search.__module__ == f"ragbench._retrieval.sharding.{kind.name}.search"
+        assert kind.front.__module__ == f"ragbench._retrieval.sharding.{kind.name}.front"
         if kind.build is not None:
             assert kind.build.name == kind.name
         for part in (kind.split, kind.foreign, kind.blocks and type(kind.blocks).settings):
-            assert not part or part.__module__.startswith(f"ragbench._retrieval.shard_kinds.{kind.name}."), part
+            assert not part or part.__module__.startswith(f"ragbench._retrieval.sharding.{kind.name}."), part
     assert sharded_kind(registry, "bge") is sharded_kind(registry, "dense")  # an alias: its kind's
     assert sharded_kind(registry, "provided") is None and sharded_kind(registry, "splade") is None
     assert sharded_kind(registry, "faiss_index").build is None  # type: ignore[union-attr]
@@ -53,8 +54,8 @@ def catalogue(shards: str) -> object:
     ("shards", "problem"),
     [
         ("no_such_module:KIND", "failed to load: ModuleNotFoundError"),
-        ("ragbench._retrieval.shard_kinds.bm25:KIND", "is not the ShardedKind of odd"),  # another kind's
-        ("ragbench._retrieval.sharded.kind:ShardedKind", "is not the ShardedKind of odd"),  # not one
+        ("ragbench._retrieval.sharding.bm25:KIND", "is not the ShardedKind of odd"),  # another kind's
+        ("ragbench._retrieval.sharding.kind:ShardedKind", "is not the ShardedKind of odd"),  # not one
     ],
 )
 def test_an_entry_naming_no_sharded_kind_of_its_retriever_is_refused_in_one_line(shards, problem):
@@ -68,8 +69,10 @@ def test_an_entry_naming_no_sharded_kind_of_its_retriever_is_refused_in_one_line
 
 
 def test_the_shared_modules_name_no_kind_and_import_no_kind_folder():
-    """sharded/, shard_build/ and parallel_build/ hold no kind's name in their code and import nothing of
-    shard_kinds/: a kind's parts are found through the registry's ShardedKind, never a table keyed by name."""
+    """sharding/, sharding/build/ and sharding/merged_build/ hold no kind's name in their code and import no kind's
+    folder (sharding/KIND/): a kind's parts are found through the registry's ShardedKind, never a table keyed by
+    name."""
+    assert {path.parent.name for path in (RETRIEVAL / "sharding").glob("*/search.py")} == KIND_FOLDERS
     names = {kind.name for kind in sharded_kinds(installed_registry())}
     found = []
     for folder in SHARED:
@@ -91,6 +94,13 @@ def test_the_shared_modules_name_no_kind_and_import_no_kind_folder():
             found += [
                 f"{folder}/{path.name}:{node.lineno}: imports {node.module}"
                 for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and "shard_kinds" in (node.module or "")
+                if isinstance(node, ast.ImportFrom) and imported_kind_folder(folder, node)
             ]
     assert not found, found
+
+
+def imported_kind_folder(folder: str, node: ast.ImportFrom) -> bool:
+    """Whether the import `node` of a module in RETRIEVAL/`folder` reaches into a kind's folder of sharding/."""
+    package = ["_retrieval", *folder.split("/")]
+    target = [*package[: len(package) - node.level + 1], *(node.module or "").split(".")] if node.level else []
+    return target[:2] == ["_retrieval", "sharding"] and len(target) > 2 and target[2] in KIND_FOLDERS

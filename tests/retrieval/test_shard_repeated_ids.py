@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._retrieval.shard_build.repeated_ids import HASH_END, repeated_across, shared_hashes
+from ragbench._retrieval.sharding.build.repeated_ids import HASH_END, repeated_across, shared_hashes
 
 hash_values = st.one_of(st.integers(0, 40), st.integers(HASH_END - 40, HASH_END - 1), st.integers(0, HASH_END - 1))
 

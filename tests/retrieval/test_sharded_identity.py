@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from conftest import needs, plugins_read_once
 from ragbench._retrieval.index.damage import IndexDamage
-from ragbench._retrieval.sharded.kinds import sharded_kind
-from ragbench._retrieval.sharded.layout import read_layout, shard_layout
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.layout import read_layout, shard_layout
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv

@@ -17,11 +17,11 @@ from conftest import needs, plugins_read_once
 from ragbench._retrieval.bm25.retriever import BM25Retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
-from ragbench._retrieval.shard_kinds.dense.split import split_dense
-from ragbench._retrieval.sharded.kinds import sharded_kind
-from ragbench._retrieval.sharded.layout import Shard, read_layout
-from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.dense.split import split_dense
+from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.layout import Shard, read_layout
+from ragbench._retrieval.sharding.merge import merge_top_k, shard_ranges
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 

@@ -17,9 +17,9 @@ import threading
 import pytest
 
 from conftest import needs
-from ragbench._retrieval.shard_kinds.lucene_bm25.front import LuceneQueries
-from ragbench._retrieval.sharded.retriever import ShardedRetriever
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.lucene_bm25.front import LuceneQueries
+from ragbench._retrieval.sharding.retriever import ShardedRetriever
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry
 from support.helpers import run, samples
 from support.retrieval_samples import passages, write_dpr_tsv
@@ -85,7 +85,7 @@ def test_a_node_lost_mid_run_costs_nothing_the_run_scores_as_on_one_machine(tmp_
         return search(self, queries, k)
 
     monkeypatch.setattr(ShardedRetriever, "search", search_then_lose_a_node)
-    with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharded.actors"):
+    with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharding.actors"):
         spread = run(tmp_path, "spread", model="scripted:echo", model_args={"replicas": 3, "batch_size": 2},
                      retriever_args={"index": str(index), "shards": 2}, **common)  # fmt: skip
     assert lost and len(calls) >= 3  # the node died mid-run, searches went on after
@@ -100,7 +100,7 @@ def test_a_node_lost_mid_run_costs_nothing_the_run_scores_as_on_one_machine(tmp_
 def test_shards_of_a_node_lost_where_no_cpu_is_left_are_taken_on_by_the_live_actors(tmp_path, own_cluster, monkeypatch):
     """Every whole CPU of the cluster holds a shard actor; a node is removed: no CPU is left for new actors, so the
     live actors load its shards too (never a wait for a CPU that will not come), answering as the whole index."""
-    from ragbench._retrieval.sharded.placement import PLACEMENT_VARIABLE, node_cpus, whole_cpus
+    from ragbench._retrieval.sharding.placement import PLACEMENT_VARIABLE, node_cpus, whole_cpus
     from ragbench.testing import load_retriever
 
     cluster, workers = own_cluster

@@ -1,4 +1,4 @@
-"""A shard whose folder is on one node's own disk is served by an actor placed on that node (`sharded/homes.py`):
+"""A shard whose folder is on one node's own disk is served by an actor placed on that node (`sharding/homes.py`):
 a fourth node joins the tests' local Ray cluster from a mount namespace of its own (`unshare -m`, root only), in
 which the shards folder holds shard 1, which no other node (and not the run's process) sees. The run's answers are
 the whole index's, shard 1's actor on that node. Before, the actor went anywhere (SPREAD) and was refused:
@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from conftest import needs
 from ragbench._errors import ConfigError
-from ragbench._retrieval.sharded.homes import homes
-from ragbench._retrieval.sharded.placement import packed
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.homes import homes
+from ragbench._retrieval.sharding.placement import packed
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv
 

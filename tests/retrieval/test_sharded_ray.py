@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from conftest import needs
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv
 
@@ -56,7 +56,7 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
     whole, sharded = searchers
     before = list(sharded.pool.restarts)
     ray.kill(sharded.pool.actors[1], no_restart=True)
-    with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharded.actors"):
+    with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharding.actors"):
         assert answers(sharded.search(QUERIES, 10)) == answers(whole.search(QUERIES, 10))
     assert sharded.pool.restarts == [before[0], before[1] + 1, before[2]]
     assert "shard 1 (passages 101..200" in caplog.text and "starting it again from its files" in caplog.text
@@ -66,7 +66,7 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
 def test_a_shard_lost_for_good_fails_the_batch_naming_it_never_a_partial_answer(searchers, monkeypatch):
     import ray
 
-    from ragbench._retrieval.sharded import actors
+    from ragbench._retrieval.sharding import actors
     from ragbench.api.retrieval import RetrievalError
 
     whole, sharded = searchers

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from conftest import needs
 from ragbench._errors import ConfigError
-from ragbench._retrieval.sharded.placement import PLACEMENT_VARIABLE, packed, placement_timeout
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.placement import PLACEMENT_VARIABLE, packed, placement_timeout
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages, write_dpr_tsv
 
@@ -63,7 +63,7 @@ def test_more_shards_than_cpus_packed_onto_the_cluster_answer_as_the_whole_index
         for k in (1, 7, 200):
             assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
         ray.kill(sharded.pool.actors[1], no_restart=True)  # the actor of shards 1 and 2
-        with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharded.actors"):
+        with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharding.actors"):
             assert answers(sharded.search(QUERIES, 10)) == answers(whole.search(QUERIES, 10))
         assert sharded.pool.restarts == [0, 1, 1, 0, 0]
         assert "shard 1 (passages 30..59" in caplog.text and "shard 2 (passages 60..89" in caplog.text

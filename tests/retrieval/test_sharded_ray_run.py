@@ -13,12 +13,12 @@ from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW,
 
 from conftest import needs
 from ragbench._retrieval.dense.retriever import inner_product_top_k
-from ragbench._retrieval.shard_kinds.dense.split import split_dense
-from ragbench._retrieval.sharded.actors import ShardPool
-from ragbench._retrieval.sharded.kinds import sharded_kind
-from ragbench._retrieval.sharded.layout import Layout, Shard, layout_record, read_layout
-from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.actors import ShardPool
+from ragbench._retrieval.sharding.dense.split import split_dense
+from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.layout import Layout, Shard, layout_record, read_layout
+from ragbench._retrieval.sharding.merge import merge_top_k, shard_ranges
+from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry
 from support.helpers import cli_here, run
 from support.retrieval_samples import passages, write_dpr_tsv

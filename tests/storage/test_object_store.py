@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from conftest import needs, write_jsonl
 from ragbench._errors import ConfigError
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.kind import TextSettings
-from ragbench._retrieval.shard_build.runner import InProcess
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.build.kind import TextSettings
+from ragbench._retrieval.sharding.build.runner import InProcess
+from ragbench._retrieval.sharding.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli_here

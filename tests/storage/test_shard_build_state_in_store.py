@@ -1,4 +1,4 @@
-"""A shard build into an object store keeps its state in the store (`shard_build/store.py`), against a real S3
+"""A shard build into an object store keeps its state in the store (`sharding/build/store.py`), against a real S3
 server (moto's, on 127.0.0.1) and the tests' local Ray cluster: a build lost after its first shard is resumed by
 `index build --ray` on another machine (a driver with a cache folder of its own, the first one's gone) keeping that
 shard, and ends equal, byte for byte, to a build never cut; no state is left in the store. A state object damaged in
@@ -20,7 +20,7 @@ import pytest
 
 from conftest import needs
 from ragbench._errors import ConfigError
-from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench.testing import installed_registry
 from support.held_build import held_build
 from support.helpers import cli_here

@@ -1,4 +1,4 @@
-"""What an object store location keeps (ragbench/_storage/locations.py, block_digests.py, shard_build/store.py),
+"""What an object store location keeps (ragbench/_storage/locations.py, block_digests.py, sharding/build/store.py),
 against moto's real S3 server on 127.0.0.1: `--overwrite` replaces only shards a ragbench build wrote; a docs store
 written over in the store fails the hits read from it, never shows other passages, and a split index's, fetched
 whole, is refused; a credential in a URL is shown
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from conftest import needs
 from ragbench._errors import ConfigError
 from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.sharded.actors import ShardPool
-from ragbench._retrieval.sharded.split import split_index
+from ragbench._retrieval.sharding.actors import ShardPool
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.split import split_index
 from ragbench._storage.block_digests import BlockMismatch, CheckedRanges, block_digests
 from ragbench._storage.locations import TIMEOUT_VARIABLE, read_range
 from ragbench.testing import build_index, installed_registry, load_retriever

@@ -14,8 +14,8 @@ from pathlib import Path
 SCRIPT = """
 import sys
 from pathlib import Path
-from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench.testing import installed_registry
 
 class Held(InProcess):

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench.api import ConfigError
 from support.ray_cluster import SHARED
 

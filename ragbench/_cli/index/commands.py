@@ -191,7 +191,7 @@ def page_build(
     with --ray --shards S, encoded in shards by Ray tasks (`pages.shards`); a line saying what was built."""
     from ..._retrieval.pages.build import build_page_index
     from ..._retrieval.pages.shards import PageShards
-    from ..._retrieval.shard_build.driver import ray_runner
+    from ..._retrieval.sharding.build.driver import ray_runner
 
     context = click.get_current_context()
     for name in TEXT_OPTIONS:
@@ -233,7 +233,7 @@ def parallel_build(
     shards: int | None,
 ) -> Manifest:
     """`build --ray`: the index built on Ray, what was resumed and the shards written said in a line each."""
-    from ..._retrieval.parallel_build.build import build_parallel
+    from ..._retrieval.sharding.merged_build.build import build_parallel
 
     done = build_parallel(
         corpus, out, kind, options, ray_address=ray_address, workers=workers, shards=shards,
@@ -258,8 +258,8 @@ def shard_build(
 ) -> Manifest:
     """`build --ray --shards S`: each shard built by a Ray task from its own part of the corpus; the shards kept
     from an interrupted build said in a line."""
-    from ..._retrieval.shard_build.driver import build_shards, ray_runner
-    from ..._retrieval.shard_build.kind import TextSettings
+    from ..._retrieval.sharding.build.driver import build_shards, ray_runner
+    from ..._retrieval.sharding.build.kind import TextSettings
 
     text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
     done = build_shards(
@@ -288,7 +288,7 @@ def shard_command(index: str, shards: int, overwrite: bool) -> None:
     in each node's memory."""
     from pathlib import Path
 
-    from ..._retrieval.sharded.split import split_index
+    from ..._retrieval.sharding.split import split_index
 
     with config_errors_exit():
         folder = split_index(Path(index), shards, overwrite=overwrite, registry=command_registry())

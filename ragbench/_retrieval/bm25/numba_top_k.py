@@ -51,7 +51,7 @@ def heap_top_k(
 ) -> tuple[list[float], list[int]]:
     """The heap `_numba_sorted_top_k` holds after it has seen every score: values and positions, heap order.
     `positions`: the scores' passage numbers where they are not 0, 1, ... (a sharded search replays the heap over
-    the shards' candidates, `sharded.merge`); `replaced` collects the places (in `scores`) that entered the heap
+    the shards' candidates, `sharding.merge`); `replaced` collects the places (in `scores`) that entered the heap
     after its first k."""
     k = min(k, len(scores))
     at = positions.tolist() if positions is not None else None
@@ -78,7 +78,7 @@ def heap_top_k(
 
 def pushed(scores: np.ndarray, k: int) -> np.ndarray:
     """The places of `scores` that ever entered the numba heap of k, ascending: its first k and each that replaced
-    its minimum (a shard's candidates for `sharded.merge.merge_numba_top_k`)."""
+    its minimum (a shard's candidates for `sharding.merge.merge_numba_top_k`)."""
     replaced: list[int] = []
     heap_top_k(scores, k, replaced=replaced)
     return np.concatenate([np.arange(min(k, len(scores)), dtype=np.int64), np.array(replaced, dtype=np.int64)])

@@ -9,8 +9,10 @@ from pathlib import Path
 from .readers import corpus_files
 from .saved import folder_sha256
 
+CorpusState = tuple[tuple[str, int, int], ...]  # each data file's name, size, modification time (ns)
 
-def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:
+
+def corpus_state(corpus: Path) -> CorpusState:
     """Name, size and modification time (ns) of the corpus file, or of each data file of a saved dataset: what
     a copy still being written changes."""
     return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in corpus_files(corpus))

@@ -31,7 +31,7 @@ from ..._types import Document, JsonObject
 from ..._values.options import construct
 from ..base import IndexBuilder, Retriever
 from ..corpus.chunking import chunk_documents, parse_split, title_header
-from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
+from ..corpus.identity import CorpusState, corpus_bytes, corpus_sha256, corpus_state
 from ..corpus.readers import corpus_format, read_corpus
 from .damage import IndexDamage, typed_fields
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
@@ -266,14 +266,7 @@ def build_index(
     `registry` is given too (e.g. dense, for its query style). `feeder` gives the builder the passages' texts
     (default: chunk by chunk, `add`; a parallel build's: `parallel_build`). `named_sha256`: the corpus sha256
     `out` was named by (the index cache's folder), which the bytes read must have."""
-    entry = registry.entry("retrievers", kind)
-    kind = entry.name
-    builder_class = registry.load("retrievers", kind).builder
-    if builder_class is None:
-        raise ConfigError(
-            f"retriever {kind} has no index to build (only retrievers with an index do, "
-            "e.g. bm25 or dense; `ragbench list retrievers`)"
-        )
+    kind, builder_class = _index_builder(registry, kind)
     if chunk_size < 1:
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
     if split_header is not None and split is None:
@@ -281,24 +274,10 @@ def build_index(
             "--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too"
         )
     corpus, out = Path(corpus), Path(out)
-    passages = read_corpus(corpus)
-    if split is not None:
-        splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
-        header = title_header(split_header) if split_header is not None else None
-        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder (new, or an index's with --overwrite)")
-    if unwritable := write_problem(out.with_name(out.name + ".partial")):
-        raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
+    passages = _split_passages(read_corpus(corpus), split, split_header)
+    _check_out(out)
     with held_staging(out) as staging:
-        if out.exists() and any(out.iterdir()):  # checked while no other build can end
-            if not built_index(out):
-                raise ConfigError(
-                    f"--out {out} holds files but no index ragbench built (no {MANIFEST_FILE} it "
-                    "wrote); --overwrite replaces only an index: choose another folder"
-                )
-            if not overwrite:
-                raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
+        _check_replaceable(out, overwrite)  # checked while no other build can end
         with naming(staging):  # a full disk's error names no file of its own
             manifest = _build_into(
                 staging,
@@ -322,6 +301,49 @@ def build_index(
     if replaced is not None:
         empty_marked(replaced)
     return manifest
+
+
+def _index_builder(registry: Registry, kind: str) -> tuple[str, type[IndexBuilder]]:
+    """The retriever `kind`'s name (an alias's kind) and the builder of its index; a ConfigError where it has none."""
+    kind = registry.entry("retrievers", kind).name
+    builder_class = registry.load("retrievers", kind).builder
+    if builder_class is None:
+        raise ConfigError(
+            f"retriever {kind} has no index to build (only retrievers with an index do, "
+            "e.g. bm25 or dense; `ragbench list retrievers`)"
+        )
+    return kind, builder_class
+
+
+def _split_passages(
+    passages: Iterable[Document | RecordError], split: str | None, split_header: str | None
+) -> Iterable[Document | RecordError]:
+    """`passages`, their documents cut as `split` says (`build_index`); as they are without it."""
+    if split is None:
+        return passages
+    splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
+    header = title_header(split_header) if split_header is not None else None
+    return chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
+
+
+def _check_out(out: Path) -> None:
+    """A ConfigError where `out` is a file, or its staging folder beside it cannot be written."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder (new, or an index's with --overwrite)")
+    if unwritable := write_problem(out.with_name(out.name + ".partial")):
+        raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
+
+
+def _check_replaceable(out: Path, overwrite: bool) -> None:
+    """A ConfigError where `out` holds files a build may not replace: no index ragbench built, or no --overwrite."""
+    if out.exists() and any(out.iterdir()):
+        if not built_index(out):
+            raise ConfigError(
+                f"--out {out} holds files but no index ragbench built (no {MANIFEST_FILE} it "
+                "wrote); --overwrite replaces only an index: choose another folder"
+            )
+        if not overwrite:
+            raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
 
 
 def _build_into(
@@ -356,26 +378,8 @@ def _build_into(
         indexed = partial(builder_class.indexed_text, title=title, corpus_format=corpus_format(corpus))
         feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, indexed, bar))
     docs.close()
-    if len(docs) == 0:
-        raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
-    if repeated := docs.repeated_ids():
-        shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
-        raise ConfigError(
-            f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
-            "documents by id, so each passage needs its own: make the ids unique, then build again"
-        )
-    sha256, after = corpus_sha256(corpus), corpus_state(corpus)
-    if after != before:  # a download or copy still writing
-        raise ConfigError(
-            f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now "
-            f"{corpus_bytes(after)}): the index would hold neither version; build again once the "
-            f"{'folder' if corpus.is_dir() else 'file'} is complete"
-        )
-    if named_sha256 is not None and sha256 != named_sha256:
-        raise ConfigError(
-            f"corpus {corpus} changed since the run named its index (by sha256 {named_sha256[:12]}..., now "
-            f"{sha256[:12]}...): run again, which names the index of the corpus as it is then"
-        )
+    _check_passages(corpus, docs, len(errors))
+    sha256, after = _read_whole(corpus, before, named_sha256)
     manifest = Manifest(
         retriever=kind,
         doc_count=len(docs),
@@ -398,6 +402,36 @@ def _build_into(
         json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return manifest
+
+
+def _check_passages(corpus: Path, docs: DocStoreWriter, bad_records: int) -> None:
+    """A ConfigError where the corpus gave no readable passage, or passages sharing an id."""
+    if len(docs) == 0:
+        raise ConfigError(f"corpus {corpus} has no readable passages ({bad_records} bad records)")
+    if repeated := docs.repeated_ids():
+        shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
+        raise ConfigError(
+            f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
+            "documents by id, so each passage needs its own: make the ids unique, then build again"
+        )
+
+
+def _read_whole(corpus: Path, before: CorpusState, named_sha256: str | None) -> tuple[str, CorpusState]:
+    """The corpus's sha256 and state after it was indexed; a ConfigError where it changed meanwhile (`before`),
+    or is not the one the run named its index by (`named_sha256`)."""
+    sha256, after = corpus_sha256(corpus), corpus_state(corpus)
+    if after != before:  # a download or copy still writing
+        raise ConfigError(
+            f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now "
+            f"{corpus_bytes(after)}): the index would hold neither version; build again once the "
+            f"{'folder' if corpus.is_dir() else 'file'} is complete"
+        )
+    if named_sha256 is not None and sha256 != named_sha256:
+        raise ConfigError(
+            f"corpus {corpus} changed since the run named its index (by sha256 {named_sha256[:12]}..., now "
+            f"{sha256[:12]}...): run again, which names the index of the corpus as it is then"
+        )
+    return sha256, after
 
 
 def add_chunks(builder: Any, texts: Iterable[list[str]]) -> None:

@@ -1,5 +1,5 @@
 """The counter an index build shows on stderr: the one-process build's passages, a shard-parallel build's shards
-step by step (`shard_build.driver`)."""
+step by step (`sharding.build.driver`)."""
 
 from __future__ import annotations
 

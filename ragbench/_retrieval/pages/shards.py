@@ -1,5 +1,5 @@
 """A page index encoded in shards (`ragbench index build --retriever colpali --ray --shards S`): each shard's pages
-encoded by a worker (a Ray task; `shard_build.runner`, the runner of the text kinds' shard builds), its vectors
+encoded by a worker (a Ray task; `sharding.build.runner`, the runner of the text kinds' shard builds), its vectors
 written to a part file, the parts then joined into the one index `index.save_index` writes: the same vectors, bit
 for bit, as the one-process build's, so the same scores and ranking.
 
@@ -29,7 +29,7 @@ from .index import read_vectors, write_vectors
 from .vidore_data import open_vidore
 
 if TYPE_CHECKING:
-    from ..shard_build.runner import Runner
+    from ..sharding.build.runner import Runner
 
 KEY = "key.json"  # what the parts in the staging folder were encoded for (the index's identity, the shards)
 
@@ -86,8 +86,8 @@ class PageShards:
 
     def vectors(self, recipe: PageRecipe, count: int, index: Path, identity: JsonObject) -> list[Any]:
         """The pages' vectors, encoded in shards (module docstring), for the index at `index`."""
-        from ..shard_build.driver import Shown  # the shard builds' (their imports: only a build pays them)
-        from ..shard_build.runner import InProcess
+        from ..sharding.build.driver import Shown  # the shard builds' (their imports: only a build pays them)
+        from ..sharding.build.runner import InProcess
 
         ranges = batch_ranges(count, recipe.batch_size, self.shards)
         staging = index.with_name(index.name + ".shards-partial")

@@ -1,0 +1,125 @@
+"""bm25 built in shards: each shard's `bm25/` holds bm25s's files for its passages, scored with the whole corpus's
+statistics, as `sharding.split` cuts them from the one index (its score matrix's columns for those passages, numbered
+from 0; the whole vocabulary, numbered as the one index numbers it; params with the shard's num_docs).
+
+Step 1 (`Bm25PartBuilder`) tokenizes the part as `BM25Builder` does, with a vocabulary of its own (terms numbered
+in the part's order of first sight), spills its postings and tokenizer's dictionaries into the shard's folder, and
+sends the driver its passages and their total length; its terms, each with its document frequency in the part, are
+merged by term (`sharding.build.terms`, in the corpus's order of first sight: the first part holding a term, at that
+part's number for it, the one-process build's numbering), never on the driver. Step 2 reads the merged buckets (the
+whole vocabulary, numbered, and its document frequencies) and scores the shard's postings with those statistics
+(bm25s's average length: the total over the passages, in float64).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...bm25.retriever import BM25Builder, CorpusStats, make_stemmer, query_tokens
+from ..build.front import BuiltShardsFront
+from ..build.kind import ShardKind, Stats
+from ..build.terms import merged_terms
+from ..searcher import ShardOptions
+from .blocks import TOKENIZER_DICTS
+
+PART = "part.json"  # step 1's tokenizer dictionaries, in the spill
+LENGTHS, DOC_FREQS = "lengths.npy", "doc_freqs.npy"  # its passages' lengths, its terms' document frequencies
+
+
+class Bm25PartBuilder(BM25Builder):
+    """A part's tokenization (module docstring), left in its folder for step 2 (`reopened`)."""
+
+    def analysed(self) -> Stats:
+        dicts = {name: getattr(self.tokenizer, name) for name in TOKENIZER_DICTS}
+        (self.spill / PART).write_text(json.dumps(dicts), encoding="utf-8")
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int32)
+        np.save(self.spill / LENGTHS, lengths)
+        np.save(self.spill / DOC_FREQS, self.doc_freqs)
+        numbered = self.tokenizer.get_vocab_dict()
+        words = [""] * len(numbered)
+        for word, number in numbered.items():
+            words[number] = word
+        return {
+            "terms": {"words": words, "doc_freqs": self.doc_freqs.tolist()},  # merged by term, not by the driver
+            "n_docs": self.n_docs,
+            "total_length": int(lengths.sum(dtype=np.int64)),
+            "options": self.options(0, 0),  # the manifest's options but the counts
+        }
+
+    @classmethod
+    def reopened(cls, folder: Path, options: dict[str, Any]) -> Bm25PartBuilder:
+        """The builder step 1 left in `folder` (built with `options`)."""
+        spill = folder / "bm25.spill"
+        spill.rename(folder / "bm25.spill.kept")  # the constructor makes a new spill folder
+        builder = cls(folder, **options)
+        builder.spill.rmdir()
+        (folder / "bm25.spill.kept").rename(spill)
+        dicts = json.loads((spill / PART).read_text(encoding="utf-8"))
+        for name in TOKENIZER_DICTS:
+            getattr(builder.tokenizer, name).update(dicts[name])
+        builder.chunk_files = sorted(spill.glob("chunk*.npz"))
+        builder.lengths = [np.load(spill / LENGTHS)]
+        builder.n_docs = len(builder.lengths[0])
+        builder.doc_freqs = np.load(spill / DOC_FREQS)
+        return builder
+
+
+class Bm25ShardsFront(BuiltShardsFront):
+    """bm25's query side over shards it was built in: the manifest's tokenizer, the shards' docs stores; answers
+    merged by (score, passage number), as the one index ranks them."""
+
+    name = "bm25"
+
+    def __init__(self, index: str | None = None, shards: int = 1, mmap: bool = True) -> None:
+        super().__init__(index, shards)
+        self.mmap = bool(mmap)
+        options = self.manifest.options
+        self.stopwords, self.stemmer = options["stopwords"], make_stemmer(options["stemmer"])
+        self.jieba = options.get("tokenizer") == "jieba"
+
+    def payload(self, queries: list[str]) -> Any:
+        return query_tokens(queries, self.stopwords, self.stemmer, self.jieba)
+
+    def shard_options(self) -> ShardOptions:
+        return {"mmap": self.mmap}
+
+
+class Bm25Shards(ShardKind):
+    """bm25's shard build (module docstring); `options`: BM25Builder's (--build-arg)."""
+
+    name = "bm25"
+    front: ClassVar[type[BuiltShardsFront]] = Bm25ShardsFront
+    term_order = "first_seen"
+
+    def part_builder(self, folder: Path) -> Bm25PartBuilder:
+        return Bm25PartBuilder(folder, **self.build_options)
+
+    def reopened(self, folder: Path) -> Bm25PartBuilder:
+        return Bm25PartBuilder.reopened(folder, self.build_options)
+
+    def merge(self, stats: list[Stats]) -> Stats:
+        return {
+            "n_docs": sum(part["n_docs"] for part in stats),
+            "total_length": sum(part["total_length"] for part in stats),
+            "options": stats[0]["options"],
+        }
+
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
+        builder = self.reopened(folder)
+        words, doc_freqs = merged_terms(shared["buckets"], self.term_order)
+        vocab = {word: number for number, word in enumerate(words)}
+        local = builder.tokenizer.get_vocab_dict()
+        numbers = np.zeros(len(local), dtype=np.int64)
+        for term, number in local.items():
+            numbers[number] = vocab[term]
+        n_docs = int(shared["n_docs"])
+        corpus = CorpusStats(doc_freqs, n_docs, shared["total_length"] / n_docs)
+        builder.write_files(vocab, corpus, numbers)
+
+    def options(self, shared: Stats) -> Stats:
+        """The one index's manifest options."""
+        return {**shared["options"], "vocabulary": shared["terms"], "postings": shared["postings"]}

@@ -1,0 +1,232 @@
+"""dense built in shards: each shard's worker encodes its own passages and writes their rows of `embeddings.npy`
+straight into its shard's folder; no process holds more than one chunk's vectors, and no merged embeddings.npy is
+written. A shard's file is the one-process index's rows start..stop-1, bit for bit.
+
+Bits depend on what a passage is encoded with: sentence-transformers sorts each `encode` call's texts by length
+and pads each batch, and a row's last bits move with its batch's shape. The one-process build encodes the corpus in
+chunks of `--chunk-size` passages (rows c*size .. (c+1)*size-1), so a shard encodes the same chunks: step 1 only
+counts its passages (the docs store is the worker's), the driver adds the counts up into each shard's first row,
+and step 2 (`finish`) encodes every chunk its rows fall in, whole, taking the texts of a chunk's rows in another
+shard from that shard's docs store (written in step 1, never changed after), and keeps its own rows. A chunk that
+straddles two shards is encoded by both: at most two chunks a shard more than the one-process build encodes.
+Step 2 writes the digests of embeddings.npy's blocks beside it (`EMBEDDINGS_BLOCKS`): a run serving the shards from
+an object store reads shard 0's row 0 (its encoder check) by ranged reads checked against them.
+
+Step 2 takes a GPU where the cluster has GPUs (`encodes_on_gpu`; sentence-transformers then encodes on it), a CPU
+else. The encoder is loaded on the driver once (`prepare`: a model that does not load, or a bad option, ends the build in
+one line before any worker starts, and its description makes the manifest's options, as `DenseBuilder.finish`
+writes them), then dropped; each step 2 loads its own.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.lib import format as npy
+
+from ...._errors import ConfigError
+from ...._storage.block_digests import BlockMismatch, CheckedRanges
+from ...._storage.locations import joined
+from ...._types import JsonObject
+from ...._values.options import construct
+from ...corpus.readers import passage_text
+from ...dense.retriever import (
+    EMBEDDINGS_FILE,
+    DenseBuilder,
+    check_index_encoder,
+    checked_backend,
+    index_encoder,
+)
+from ...index.damage import IndexDamage, read_array
+from ...index.docstore import DocStore
+from ...index.remote_docstore import checked_ranges, write_block_record
+from ..build.front import BuiltShardsFront
+from ..build.kind import ShardKind, Stats
+from ..searcher import ShardOptions
+
+NPY_HEAD = 4096  # bytes read for a .npy file's header (numpy pads a 2-d array's to 128)
+EMBEDDINGS_BLOCKS = "embeddings.blocks.json"  # the digests of embeddings.npy's blocks, written beside it
+
+
+class PassageCount:
+    """Step 1 of a dense shard: its passages counted (their texts are encoded in step 2, `DenseShards.finish`)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.passages = folder, 0
+
+    indexed_text = DenseBuilder.indexed_text  # the one-process build's texts (`ChunkTexts` reads them so too)
+
+    def add(self, texts: list[str]) -> None:
+        self.passages += len(texts)
+
+    def analysed(self) -> Stats:
+        return {"folder": self.folder.name, "passages": self.passages}
+
+
+class ChunkTexts:
+    """The indexed texts of rows of the whole corpus, read from the docs stores of the shards holding them."""
+
+    def __init__(self, parent: Path, folders: list[str], starts: list[int], title: bool) -> None:
+        self.parent, self.folders, self.starts, self.title = parent, folders, starts, title
+        self.stores: dict[int, DocStore] = {}
+
+    def texts(self, first: int, stop: int) -> list[str]:
+        found = []
+        for row in range(first, stop):
+            shard = int(np.searchsorted(self.starts, row, side="right")) - 1
+            if shard not in self.stores:
+                self.stores[shard] = DocStore(self.parent / self.folders[shard])
+            found.append(passage_text(self.stores[shard].get(row - self.starts[shard]), self.title))
+        return found
+
+    def close(self) -> None:
+        for store in self.stores.values():
+            store.close()
+
+
+class DenseShardsFront(BuiltShardsFront):
+    """dense's query side over shards it was built in: the encoder (the manifest's model, instruction, style and
+    encoder dtype, checked against shard 0's row 0), the shards' docs stores; the shards hold the rows. Options
+    as `DenseRetriever`'s."""
+
+    name = "dense"
+
+    def __init__(
+        self,
+        index: str | None = None,
+        shards: int = 1,
+        model: str | None = None,
+        query_instruction: str | None = None,
+        backend: str = "numpy",
+        chunk_rows: int = 32768,
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str | None = None,
+        *,
+        registry: Any,
+    ) -> None:
+        super().__init__(index, shards)
+        self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
+        options = self.manifest.options
+        self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
+        rows = self.first_row()
+        text = passage_text(self.stores[0].get(0), self.manifest.corpus.get("title", True))
+        check_index_encoder(self.encoder, options, rows, text, f"the index at {self.folder}")
+        del rows
+
+    def payload(self, queries: list[str]) -> Any:
+        return self.encoder.encode_queries(queries)
+
+    def shard_options(self) -> ShardOptions:
+        return {"chunk_rows": self.chunk_rows, "backend": self.backend, "corpus_rows": self.manifest.doc_count}
+
+    def metadata(self) -> JsonObject:
+        return {**super().metadata(), "encoder_dtype": self.encoder.dtype, "backend": self.backend}
+
+    def first_row(self) -> np.ndarray:
+        """Row 0 of shard 0's embeddings (a 1-row array): memory-mapped from its folder; in an object store, read
+        by two ranged reads (the .npy header, then the row), each checked by the digests of its blocks the build
+        recorded (`EMBEDDINGS_BLOCKS`), never the whole file (an earlier build's, which recorded none: fetched
+        whole and checked by its content digest); damaged or written over: a ConfigError."""
+        shard = self.checked.shards[0]
+        if not shard.source or EMBEDDINGS_BLOCKS not in {name for name, _, _ in shard.written}:
+            return read_array(self.shard_file(0, EMBEDDINGS_FILE).parent, EMBEDDINGS_FILE)[:1]
+        url = joined(shard.source, EMBEDDINGS_FILE)
+        try:
+            return head_row(checked_ranges(shard.source, self.shard_file(0, EMBEDDINGS_BLOCKS), EMBEDDINGS_FILE))
+        except BlockMismatch as exc:
+            fix = self.checked.fix
+            raise ConfigError(f"retriever dense: {exc}: it was written over (damaged); {fix}") from None
+        except IndexDamage as exc:
+            raise ConfigError(f"retriever dense: {exc} (damaged); {self.checked.fix}") from None
+        except ValueError as exc:
+            raise ConfigError(
+                f"retriever dense: {url}: not a readable .npy array of vectors ({exc}) (damaged)"
+            ) from None
+
+
+def head_row(embeddings: CheckedRanges) -> np.ndarray:
+    """Row 0 of the .npy array of vectors `embeddings` reads (a 1-row array); a ValueError where it is not one."""
+    stream = io.BytesIO(embeddings.read(0, NPY_HEAD))
+    version = npy.read_magic(stream)
+    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream)
+    if len(shape) != 2 or fortran or not shape[0]:
+        raise ValueError(f"holds an array of shape {shape}, not rows of vectors")
+    start = stream.tell()
+    row = embeddings.read(start, start + shape[1] * dtype.itemsize)
+    return np.frombuffer(row, dtype=dtype).reshape(1, shape[1])
+
+
+class DenseShards(ShardKind):
+    """dense's shard build (module docstring); `build_options` are `DenseBuilder`'s."""
+
+    name = "dense"
+    front = DenseShardsFront
+
+    def prepare(self, first_text: str) -> None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as scratch:  # the builder's .npy goes there, unwritten
+            builder = self.builder(Path(scratch))
+            self.described = builder.finish()  # the manifest's options, as the one-process build writes them
+            del builder  # the model: each worker loads its own
+
+    def builder(self, folder: Path) -> DenseBuilder:
+        """The one-process build's builder of the build's options (an unknown or mistyped one refused as there)."""
+        label = "index build --retriever dense"
+        builder: DenseBuilder = construct(
+            DenseBuilder, self.build_options, label, positional=(folder,), injected={"registry": self.registry}
+        )
+        return builder
+
+    def encodes_on_gpu(self) -> bool:
+        """Step 2 encodes: on a GPU where the cluster has one, unless the build names another device."""
+        device = self.build_options.get("device")
+        return device is None or str(device).startswith("cuda")
+
+    def part_builder(self, folder: Path) -> PassageCount:
+        return PassageCount(folder)
+
+    def merge(self, stats: list[Stats]) -> Stats:
+        counts = [int(part["passages"]) for part in stats]
+        return {
+            "folders": [str(part["folder"]) for part in stats],
+            "starts": np.concatenate([[0], np.cumsum(counts)]).tolist(),
+        }
+
+    def shards_read(self, number: int, shared: Stats) -> list[int]:
+        """The shards its first and last chunk of rows reach into (`finish` encodes whole chunks of the corpus, as
+        the one-process build does)."""
+        starts: list[int] = shared["starts"]
+        start, stop, chunk = starts[number], starts[number + 1], self.text.chunk_size
+        first = start - start % chunk
+        end = min(first + ((stop - 1 - first) // chunk + 1) * chunk, starts[-1])
+        return [
+            shard
+            for shard in range(len(starts) - 1)
+            if shard != number and starts[shard] < end and starts[shard + 1] > first
+        ]
+
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
+        folders: list[str] = shared["folders"]
+        starts: list[int] = shared["starts"]
+        number = folders.index(folder.name)
+        start, stop, total = starts[number], starts[number + 1], starts[-1]
+        chunk = self.text.chunk_size
+        builder = self.builder(folder)  # writes folder/embeddings.npy
+        texts = ChunkTexts(folder.parent, folders, starts[:-1], self.text.title)
+        try:
+            for first in range(start - start % chunk, stop, chunk):
+                vectors = builder.encoder.encode_passages(texts.texts(first, min(first + chunk, total)))
+                builder.embeddings.append(vectors[max(start, first) - first : min(stop, first + chunk) - first])
+        finally:
+            texts.close()
+        builder.embeddings.close()
+        write_block_record(folder, (EMBEDDINGS_FILE,), EMBEDDINGS_BLOCKS)  # what the run's check of row 0 reads by
+
+    def options(self, shared: Stats) -> Stats:
+        return dict(self.described)

@@ -1,0 +1,84 @@
+"""flashrag_bm25 built in shards: bm25's shard build (`bm25`) with FlashRAG's builder (its stopwords and stemmer by
+language, bm25s's files at the top of each shard's folder, int32 pointers), the language chosen once by the
+corpus's first indexed text (`prepare`) as FlashRAG chooses it. Each shard holds the files `sharding.split` cuts
+from the one index. The run's hits are the passages of the corpus's rows (`corpus=`, FlashRAG's corpus_path) as
+the one index's retriever reads them; FlashRAG's numba heap replayed over the shards' candidates
+(`merge.merge_numba_top_k`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...._errors import ConfigError
+from ...bm25.flashrag import LABEL, FlashRagBM25Builder, FlashRagBM25Retriever, english_stopwords, query_words
+from ...corpus.jsonl_rows import JsonlRows
+from ...option_paths import option_path
+from ..bm25.build import Bm25PartBuilder, Bm25Shards
+from ..build.front import BuiltShardsFront
+from ..build.kind import Stats
+from ..fronts import Answers, per_query
+from ..merge import merge_numba_top_k
+from ..searcher import ShardOptions, TopK
+
+
+class FlashRagPartBuilder(Bm25PartBuilder, FlashRagBM25Builder):
+    """A part tokenized as FlashRAG's builder tokenizes it (its language fixed by the driver)."""
+
+    def options(self, vocabulary: int, postings: int) -> Stats:
+        return {**super().options(vocabulary, postings), "language": self.language}
+
+
+class FlashRagShardsFront(BuiltShardsFront, FlashRagBM25Retriever):
+    """FlashRAG's bm25 query side over shards it was built in: its query words and the corpus's rows for the hits
+    (`FlashRagBM25Retriever.answer`); the shards hold the score matrix."""
+
+    name = "flashrag_bm25"
+
+    def __init__(self, index: str | None = None, shards: int = 1, corpus: str | None = None, mmap: bool = True) -> None:
+        super().__init__(index, shards)
+        self.mmap = bool(mmap)
+        path = option_path(LABEL, corpus, "corpus", "the JSONL corpus the index was built from, FlashRAG's corpus_path")
+        self.rows = JsonlRows(path)
+        if len(self.rows) != self.manifest.doc_count:
+            self.close()
+            raise ConfigError(
+                f"{LABEL}: corpus {path} holds {len(self.rows)} passages, the shards in {self.folder} were built over "
+                f"{self.manifest.doc_count}; pass corpus= the JSONL they were built from"
+            )
+        self.stopwords = english_stopwords()
+
+    def payload(self, queries: list[str]) -> Any:
+        return [query_words(query, self.stopwords) for query in queries]
+
+    def shard_options(self) -> ShardOptions:
+        return {"mmap": self.mmap}
+
+    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
+        return [
+            self.answer(query, lambda _, q=q: merge_numba_top_k(per_query(answers, q), k))  # type: ignore[misc]
+            for q, query in enumerate(queries)
+        ]
+
+    def close(self) -> None:
+        self.rows.close()
+        BuiltShardsFront.close(self)
+
+
+class FlashRagShards(Bm25Shards):
+    """flashrag_bm25's shard build (module docstring); `options`: FlashRagBM25Builder's (language)."""
+
+    name = "flashrag_bm25"
+    front = FlashRagShardsFront
+
+    def prepare(self, first_text: str) -> None:
+        if self.build_options.get("language", "auto") == "auto":
+            chinese = FlashRagBM25Builder.first_is_chinese(first_text)
+            self.build_options["language"] = "zh" if chinese else "en"
+
+    def part_builder(self, folder: Path) -> FlashRagPartBuilder:
+        return FlashRagPartBuilder(folder, **self.build_options)
+
+    def reopened(self, folder: Path) -> Bm25PartBuilder:
+        return FlashRagPartBuilder.reopened(folder, self.build_options)

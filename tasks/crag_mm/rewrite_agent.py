@@ -18,7 +18,7 @@ import json
 from typing import Annotated, Any
 
 from annotated_types import Ge
-from pydantic import BaseModel
+from pydantic import create_model
 
 from ragbench.api import ConfigError, Context, Document, Example, Image, Reader, Task
 
@@ -31,15 +31,12 @@ REWRITE_SAMPLING: dict[str, Any] = {"max_tokens": 1000, "temperature": 0.0, "top
 WEB_SEARCH_RESULTS = 50  # utils/retriever.py NUM_WEB_SEARCH_RESULTS
 
 
-# prompt_constants.py's schema of the second call's answer (no docstring: it would be the schema's description)
-class QueryAnalysis(BaseModel):
-    entity_name: str
-    updated_question: str
-
-
 def rewrite_schema() -> str:
-    """The second call's `json_schema` (an OpenAI `response_format` schema, named)."""
-    return json.dumps({"name": "QueryAnalysis", "schema": QueryAnalysis.model_json_schema()})
+    """The second call's `json_schema` (an OpenAI `response_format` schema, named): prompt_constants.py's
+    `QueryAnalysis` model's, made by pydantic as upstream's is (a model made here, not a class of the module: a
+    pydantic model holds its `model_config` dict as a class default)."""
+    model = create_model("QueryAnalysis", entity_name=(str, ...), updated_question=(str, ...))
+    return json.dumps({"name": "QueryAnalysis", "schema": model.model_json_schema()})
 
 
 def rewrite_messages(question: str, image: Image | None, analysis: str | None = None) -> list[dict[str, Any]]:

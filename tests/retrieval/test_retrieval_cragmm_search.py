@@ -253,46 +253,24 @@ def test_a_search_by_picture_without_an_image_index_or_a_readable_picture_fails_
 def test_flashrag_mm_searches_by_picture_with_cragmm_search(tmp_path, search):
     """A flashrag_mm run: each question's picture searches the image index (what the retriever's own search by
     picture finds), its text what `search` says (with both, the example's picture too: `image_k` hits)."""
-    from ragbench.api import Task, TaskScoring
-    from ragbench.testing import ScriptedLLM, run_eval
+    from support.picture_search import picture_questions, run_flashrag_mm, searched_by_picture
 
     pictures = {name: picture(name) for name in ("query_0.png", "query_1.png", "query_2.png")}
-
-    def examples():
-        for index, (name, image) in enumerate(pictures.items()):
-            yield Example(id=name, question="tower in paris", gold={"answers": ["x"]}, images=(image,), index=index)
-
-    class Pictured(Task):
-        name = "pictured"
-        scoring = TaskScoring(metrics=("match",))
-        holds_images = question_images = True
-
-        def examples(self):
-            return examples()
-
+    examples = picture_questions(pictures, "tower in paris")
     options = {"search": search, "image_k": 1}  # a search by picture takes the k asked (image_topk), not image_k
-    run = run_eval(
-        Pictured,
-        "flashrag_mm",
-        ScriptedLLM("x"),
-        system_args={"text_topk": 2, "image_topk": 3},
-        retriever="cragmm_search",
-        retriever_args={
-            "image_index": str(DATA / "indexes" / "mixed" / "image"),
-            "image_model": str(DATA / "models" / "clip"),
-            "web_index": str(DATA / "indexes" / "mixed" / "web"),
-            "text_model": str(DATA / "models" / "bge"),
-            **options,
-        },
-        output=tmp_path / "run",
+    indexes = DATA / "indexes" / "mixed"
+    models = {"image_model": str(DATA / "models" / "clip"), "text_model": str(DATA / "models" / "bge")}
+    folders = {"image_index": str(indexes / "image"), "web_index": str(indexes / "web"), **models}
+    run = run_flashrag_mm(
+        examples, "cragmm_search", {**folders, **options}, tmp_path / "run", text_topk=2, image_topk=3
     )
-    assert run.complete
-    searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
     own = searcher("mixed", **options)
     found = {image.digest: own.search_images([image], 3)[0] for image in pictures.values()}
-    by_picture = {s["query"]: s["ids"] for s in searches if s["query"].startswith("image ")}
-    assert by_picture == {f"image sha256:{digest}": [doc.id for doc in docs] for digest, docs in found.items()}  # type: ignore[union-attr]
+    assert searched_by_picture(tmp_path / "run") == {
+        f"image sha256:{digest}": [doc.id for doc in docs]  # type: ignore[union-attr]
+        for digest, docs in found.items()
+    }
     shown = {sample.id: [doc.id for doc in sample.docs] for sample in run.samples["pictured"]}
-    for example in examples():
+    for example in examples:
         [text] = (own.for_example(example) or own).search([example.question], 2)
         assert shown[example.id] == [doc.id for doc in [*text, *found[example.images[0].digest]]]  # type: ignore[misc]

@@ -15,7 +15,6 @@ writes were queued after the graph was saved (or none was), every vector compare
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +29,7 @@ from ..._values.images import Image
 from ..base import RetrievalError, Retriever
 from ..option_paths import option_path
 from ..pages.single_vector import DualEncoder
+from ..pictures import opened_picture
 from .chroma_store import Collection, read_collection
 
 IMAGE_COLLECTION, WEB_COLLECTION = "image_embeddings", "web_search_embeddings"
@@ -102,7 +102,7 @@ class CragMMSearchRetriever(Retriever):
                 RetrievalError("retriever cragmm_search: a search by picture needs image_index= and image_model=")
                 for _ in images
             ]
-        return self.image_hits([opened(image.data, "a query picture") for image in images], k)
+        return self.image_hits([opened_picture(image.data, self.name, "a query picture") for image in images], k)
 
     def search_examples(
         self, bound: list[Retriever], queries: list[str], k: int
@@ -214,19 +214,7 @@ def picture_of(example: Example) -> Any:
     """The example's first image as PIL opens it, or the RetrievalError its search gets."""
     if not example.images:
         return RetrievalError(f"retriever cragmm_search: example {example.id} has no image to search with")
-    return opened(example.images[0].data, f"example {example.id}'s image")
-
-
-def opened(data: bytes, what: str) -> Any:
-    """The picture as PIL opens it, or the RetrievalError its search gets."""
-    from PIL import Image as PILImage
-
-    try:
-        picture = PILImage.open(io.BytesIO(data))
-        picture.load()
-    except (OSError, ValueError) as exc:
-        return RetrievalError(f"retriever cragmm_search: {what} could not be read ({exc})")
-    return picture
+    return opened_picture(example.images[0].data, "cragmm_search", f"example {example.id}'s image")
 
 
 class ImageEncoder:

@@ -3,10 +3,10 @@ the user's local copies of the search indexes and of the CLIP and BGE models, wi
 
 Image search (`image_index=`, `image_model=`) takes the example's image, or the picture a search by picture asks
 with (`search_images`, e.g. flashrag_mm's): CLIP image features (`CLIPProcessor`, `get_image_features`), unit
-length; the index's nearest images by cosine, each with its URL and its entities (names and attributes). Web search (`web_index=`, `text_model=`) takes the query's text: the model's
-mean-pooled last hidden state (padding, truncation at 512 tokens, no instruction), unit length; the nearest
-chunks by cosine, the first chunk of each page kept (the id cut at `_chunk`, as `web_search` does), each with
-its page's name, snippet and URL. Scores are `1 - cosine distance`, computed in float32 as chromadb does.
+length; the index's nearest images by cosine, each with its URL and its entities (names and attributes). Web
+search (`web_index=`, `text_model=`) takes the query's text: the model's mean-pooled last hidden state (padding,
+truncation at 512 tokens, no instruction), unit length; the nearest chunks by cosine, the first chunk of each page
+kept (the id cut at `_chunk`, as `web_search` does), each with its page's name, snippet and URL. Scores are `1 - cosine distance`, computed in float32 as chromadb does.
 
 The nearest are found as chromadb finds them: its HNSW graph walked as hnswlib walks it (hnsw_graph.py), or, where
 writes were queued after the graph was saved (or none was), every vector compared (chroma_store.py).

@@ -169,7 +169,8 @@ def record(checkout: Path, data: Path) -> None:
             "apply_chat_template returns its messages as JSON and whose generate records each input (messages, the "
             "picture's RGB sha256, SamplingParams/GuidedDecodingParams as given) and replies from the cases' replies "
             "by query; the search pipeline is a fake returning the cases' image_results for every picture and their "
-            "search_results for every text, recording (the picture's RGB sha256 or the query, k). Tokenizer.from_pretrained reads ragbench's Llama-3.2 stand-in (one token per byte). torch, "
+            "search_results for every text, recording (the picture's RGB sha256 or the query, k). "
+            "Tokenizer.from_pretrained reads ragbench's Llama-3.2 stand-in (one token per byte). torch, "
             f"vllm, transformers, mistral_common, qwen_vl_utils, cragmm_search stubbed. {versions}, python "
             f"{sys.version.split()[0]}"
         ),

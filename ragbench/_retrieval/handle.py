@@ -175,9 +175,11 @@ class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches a
 
     async def search_image(self, image: Image, k: int, *, step: str = "retrieve image") -> list[Document]:
         """The top `k` documents for a query picture, best first, from a retriever that searches by picture
-        (`Retriever.image_queries`; a reranker, which reads a query's text, is not applied). The search is traced
-        and recorded with `image_query`'s name of the picture as its query."""
-        if not self.retriever.image_queries or self.local is not None:
+        (`Retriever.image_queries`; a reranker, which reads a query's text, is not applied). The run's retriever
+        answers it (`search_images`), also where its text searches are bound to the example (`pooled`, e.g.
+        cragmm_search's image search by the example's picture). The search is traced and recorded with
+        `image_query`'s name of the picture as its query."""
+        if not self.retriever.image_queries or (self.local is not None and not self.local.pooled):
             raise RetrievalError(
                 f"retriever {self.retriever.name} does not search by picture; use one that does, or search by text only"
             )

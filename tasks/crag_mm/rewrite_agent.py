@@ -5,10 +5,11 @@ calls per question: the picture and the question with `QUERY_REWRITE_STEP_1` (an
 analysis as the assistant's turn and `QUERY_REWRITE_PROMPT`, decoded under `QueryAnalysis`'s JSON schema. Its answers,
 cut to 75 Llama-3.2 tokens like every agent response, go to a response.jsonl. Then `local_evaluation.py
 --full-query-path` reads each answer's `updated_question` (`utils.parse_jsonl_to_dict`; the question itself where
-the answer is not such JSON) and `get_rag_context` searches the web with it (the question where it is empty). The
-answering agent gets the results under the original question's introduction. Here each example makes the same two
-calls, the same cut and choice, one search of the run's retriever, then the task's answer call (tasks/crag_mm/
-prompting.py) over what it found.
+the answer is not such JSON) and `get_rag_context` searches the picture (30 hits) and the web with it (the question
+where it is empty). The answering agent gets the results under the original question's introduction. Here each
+example makes the same two calls, the same cut and choice, one search of the run's retriever (`cragmm_search`
+answers it with the picture's image hits, `image_k` 30, then the text's web hits), then the task's answer call
+(tasks/crag_mm/prompting.py) over what it found.
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ def layout(request):
 
 @pytest.fixture(scope="module")
 def retrievers(layout):
-    return {kind: searcher(layout, search=kind) for kind in ("image", "web", "both")}
+    # image_k=None: a search's image hits are the k it asks for (by default get_rag_context's 30)
+    return {kind: searcher(layout, search=kind, image_k=None) for kind in ("image", "web", "both")}
 
 
 def test_image_search_equals_the_pipelines(layout, retrievers):
@@ -222,3 +223,54 @@ def test_nearest_ranks_by_distance_ties_in_row_order_whatever_the_batch(rows, k,
     assert [row for row, _ in alone] == sorted(range(rows), key=lambda row: (distances[row], row))[:k]
     assert [score for _, score in alone] == [1.0 - float(distances[row]) for row, _ in alone]
     assert nearest(np.stack([query, -query, query]), vectors, k)[2] == alone
+
+
+def picture(name: str) -> Image:
+    return Image.of((DATA / "images" / name).read_bytes())
+
+
+def test_a_search_by_picture_equals_the_pipelines_image_search(layout, retrievers):
+    """Whatever `search` is (web: text searches find pages only), a search by picture searches the image index."""
+    for case in (case for case in RECORD[layout]["searches"] if "image" in case):
+        [docs] = retrievers["web"].search_images([picture(case["image"])], case["k"])
+        assert not isinstance(docs, RetrievalError)
+        assert [int(doc.id) for doc in docs] == [hit["index"] for hit in case["results"]], case["image"]
+        for doc, hit in zip(docs, case["results"]):
+            assert doc.score == pytest.approx(hit["score"], abs=TOLERANCE)
+            assert (doc.url, doc.metadata["entities"]) == (hit["url"], hit["entities"])
+
+
+def test_a_search_by_picture_without_an_image_index_or_a_readable_picture_fails_that_search_alone():
+    web_only = searcher("mixed", search="web", image_index=None, image_model=None)
+    [failed] = web_only.search_images([picture("query_0.png")], 3)
+    assert isinstance(failed, RetrievalError) and "needs image_index= and image_model=" in str(failed)
+    found, damaged = searcher("mixed").search_images([picture("query_0.png"), Image.of(b"\x89PNG\r\n\x1a\nnot")], 3)
+    assert not isinstance(found, RetrievalError) and len(found) == 3
+    assert isinstance(damaged, RetrievalError) and "a query picture could not be read" in str(damaged)
+
+
+@pytest.mark.parametrize("search", ["web", "both"])
+def test_flashrag_mm_searches_by_picture_with_cragmm_search(tmp_path, search):
+    """A flashrag_mm run: each question's picture searches the image index (what the retriever's own search by
+    picture finds), its text what `search` says (with both, the example's picture too: `image_k` hits)."""
+    from support.picture_search import picture_questions, run_flashrag_mm, searched_by_picture
+
+    pictures = {name: picture(name) for name in ("query_0.png", "query_1.png", "query_2.png")}
+    examples = picture_questions(pictures, "tower in paris")
+    options = {"search": search, "image_k": 1}  # a search by picture takes the k asked (image_topk), not image_k
+    indexes = DATA / "indexes" / "mixed"
+    models = {"image_model": str(DATA / "models" / "clip"), "text_model": str(DATA / "models" / "bge")}
+    folders = {"image_index": str(indexes / "image"), "web_index": str(indexes / "web"), **models}
+    run = run_flashrag_mm(
+        examples, "cragmm_search", {**folders, **options}, tmp_path / "run", text_topk=2, image_topk=3
+    )
+    own = searcher("mixed", **options)
+    found = {image.digest: own.search_images([image], 3)[0] for image in pictures.values()}
+    assert searched_by_picture(tmp_path / "run") == {
+        f"image sha256:{digest}": [doc.id for doc in docs]  # type: ignore[union-attr]
+        for digest, docs in found.items()
+    }
+    shown = {sample.id: [doc.id for doc in sample.docs] for sample in run.samples["pictured"]}
+    for example in examples:
+        [text] = (own.for_example(example) or own).search([example.question], 2)
+        assert shown[example.id] == [doc.id for doc in [*text, *found[example.images[0].digest]]]  # type: ignore[misc]

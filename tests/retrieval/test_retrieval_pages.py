@@ -187,3 +187,42 @@ def test_missing_options_and_a_model_it_cannot_load_are_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"ragbench\[vision\]|no readable config.json") as refused:
         LateInteractionRetriever(pages=pages, index=str(tmp_path / "i"), model=str(tmp_path))
     assert "\n" not in str(refused.value) and not (tmp_path / "i").exists()
+
+
+@needs("transformers")
+def test_siglip_searches_by_picture_by_the_cosine_of_image_features(tmp_path):
+    import torch
+
+    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+    from ragbench.api import Image
+    from ragbench.api.retrieval import RetrievalError
+
+    retriever = ImageDenseRetriever(
+        pages=str(VIDORE / "v2"), index=str(tmp_path / "index"), model=str(VIDORE / "tiny-siglip")
+    )
+    pages = [retriever.corpus.image(i) for i in range(len(retriever.corpus))]
+    found = retriever.search_images([*pages, Image.of(b"\x89PNG\r\n\x1a\nnot a picture")], 4)
+    vectors = torch.nn.functional.normalize(torch.cat(retriever.pages), dim=-1)
+    cosines = (vectors @ vectors.T).tolist()
+    for page, hits in enumerate(found[:-1]):
+        assert not isinstance(hits, RetrievalError)
+        assert hits[0].id == retriever.corpus.ids[page] and hits[0].score == pytest.approx(1.0, abs=1e-5)
+        assert [doc.score for doc in hits] == pytest.approx(sorted(cosines[page], reverse=True)[:4], abs=1e-5)
+    assert isinstance(found[-1], RetrievalError) and "retriever siglip: a query picture could not be read" in str(
+        found[-1]
+    )
+
+
+@needs("transformers")
+def test_flashrag_mm_searches_by_picture_with_siglip(tmp_path):
+    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+    from support.picture_search import picture_questions, run_flashrag_mm, searched_by_picture
+
+    options = {"pages": str(VIDORE / "v2"), "index": str(tmp_path / "index"), "model": str(VIDORE / "tiny-siglip")}
+    own = ImageDenseRetriever(**options)  # builds the index the run reuses
+    pictures = {f"page{i}": own.corpus.image(i) for i in (0, 3)}
+    run_flashrag_mm(picture_questions(pictures, "a chart"), "siglip", options, tmp_path / "run", image_topk=2)
+    assert searched_by_picture(tmp_path / "run") == {
+        f"image sha256:{image.digest}": [doc.id for doc in own.search_images([image], 2)[0]]  # type: ignore[union-attr]
+        for image in pictures.values()
+    }

@@ -1,12 +1,12 @@
 """`cragmm_search`: CRAG-MM's mock search APIs (`cragmm-search-pipeline` 0.5.1's `UnifiedSearchPipeline`) over
 the user's local copies of the search indexes and of the CLIP and BGE models, without chromadb.
 
-Image search (`image_index=`, `image_model=`) takes the example's image: CLIP image features (`CLIPProcessor`,
-`get_image_features`), unit length; the index's nearest images by cosine, each with its URL and its entities
-(names and attributes). Web search (`web_index=`, `text_model=`) takes the query's text: the model's
-mean-pooled last hidden state (padding, truncation at 512 tokens, no instruction), unit length; the nearest
-chunks by cosine, the first chunk of each page kept (the id cut at `_chunk`, as `web_search` does), each with
-its page's name, snippet and URL. Scores are `1 - cosine distance`, computed in float32 as chromadb does.
+Image search (`image_index=`, `image_model=`) takes the example's image, or the picture a search by picture asks
+with (`search_images`, e.g. flashrag_mm's): CLIP image features (`CLIPProcessor`, `get_image_features`), unit
+length; the index's nearest images by cosine, each with its URL and its entities (names and attributes). Web
+search (`web_index=`, `text_model=`) takes the query's text: the model's mean-pooled last hidden state (padding,
+truncation at 512 tokens, no instruction), unit length; the nearest chunks by cosine, the first chunk of each page
+kept (the id cut at `_chunk`, as `web_search` does), each with its page's name, snippet and URL. Scores are `1 - cosine distance`, computed in float32 as chromadb does.
 
 The nearest are found as chromadb finds them: its HNSW graph walked as hnswlib walks it (hnsw_graph.py), or, where
 writes were queued after the graph was saved (or none was), every vector compared (chroma_store.py).
@@ -15,7 +15,6 @@ writes were queued after the graph was saved (or none was), every vector compare
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,22 +25,27 @@ from annotated_types import Ge
 from ..._errors import ConfigError
 from ..._imports import import_extra
 from ..._types import Document, Example, JsonObject
+from ..._values.images import Image
 from ..base import RetrievalError, Retriever
 from ..option_paths import option_path
 from ..pages.single_vector import DualEncoder
+from ..pictures import opened_picture
 from .chroma_store import Collection, read_collection
 
 IMAGE_COLLECTION, WEB_COLLECTION = "image_embeddings", "web_search_embeddings"
 KINDS = ("image", "web")
+IMAGE_SEARCH_RESULTS = 30  # utils/retriever.py NUM_IMG_SEARCH_RESULTS: get_rag_context's k for image search
 
 
 class CragMMSearchRetriever(Retriever):
     """Image and/or web search (`search=image`, `web` or `both`; by default whichever indexes are given). A search
-    returns the image hits (the top `image_k`, by default the k asked) and then the web hits (`web_k`, likewise),
-    each Document's metadata naming its kind (`cragmm_search`)."""
+    returns the image hits (the top `image_k`, by default get_rag_context's 30) and then the web hits (the top
+    `web_k`, by default the k asked), each Document's metadata naming its kind (`cragmm_search`). A search by picture
+    (`search_images`) returns the image index's top k for that picture, whatever `search` is."""
 
     name = "cragmm_search"
     max_batch_size = 16
+    image_queries = True
 
     def __init__(
         self,
@@ -50,7 +54,7 @@ class CragMMSearchRetriever(Retriever):
         web_index: str | None = None,
         text_model: str | None = None,
         search: str | None = None,
-        image_k: Annotated[int, Ge(0)] | None = None,
+        image_k: Annotated[int, Ge(0)] | None = IMAGE_SEARCH_RESULTS,
         web_k: Annotated[int, Ge(0)] | None = None,
         device: str = "cpu",
     ) -> None:
@@ -73,7 +77,7 @@ class CragMMSearchRetriever(Retriever):
             "image_k": image_k,
             "web_k": web_k,
         }
-        if "image" in kinds:
+        if "image" in kinds or image_index is not None:  # a search by picture needs no `search=image`
             self.image = read_collection(folder_of(image_index, "image_index"), IMAGE_COLLECTION, "image_index")
             self.clip = ImageEncoder(*local_model(image_model, "image_model"), device)
             self.entities = entity_table(self.image.metadatas)
@@ -91,6 +95,14 @@ class CragMMSearchRetriever(Retriever):
         if "image" in self.kinds:
             raise RetrievalError("retriever cragmm_search: image search needs an example's image (ctx.retriever)")
         return self.search_examples([], queries, k)
+
+    def search_images(self, images: list[Image], k: int) -> list[list[Document] | RetrievalError]:
+        if self.image is None:
+            return [
+                RetrievalError("retriever cragmm_search: a search by picture needs image_index= and image_model=")
+                for _ in images
+            ]
+        return self.image_hits([opened_picture(image.data, self.name, "a query picture") for image in images], k)
 
     def search_examples(
         self, bound: list[Retriever], queries: list[str], k: int
@@ -202,14 +214,7 @@ def picture_of(example: Example) -> Any:
     """The example's first image as PIL opens it, or the RetrievalError its search gets."""
     if not example.images:
         return RetrievalError(f"retriever cragmm_search: example {example.id} has no image to search with")
-    from PIL import Image as PILImage
-
-    try:
-        picture = PILImage.open(io.BytesIO(example.images[0].data))
-        picture.load()
-    except (OSError, ValueError) as exc:
-        return RetrievalError(f"retriever cragmm_search: example {example.id}'s image could not be read ({exc})")
-    return picture
+    return opened_picture(example.images[0].data, "cragmm_search", f"example {example.id}'s image")
 
 
 class ImageEncoder:

@@ -178,8 +178,11 @@ class LateInteractionRetriever(Retriever):
         encoded: list[Any] = []
         for start in range(0, len(queries), self.query_batch_size):
             encoded.extend(self.encoder.encode_queries(queries[start : start + self.query_batch_size]))
-        scores = self.scores(encoded)
-        return [[self.corpus.document(i, row[i]) for i in trec_order(row, self.corpus.ids, k)] for row in scores]
+        return [self.ranked(row, k) for row in self.scores(encoded)]
+
+    def ranked(self, scores: list[float], k: int) -> list[Document]:
+        """The top `k` pages by their `scores`, ranked as trec_eval ranks them."""
+        return [self.corpus.document(i, scores[i]) for i in trec_order(scores, self.corpus.ids, k)]
 
     def scores(self, queries: list[Any]) -> list[list[float]]:
         """Each query's score of every page, as the retriever's upstream scores them (MaxSim here)."""

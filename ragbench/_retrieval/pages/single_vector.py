@@ -1,20 +1,25 @@
 """The `siglip` retriever (alias `clip`): one vector a page and a query from a transformers dual encoder (SigLIP,
 CLIP: `AutoModel` with `get_image_features` / `get_text_features`), saved and reused as `colpali`'s index is,
 scored as vidore-benchmark's `SigLIPRetriever` scores: the raw dot product (`einsum("bd,cd->bc")`, no
-normalisation), its model in float32, queries padded to the tokenizer's `max_length` and truncated.
+normalisation), its model in float32, queries padded to the tokenizer's `max_length` and truncated. A search by
+picture (`search_images`, e.g. flashrag_mm's) ranks the pages by the cosine of their image features and the
+picture's (CLIP's similarity of two pictures: the raw dot product would favour pages whose vectors are long).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
-from ..._types import JsonObject
+from ..._types import Document, JsonObject
+from ..._values.images import Image
+from ..base import RetrievalError
+from ..pictures import opened_picture
 from .late_interaction import LateInteractionRetriever, PageEncoder
 from .shards import PageShards
 
@@ -62,6 +67,7 @@ class ImageDenseRetriever(LateInteractionRetriever):
     """Single-vector pages of a ViDoRe dataset, their index saved at `index` and reused, scored by dot product."""
 
     name = "siglip"
+    image_queries = True
 
     def __init__(
         self,
@@ -102,3 +108,20 @@ class ImageDenseRetriever(LateInteractionRetriever):
         page_vectors = torch.cat(self.pages)
         scores: list[list[float]] = torch.einsum("bd,cd->bc", query_vectors, page_vectors).tolist()
         return scores
+
+    def search_images(self, images: list[Image], k: int) -> Sequence[list[Document] | RetrievalError]:
+        import torch
+
+        pictures = [opened_picture(image.data, self.name, "a query picture") for image in images]
+        readable = [picture for picture in pictures if not isinstance(picture, RetrievalError)]
+        encoded: list[Any] = []
+        for start in range(0, len(readable), self.query_batch_size):
+            encoded.extend(self.encoder.encode_pages(readable[start : start + self.query_batch_size]))
+        unit = torch.nn.functional.normalize
+        rows = iter(
+            (unit(torch.cat(encoded), dim=-1) @ unit(torch.cat(self.pages), dim=-1).T).tolist() if encoded else []
+        )
+        found: list[list[Document] | RetrievalError] = []
+        for picture in pictures:
+            found.append(picture if isinstance(picture, RetrievalError) else self.ranked(next(rows), k))
+        return found

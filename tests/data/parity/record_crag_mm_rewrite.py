@@ -116,8 +116,12 @@ class FakeLLM:
 
 
 def pipeline(query, k):
-    SEARCHES.append({"query": query, "k": k})
-    return [dict(result) for result in CASES["search_results"]]
+    """UnifiedSearchPipeline's stand-in: the cases' image results for a picture, their web results for a text."""
+    if isinstance(query, str):
+        SEARCHES.append({"query": query, "k": k})
+        return [dict(result) for result in CASES["search_results"]]
+    SEARCHES.append({"image_rgb_sha256": hashlib.sha256(query.convert("RGB").tobytes()).hexdigest(), "k": k})
+    return json.loads(json.dumps(CASES["image_results"]))
 
 
 def stand_in(data: Path) -> None:
@@ -159,13 +163,14 @@ def record(checkout: Path, data: Path) -> None:
             "facebookresearch/CRAG-MM at 36b6b4bcd5405b440d9f0f6d74cef6f2fcace2be, unchanged: per dataset (ragbench's "
             "rows, crag_mm_rewrite_cases.json, written with ragbench.tasks.crag_mm.synthetic.write_dataset, layout "
             "saved), 1. CRAGEvaluator(agent=QueryRewrite, no search).generate_agent_responses + save_turn_data (its "
-            "response.jsonl), 2. CRAGEvaluator(agent=LlamaAgent, web_search=True, image_search=False, "
+            "response.jsonl), 2. CRAGEvaluator(agent=LlamaAgent, web_search=True, image_search=True, "
             "full_query_path=that file).generate_agent_responses, as local_evaluation.py --mode generate "
-            "--suppress-image-search-api --full-query-path does. vllm.LLM is a fake whose tokenizer's "
+            "--full-query-path does. vllm.LLM is a fake whose tokenizer's "
             "apply_chat_template returns its messages as JSON and whose generate records each input (messages, the "
             "picture's RGB sha256, SamplingParams/GuidedDecodingParams as given) and replies from the cases' replies "
-            "by query; the search pipeline is a fake returning the cases' search_results for every query, recording "
-            "(query, k). Tokenizer.from_pretrained reads ragbench's Llama-3.2 stand-in (one token per byte). torch, "
+            "by query; the search pipeline is a fake returning the cases' image_results for every picture and their "
+            "search_results for every text, recording (the picture's RGB sha256 or the query, k). "
+            "Tokenizer.from_pretrained reads ragbench's Llama-3.2 stand-in (one token per byte). torch, "
             f"vllm, transformers, mistral_common, qwen_vl_utils, cragmm_search stubbed. {versions}, python "
             f"{sys.version.split()[0]}"
         ),
@@ -187,7 +192,7 @@ def record(checkout: Path, data: Path) -> None:
         answer = CRAGEvaluator(
             agent=LlamaAgent(model_name=MODEL),
             web_search=True,
-            image_search=False,
+            image_search=True,
             search_pipeline=pipeline,
             full_query_path=path,
             **common,

@@ -1,20 +1,25 @@
 """The `crag_mm_rewrite` system against CRAG-MM's query-rewrite pipeline run unchanged (QueryRewrite's generate
-pass, then --full-query-path with web search), recorded in tests/data/parity/crag_mm_rewrite.json (its "how") on
-ragbench's rows (crag_mm_rewrite_cases.json): per turn the same model calls in order (messages, picture, sampling),
-the same search query, and the same answer after the 75-token cut."""
+pass, then --full-query-path with image and web search), recorded in tests/data/parity/crag_mm_rewrite.json (its
+"how") on ragbench's rows (crag_mm_rewrite_cases.json): per turn the same model calls in order (messages, picture,
+sampling), the same searches (the picture's, then the rewritten question's, each with its k), and the same answer
+after the 75-token cut. The retriever is `cragmm_search` with its defaults, its index lookups answered by the
+cases' results as the recording's fake search pipeline answered them."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import io
 import json
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
+from ragbench._retrieval.cragmm.retriever import KINDS, CragMMSearchRetriever, entity_table
 from ragbench.api import Document, EngineError
 from ragbench.tasks.crag_mm.metrics import truncate_response
 from ragbench.tasks.crag_mm.rewrite_agent import CragMMQueryRewrite, rewrite_schema, search_query
@@ -63,26 +68,64 @@ def recorded_reply(calls: list[dict]):
     return reply
 
 
+class CasesSearch(CragMMSearchRetriever):
+    """`cragmm_search` (search=both, image_k and web_k as the retriever's defaults) whose index lookups answer as the
+    recording's fake pipeline did: every picture the cases' image results (each hit made by the retriever's own
+    `image_document`, from index rows holding them), every text their web results. Each lookup is kept as the
+    pipeline recorded it: the picture's RGB sha256 or the query, and k."""
+
+    def __init__(self) -> None:
+        defaults = inspect.signature(CragMMSearchRetriever).parameters
+        self.kinds, self.limits = KINDS, {kind: defaults[f"{kind}_k"].default for kind in KINDS}
+        hits = {hit["index"]: hit for hit in CASES["image_results"]}
+        rows = [
+            {
+                "image_url": hits[row]["url"],
+                "entities": json.dumps([entity["entity_name"] for entity in hits[row]["entities"]]),
+                "info": json.dumps(
+                    {entity["entity_name"]: entity["entity_attributes"] for entity in hits[row]["entities"]}
+                ),
+            }
+            if row in hits
+            else {"image_url": "", "entities": "[]"}
+            for row in range(max(hits) + 1)
+        ]
+        self.image = SimpleNamespace(metadatas=rows)  # type: ignore[assignment]
+        self.entities = entity_table(rows)
+        self.lookups: list[dict] = []
+
+    def image_hits(self, pictures, k):
+        for picture in pictures:
+            self.lookups.append(
+                {"image_rgb_sha256": hashlib.sha256(picture.convert("RGB").tobytes()).hexdigest(), "k": k}
+            )
+        return [[self.image_document(hit["index"], hit["score"]) for hit in CASES["image_results"]] for _ in pictures]
+
+    def web_hits(self, queries, k):
+        self.lookups += [{"query": query, "k": k} for query in queries]
+        web = [
+            Document(id=str(i), title=r["page_name"], text=r["page_snippet"], url=r["page_url"])
+            for i, r in enumerate(CASES["search_results"])
+        ]
+        return [list(web) for _ in queries]
+
+
 def run_turns(kind: str, tmp_path) -> list[tuple]:
-    """Each turn run by the system, in upstream's order: (example, requests, searches, prediction)."""
+    """Each turn run by the system, in upstream's order: (example, requests, index lookups, prediction)."""
     task = TASKS[kind](data_path=write_dataset(tmp_path / kind, case_rows(CASES[kind])), tokenizer=tokenizer_dir())
     recorded = RECORDED[kind]
     llm = ScriptedLLM(recorded_reply(recorded["rewrite_calls"] + recorded["answer_calls"]))
-    docs = [
-        Document(id=str(i), title=r["page_name"], text=r["page_snippet"], url=r["page_url"])
-        for i, r in enumerate(CASES["search_results"])
-    ]
     system = CragMMQueryRewrite(**ANSWER_SAMPLING)
     by_id = {example.id: example for example in task.examples()}
 
     async def turns():
         out = []
         for turn in recorded["turns"]:
-            ctx = make_context(task, llm, docs)
+            retriever, example = CasesSearch(), by_id[turn["interaction_id"]]
+            ctx = make_context(task, llm, retriever=retriever.for_example(example))  # as a run binds it
             seen = len(llm.requests)
-            prediction = await system.run(by_id[turn["interaction_id"]], ctx)
-            searches = [(s.request["query"], s.request["k"]) for s in ctx.trace if s.kind == "retrieval"]
-            out.append((turn, llm.requests[seen:], searches, prediction))
+            prediction = await system.run(example, ctx)
+            out.append((turn, llm.requests[seen:], retriever.lookups, prediction))
         return out
 
     return asyncio.run(turns())
@@ -110,9 +153,11 @@ def test_the_same_calls_search_and_answer_as_the_released_pipeline(kind, tmp_pat
         # llm.generate); a chat turn cannot hold a placeholder without its picture, so ragbench sends it
         assert upstream_rewrite["multi_modal_data"] is None
         assert [rgb_sha256(image) for image in rewrite.sent_images()] == [picture]
-        assert searches == [(recorded["searches"][index]["query"], recorded["searches"][index]["k"])]
+        # get_rag_context's two searches: the picture (its k, NUM_IMG_SEARCH_RESULTS), then the rewritten question
+        assert searches == recorded["searches"][2 * index : 2 * index + 2]
         assert truncate_response(prediction.answer, tokenizer_dir()) == turn["agent_response"]
-        assert [doc.title for doc in prediction.docs] == ["Result one", "Result two", "Result three"]
+        images = ["Volvo XC90, badge", "Volvo XC90, Göteborg", "Ford Focus"]
+        assert [doc.title for doc in prediction.docs] == [*images, "Result one", "Result two", "Result three"]
 
 
 def test_the_cases_cover_each_way_to_the_search_query():

@@ -52,14 +52,13 @@ def test_the_models_search_results_are_get_rag_contexts(system_name, tmp_path):
         data=path,
         judges=[ScriptedLLM("")],
         task_args={"tokenizer": tokenizer_dir(), "image_cache": str(cache)},
-        system_args={"top_n": 50},  # get_rag_context's 50 web results; its 30 images are image_k
+        system_args={"top_n": 50},  # get_rag_context's 50 web results; its 30 images are image_k's default
         retriever="cragmm_search",
         retriever_args={
             "image_index": str(indexes / "image"),
             "image_model": str(DATA / "models" / "clip"),
             "web_index": str(indexes / "web"),
             "text_model": str(DATA / "models" / "bge"),
-            "image_k": 30,
         },
     )
     texts = [[m[1] if isinstance(m, tuple) else m.content for m in request.messages] for request in system.requests]

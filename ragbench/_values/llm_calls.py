@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
 
 from .content_parts import IMAGE_LENGTH, image_record, images_in
 from .images import Image
@@ -416,10 +417,74 @@ class EngineNeeds:
     images: bool | None = None
 
 
+Error = TypeVar("Error", bound="EngineError")
+
+
+class TokenCounts(TypedDict, total=False):
+    """A Response's token counts, as a vendor's usage gives them (ragbench._engines.hosted.usage_counts)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_prompt_tokens: int
+    cache_write_tokens: int
+    cache_write_1h_tokens: int
+
+
+TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", *PROMPT_CACHE_COUNTS)  # a call's billed tokens
+
+
+@dataclass
+class Billed:
+    """Tokens a vendor billed for answers ragbench did not take (`answers` of them): an answer it refused and
+    asked again (an unreadable body, a `response_problem`), a batch's result line not taken. They are the
+    call's cost all the same: added to the answer it took (`onto`), or carried by its `EngineError`."""
+
+    answers: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+
+    @classmethod
+    def of(cls, tokens: TokenCounts | None) -> Billed:
+        """One answer's token counts (a Response's fields), None or all 0: none billed."""
+        return cls(1, **tokens) if tokens and any(tokens.values()) else cls()
+
+    def add(self, tokens: Response | Billed, answers: int = 1) -> Billed:
+        """These and the tokens of `answers` more answers (a Response) or of another Billed (its own)."""
+        self.answers += tokens.answers if isinstance(tokens, Billed) else answers
+        for count in TOKEN_COUNTS:
+            setattr(self, count, getattr(self, count) + getattr(tokens, count))
+        return self
+
+    @overload
+    def onto(self, answer: Response) -> Response: ...
+    @overload
+    def onto(self, answer: Error) -> Error: ...
+    @overload
+    def onto(self, answer: Response | Error) -> Response | Error: ...
+    def onto(self, answer: Response | Error) -> Response | Error:
+        """`answer` with these tokens: added to a Response's own, or to those its EngineError carries (a copy of
+        it: one error may answer several requests)."""
+        if not self.answers:
+            return answer
+        if isinstance(answer, Response):
+            for count in TOKEN_COUNTS:
+                setattr(answer, count, getattr(answer, count) + getattr(self, count))
+            return answer
+        error = copy.copy(answer)
+        error.billed = Billed().add(answer.billed).add(self) if answer.billed else self
+        return error
+
+
 class EngineError(RuntimeError):
     """A request the engine could not answer (after its own retries), because the engine failed: a
     server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
-    generate. Another replica of the model may answer it (`engines/replicas.py` fails over)."""
+    generate. Another replica of the model may answer it (`engines/replicas.py` fails over). `billed`: the
+    tokens the vendor billed for answers of this call that were not taken (its cost although it failed)."""
+
+    billed: Billed | None = None  # an instance's own where set (pickled with it, as Ray sends it)
 
 
 class RequestError(EngineError):

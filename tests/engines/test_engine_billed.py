@@ -15,10 +15,13 @@ from test_engine_gemini import answer
 from test_engine_openai import FAST, FakeServer, chat, generate
 
 from conftest import needs
-from ragbench._cost.prices import TokenUsage
+from ragbench._cost.prices import ModelPrices, TokenUsage
+from ragbench._cost.spending_cap import SpendingCap
+from ragbench._scheduler import CallStats, Scheduler
 from ragbench._types import Step
 from ragbench._values.llm_calls import Billed, EngineError, Response
-from ragbench.testing import load_engine, send_requests
+from ragbench._values.run_groups import RunJudging, RunModels
+from ragbench.testing import load_engine
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}  # test_engine_openai's chat answers'
 
@@ -78,9 +81,33 @@ def test_a_response_problem_is_the_calls_error_with_its_billed_tokens(server):
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "weird"}],
         "usage": USAGE,
     }
-    (result,) = asyncio.run(send_requests(openai(server), [chat()]))
+    engine = openai(server)
+
+    async def run() -> tuple[BaseException | None, CallStats]:
+        scheduler = Scheduler()
+        try:
+            await scheduler.submit(engine, chat())
+        except EngineError as exc:
+            return exc, scheduler.stats
+        finally:
+            await scheduler.close()
+            await engine.aclose()
+        return None, scheduler.stats
+
+    result, stats = asyncio.run(run())
     assert isinstance(result, EngineError) and "answered no valid response" in str(result)
     assert result.billed == Billed(1, 11, 3)
+    assert (stats.errors, stats.prompt_tokens, stats.completion_tokens) == (1, 11, 3)  # run.json's attempt cost
+
+
+def test_the_spending_cap_spends_what_a_failed_call_was_billed():
+    engine = object()
+    cap = SpendingCap(1.0, {id(engine): {"prompt": 1.0, "completion": 2.0}}, lambda: None)
+    failed = EngineError("x")
+    failed.billed = Billed(2, 300_000, 100_000)
+    cap.settle(engine, chat(), failed)
+    cap.settle(engine, chat(), EngineError("nothing billed"))
+    assert cap.spent == pytest.approx(0.5)
 
 
 @needs("anthropic")
@@ -140,3 +167,8 @@ def test_model_cost_counts_a_failed_calls_billed_tokens_and_says_so():
     usage.add(Step(kind="llm", name="g", request={}, error="y"), None)  # nothing billed
     assert (usage.errors, usage.tokens[None][1:3]) == (2, [100, 10])
     assert usage.unanswered == [1, 90, 9]
+    figures = usage.figures(
+        ModelPrices(RunModels(model="openai:m"), RunJudging(), {"openai:m": {"prompt": 1.0, "completion": 1.0}})
+    )
+    assert figures["billed_no_answer"] == {"calls": 1, "prompt_tokens": 90, "completion_tokens": 9}
+    assert figures["usd"] == pytest.approx(110 / 1e6)

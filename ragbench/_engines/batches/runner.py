@@ -305,8 +305,8 @@ class BatchRun:
             why = f"batch {batch.batch_id} failed: {batch.failed}"
             return engine.failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
         if custom in results.repeated:
-            for answer in self._answers(results.repeated_lines[custom], request):
-                self.billed.setdefault(custom, Billed()).add(answer)
+            for each in results.repeated_lines[custom]:
+                self._bill(custom, each)
             return Resend(
                 f"batch {batch.batch_id}'s results hold {results.repeated[custom]} lines of its custom id: neither is "
                 "taken"
@@ -318,17 +318,18 @@ class BatchRun:
         try:
             return self.vendor.outcome(line, request)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            self._bill(custom, line)  # unreadable, but billed where its usage reads
             why = engine.excerpt(f"{type(exc).__name__}: {exc}")
             return Resend(f"unreadable result in batch {batch.batch_id} ({why})")
 
-    def _answers(self, lines: list[JsonObject], request: Request) -> list[Response]:
-        """The answers among `lines` (a request's lines, none taken): what the vendor billed for them."""
-        out = []
-        for line in lines:
-            try:
-                outcome = self.vendor.outcome(line, request)
-            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-                continue  # no answer read: no usage to count
-            if isinstance(outcome, Response):
-                out.append(outcome)
-        return out
+    def _bill(self, custom: str, line: JsonObject) -> None:
+        """The tokens the vendor billed for a result line of `custom` not taken (its usage, where it reads and the
+        vendor's side reads usage: `billed`), counted in the request's call."""
+        billed = getattr(self.vendor, "billed", None)  # a plugin's vendor may not read it
+        if billed is None:
+            return
+        try:
+            tokens = billed(line)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return  # no usage read: nothing known billed
+        self.billed.setdefault(custom, Billed()).add(Billed.of(tokens))

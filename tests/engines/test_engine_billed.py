@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine_anthropic import echo, message
 from test_engine_gemini import answer
-from test_engine_openai import FAST, FakeServer, chat, generate
+from test_engine_openai import FAST, FakeServer, chat, generate, server  # noqa: F401 (fixture)
 
 from conftest import needs
 from ragbench._cost.prices import ModelPrices, TokenUsage
@@ -30,13 +30,6 @@ def refused(prompt: int, completion: int) -> dict[str, Any]:
     """A 200 whose usage reads and which is no completion (no choices): billed, refused, asked again."""
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
     return {"status": 200, "body": {"object": "chat.completion", "choices": [], "usage": usage}}
-
-
-@pytest.fixture
-def server():
-    fake = FakeServer()
-    yield fake
-    fake.stop()
 
 
 def openai(server: FakeServer, **options: Any) -> Any:

@@ -103,6 +103,25 @@ def test_the_spending_cap_spends_what_a_failed_call_was_billed():
     assert cap.spent == pytest.approx(0.5)
 
 
+def test_a_replica_that_failed_after_billed_refusals_bills_the_call_the_next_one_answers(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    first, live, second, third = FakeServer(), FakeServer(), FakeServer(), FakeServer()
+    first.then(refused(100, 10), refused(200, 20))
+    second.then(refused(1, 1), refused(2, 2))
+    third.then(refused(1, 1), refused(2, 2))
+    try:
+        engine = load_engine("openai:m", base_url=[first.base_url, live.base_url], max_retries=1, **FAST)
+        answered = generate(engine, chat("hi"))  # the first replica fails it; the second answers
+        engine = load_engine("openai:m", base_url=[second.base_url, third.base_url], max_retries=1, **FAST)
+        with pytest.raises(EngineError, match="every replica failed") as failed:
+            generate(engine, chat("hi"))
+    finally:
+        for fake in (first, live, second, third):
+            fake.stop()
+    assert (answered.prompt_tokens, answered.completion_tokens) == (311, 33)
+    assert failed.value.billed == Billed(4, 6, 6)
+
+
 @needs("anthropic")
 def test_anthropic_a_refused_message_is_billed():
     usage = {"input_tokens": 7, "output_tokens": 1, "cache_read_input_tokens": 2}

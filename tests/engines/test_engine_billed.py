@@ -5,6 +5,7 @@ tokens, in the failed call's traced step, in the attempt's counts, the --max-cos
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine_anthropic import echo, message
 from test_engine_gemini import answer
-from test_engine_openai import FAST, FakeServer, chat, generate, server  # noqa: F401 (fixture)
+from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate, server  # noqa: F401 (fixture)
 
 from conftest import needs
 from ragbench._cost.prices import ModelPrices, TokenUsage
@@ -22,6 +23,7 @@ from ragbench._types import Step
 from ragbench._values.llm_calls import Billed, EngineError, Response
 from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.testing import load_engine
+from support.helpers import run
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}  # test_engine_openai's chat answers'
 
@@ -184,3 +186,30 @@ def test_model_cost_counts_a_failed_calls_billed_tokens_and_says_so():
     )
     assert figures["billed_no_answer"] == {"calls": 1, "prompt_tokens": 90, "completion_tokens": 9}
     assert figures["usd"] == pytest.approx(110 / 1e6)
+
+
+def test_a_runs_failed_calls_bill_their_refused_answers_in_model_cost_and_run_json(server, tmp_path, monkeypatch):
+    """End to end: every answer refused (an unknown finish reason), every example failed: what the vendor billed
+    is the model's cost, counted apart as billed with no answer, and the attempt's tokens in run.json."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    server.answer = lambda path, body: {
+        **chat_payload(body),
+        "choices": [{**chat_payload(body)["choices"][0], "finish_reason": "weird"}],
+    }
+    table = tmp_path / "prices.yaml"
+    table.write_text("'openai:m': {prompt: 1.0, completion: 1.0}\n")
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="openai:m",
+        limit=2,
+        price_table=str(table),
+        model_args={"base_url": server.base_url, **FAST},
+    )
+    cost = results["model_cost"]["demo"]
+    assert cost["errors"] == cost["calls"] == 2
+    assert cost["billed_no_answer"] == {"calls": 2, "prompt_tokens": 22, "completion_tokens": 6}
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["usd"]) == (22, 6, 28 / 1e6)
+    attempt = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"][-1]
+    assert (attempt["prompt_tokens"], attempt["completion_tokens"]) == (22, 6)

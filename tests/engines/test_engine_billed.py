@@ -16,8 +16,10 @@ from test_engine_gemini import answer
 from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate, server  # noqa: F401 (fixture)
 
 from conftest import needs
+from ragbench._cost.cost_lines import model_cost_lines
 from ragbench._cost.prices import ModelPrices, TokenUsage
 from ragbench._cost.spending_cap import SpendingCap
+from ragbench._reports.results.schema import Results
 from ragbench._scheduler import CallStats, Scheduler
 from ragbench._types import Step
 from ragbench._values.llm_calls import Billed, EngineError, Response
@@ -211,5 +213,9 @@ def test_a_runs_failed_calls_bill_their_refused_answers_in_model_cost_and_run_js
     assert cost["errors"] == cost["calls"] == 2
     assert cost["billed_no_answer"] == {"calls": 2, "prompt_tokens": 22, "completion_tokens": 6}
     assert (cost["prompt_tokens"], cost["completion_tokens"], cost["usd"]) == (22, 6, 28 / 1e6)
+    lines = model_cost_lines(Results.from_dict(results))  # the console's and report.md's
+    assert lines == [
+        "demo: the system's model openai:m: 2 calls (0 from the cache, 2 failed, 2 of them billed with no answer: 22 in / 6 out), tokens 22 in / 6 out, $0.0000"
+    ]
     attempt = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"][-1]
     assert (attempt["prompt_tokens"], attempt["completion_tokens"]) == (22, 6)

@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._types import JsonObject, Step
+from ._values.billed import TOKEN_COUNTS, Billed
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.images import Image
-from ._values.llm_calls import TOKEN_COUNTS, Billed, EngineError, Request, RequestError, Response, Sampling
+from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ._values.traced_replies import traced_texts
 
 if TYPE_CHECKING:

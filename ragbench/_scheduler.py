@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall, exception_line
-from ._values.llm_calls import Billed, EngineError, Request, Response
+from ._values.billed import Billed
+from ._values.llm_calls import EngineError, Request, Response
 from ._values.response_checks import billed_tokens, response_problem
 from ._values.spend_gate import Sent, SpendGate, SpendWaits
 

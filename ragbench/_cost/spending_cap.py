@@ -22,7 +22,8 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
-from .._values.llm_calls import TOKEN_COUNTS, Billed, Request, Response
+from .._values.billed import TOKEN_COUNTS, Billed
+from .._values.llm_calls import Request, Response
 from .._values.run_groups import RunJudging, RunModels
 from .prices import LOCAL_ENGINES, ModelPrices, run_prices, usd_of
 from .vendor_prices import Price

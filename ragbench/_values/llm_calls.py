@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any
 
+from .billed import TOKEN_COUNTS, Billed
 from .content_parts import IMAGE_LENGTH, image_record, images_in
 from .images import Image
 from .tool_calls import (
@@ -296,7 +296,7 @@ class TokenLogprobs:
     token_id: int | None = None
 
 
-PROMPT_CACHE_COUNTS = ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens")  # kept when not 0
+PROMPT_CACHE_COUNTS = TOKEN_COUNTS[2:]  # kept when not 0
 
 
 @dataclass
@@ -415,67 +415,6 @@ class EngineNeeds:
     stop_known: bool = False
     # it sends the model images (`Engine.images_problem` must find none); None: as the task says (`Task.holds_images`)
     images: bool | None = None
-
-
-Error = TypeVar("Error", bound="EngineError")
-
-
-class TokenCounts(TypedDict, total=False):
-    """A Response's token counts, as a vendor's usage gives them (ragbench._engines.hosted.usage_counts)."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    cached_prompt_tokens: int
-    cache_write_tokens: int
-    cache_write_1h_tokens: int
-
-
-TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", *PROMPT_CACHE_COUNTS)  # a call's billed tokens
-
-
-@dataclass
-class Billed:
-    """Tokens a vendor billed for answers ragbench did not take (`answers` of them): an answer it refused and
-    asked again (an unreadable body, a `response_problem`), a batch's result line not taken. They are the
-    call's cost all the same: added to the answer it took (`onto`), or carried by its `EngineError`."""
-
-    answers: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_write_1h_tokens: int = 0
-
-    @classmethod
-    def of(cls, tokens: TokenCounts | None) -> Billed:
-        """One answer's token counts (a Response's fields), None or all 0: none billed."""
-        return cls(1, **tokens) if tokens and any(tokens.values()) else cls()
-
-    def add(self, tokens: Response | Billed, answers: int = 1) -> Billed:
-        """These and the tokens of `answers` more answers (a Response) or of another Billed (its own)."""
-        self.answers += tokens.answers if isinstance(tokens, Billed) else answers
-        for count in TOKEN_COUNTS:
-            setattr(self, count, getattr(self, count) + getattr(tokens, count))
-        return self
-
-    @overload
-    def onto(self, answer: Response) -> Response: ...
-    @overload
-    def onto(self, answer: Error) -> Error: ...
-    @overload
-    def onto(self, answer: Response | Error) -> Response | Error: ...
-    def onto(self, answer: Response | Error) -> Response | Error:
-        """`answer` with these tokens: added to a Response's own, or to those its EngineError carries (a copy of
-        it: one error may answer several requests)."""
-        if not self.answers:
-            return answer
-        if isinstance(answer, Response):
-            for count in TOKEN_COUNTS:
-                setattr(answer, count, getattr(answer, count) + getattr(self, count))
-            return answer
-        error = copy.copy(answer)
-        error.billed = Billed().add(answer.billed).add(self) if answer.billed else self
-        return error
 
 
 class EngineError(RuntimeError):

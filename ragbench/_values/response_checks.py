@@ -14,7 +14,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .llm_calls import TOKEN_COUNTS, Billed, Request, Response, TokenLogprobs
+from .billed import TOKEN_COUNTS, Billed
+from .llm_calls import Request, Response, TokenLogprobs
 from .tool_calls import ToolCall
 
 # "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer

@@ -22,7 +22,8 @@ from ragbench._cost.spending_cap import SpendingCap
 from ragbench._reports.results.schema import Results
 from ragbench._scheduler import CallStats, Scheduler
 from ragbench._types import Step
-from ragbench._values.llm_calls import Billed, EngineError, Response
+from ragbench._values.billed import Billed
+from ragbench._values.llm_calls import EngineError, Response
 from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.testing import load_engine
 from support.helpers import run

@@ -35,7 +35,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._types import JsonObject
-from ..._values.llm_calls import Billed, EngineError, Request, Response
+from ..._values.billed import Billed
+from ..._values.llm_calls import EngineError, Request, Response
 from ..retries import backoff, retried_status
 from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend, ResultsMissing
 from .results import read_result_lines

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._types import JsonObject
-from ..._values.llm_calls import EngineError, Request, RequestError, TokenCounts
+from ..._values.billed import TokenCounts
+from ..._values.llm_calls import EngineError, Request, RequestError
 from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted

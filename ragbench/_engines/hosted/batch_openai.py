@@ -25,7 +25,8 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
-from ..._values.llm_calls import EngineError, Request, Response, TokenCounts
+from ..._values.billed import TokenCounts
+from ..._values.llm_calls import EngineError, Request, Response
 from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted

@@ -32,7 +32,8 @@ from typing import Any
 import httpx2
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import Billed, Request, Response, TokenCounts
+from ..._values.billed import Billed, TokenCounts
+from ..._values.llm_calls import Request, Response
 from ..retries import retried_status
 from .api_engine import ApiEngine, optional_sdk
 from .gemini_contents import content_arguments, parse_content

@@ -22,7 +22,8 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge
 
-from ..._values.llm_calls import Billed, EngineError, Request, Response
+from ..._values.billed import Billed
+from ..._values.llm_calls import EngineError, Request, Response
 from ..batches.board import BatchBoard
 from ..batches.interface import BatchingEngine, BatchVendor
 from ..batches.runner import BatchRun

@@ -22,7 +22,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from ..._values.llm_calls import TokenCounts
+from ..._values.billed import TokenCounts
 from ..._values.response_checks import MOST_TOKENS, is_token_count
 
 # the counts of each API's usage ("a.b": field b of the object in field a), what they are read into

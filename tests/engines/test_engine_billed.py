@@ -201,15 +201,8 @@ def test_a_runs_failed_calls_bill_their_refused_answers_in_model_cost_and_run_js
     }
     table = tmp_path / "prices.yaml"
     table.write_text("'openai:m': {prompt: 1.0, completion: 1.0}\n")
-    results = run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="openai:m",
-        limit=2,
-        price_table=str(table),
-        model_args={"base_url": server.base_url, **FAST},
-    )
+    sent = {"model": "openai:m", "model_args": {"base_url": server.base_url, **FAST}, "price_table": str(table)}
+    results = run(tmp_path, tasks=["demo"], system="closed_book", limit=2, **sent)
     cost = results["model_cost"]["demo"]
     assert cost["errors"] == cost["calls"] == 2
     assert cost["billed_no_answer"] == {"calls": 2, "prompt_tokens": 22, "completion_tokens": 6}

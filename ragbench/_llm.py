@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._types import JsonObject, Step
+from ._values.billed import TOKEN_COUNTS, Billed
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.images import Image
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
@@ -194,6 +195,8 @@ class LLM(CeilingHeld):
             response = await self.scheduler.submit(self.engine, request)
         except EngineError as exc:
             record.error = str(exc)
+            if exc.billed is not None:  # answers the vendor billed and ragbench refused: the failed call's cost
+                _traced_tokens(record, exc.billed)
             if self.recorder is not None:
                 self.recorder(self.engine.engine_id, record.request, None, record.error, step=self._held(record))
             raise
@@ -206,12 +209,8 @@ class LLM(CeilingHeld):
             record.response["logprobs"] = [t.__dict__ for t in response.logprobs]
         if response.token_ids is not None:
             record.response["token_ids"] = response.token_ids
-        record.prompt_tokens = response.prompt_tokens
-        record.completion_tokens = response.completion_tokens
+        _traced_tokens(record, response)
         record.cached = response.cached
-        record.cached_prompt_tokens = response.cached_prompt_tokens
-        record.cache_write_tokens = response.cache_write_tokens
-        record.cache_write_1h_tokens = response.cache_write_1h_tokens
         if self.recorder is not None:
             self.recorder(self.engine.engine_id, record.request, response.to_dict(), step=self._held(record))
         return response
@@ -221,3 +220,9 @@ class LLM(CeilingHeld):
         when the call is not traced: its own fields, not a copy (the sample's writer makes the step's one
         dict; the recorder only reads the reply and token counts)."""
         return vars(step) if self.trace is not None else None
+
+
+def _traced_tokens(record: Step, tokens: Response | Billed) -> None:
+    """A call's tokens in its step: those of its answer, or those billed for a call that failed."""
+    for count in TOKEN_COUNTS:
+        setattr(record, count, getattr(tokens, count))

@@ -47,8 +47,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall, exception_line
+from ._values.billed import Billed
 from ._values.llm_calls import EngineError, Request, Response
-from ._values.response_checks import response_problem
+from ._values.response_checks import billed_tokens, response_problem
 from ._values.spend_gate import Sent, SpendGate, SpendWaits
 
 if TYPE_CHECKING:
@@ -104,14 +105,17 @@ def _scheduler_error(exc: Exception) -> EngineError:
 
 def _checked(engine: Engine, request: object, result: Result) -> Result | EngineError:
     """An engine's answer to an LLM request as it arrives: one that does not answer it (`response_problem`) is
-    the engine's error for that call, saying what was wrong: counted, never cached, its tokens never summed."""
+    the engine's error for that call, saying what was wrong: counted, never cached; its tokens, where they read as
+    counts, are what the vendor billed for the failed call (`EngineError.billed`)."""
     if isinstance(request, Request) and not isinstance(result, Exception):
         try:
             problem = response_problem(result, request)
         except Exception as exc:  # an object of the engine's own whose fields raise when read
             problem = f"reading it raised {exception_line(exc)}"
         if problem is not None:
-            return EngineError(f"{engine.engine_id} answered no valid response: {problem}")
+            error = EngineError(f"{engine.engine_id} answered no valid response: {problem}")
+            error.billed = billed_tokens(result)  # refused, but billed: the call's cost
+            return error
     return result
 
 
@@ -394,18 +398,24 @@ class Scheduler:
         self.stats.in_flight -= 1
         if isinstance(result, Exception):
             self.stats.errors += 1
+            self._count_tokens(getattr(result, "billed", None))
             if not future.done():
                 future.set_exception(result)
             future.exception()  # mark retrieved: a caller that gave up must not warn at exit
             return
         self.stats.calls += 1
         if isinstance(result, Response):
-            self.stats.prompt_tokens += result.prompt_tokens
-            self.stats.completion_tokens += result.completion_tokens
-            self.stats.cached_prompt_tokens += result.cached_prompt_tokens
-            self.stats.cache_write_tokens += result.cache_write_tokens
+            self._count_tokens(result)
         if not future.done():
             future.set_result(result)
+
+    def _count_tokens(self, tokens: Response | Billed | None) -> None:
+        """An answer's tokens, or those a failed call was billed for, in the attempt's counts."""
+        if tokens is not None:
+            self.stats.prompt_tokens += tokens.prompt_tokens
+            self.stats.completion_tokens += tokens.completion_tokens
+            self.stats.cached_prompt_tokens += tokens.cached_prompt_tokens
+            self.stats.cache_write_tokens += tokens.cache_write_tokens
 
     async def close(self) -> None:
         if self.cache is not None:  # what the writer thread could not store counts as failed writes

@@ -22,9 +22,17 @@ def money_phrase(cost: Mapping[str, Any]) -> str:
 
 def _calls_phrase(cost: Mapping[str, Any]) -> str:
     return (
-        f"{cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} failed), tokens "
+        f"{cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} failed{_billed_phrase(cost)}), tokens "
         f"{cost['prompt_tokens']} in / {cost['completion_tokens']} out{_prompt_cache_phrase(cost)}, {money_phrase(cost)}"
     )
+
+
+def _billed_phrase(cost: Mapping[str, Any]) -> str:
+    """Of the failed calls, those whose vendor billed answers not taken, and those tokens (counted in the totals)."""
+    billed = cost.get("billed_no_answer")
+    if not billed:
+        return ""
+    return f", {billed['calls']} of them billed with no answer: {billed['prompt_tokens']} in / {billed['completion_tokens']} out"
 
 
 def _prompt_cache_phrase(cost: Mapping[str, Any]) -> str:

@@ -60,6 +60,15 @@ class _TokenCost(TypedDict):
     usd: float | None
 
 
+class BilledNoAnswer(TypedDict):
+    """The failed calls whose vendor billed answers that ragbench did not take (refused, or retried until the call
+    failed), and those answers' tokens: part of the `TokenCost` they are in."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
 class TokenCost(_TokenCost, total=False):
     """Traced LLM calls (`judge_cost`: a judged metric's; `model_cost`: the system's), those the cache answered and
     those that failed among them, the tokens of the calls sent, and their price in US dollars (null: `usd_note`
@@ -72,6 +81,7 @@ class TokenCost(_TokenCost, total=False):
     prompt_cache: PromptCache
     price_note: str
     by_model: dict[str, ModelTokens]
+    billed_no_answer: BilledNoAnswer
 
 
 class _Cost(CallCounts):

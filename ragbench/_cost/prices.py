@@ -302,7 +302,8 @@ def _any_judge(judges: list[Priced]) -> Priced:
 
 class TokenUsage:
     """Traced LLM calls added up - calls, those the response cache answered, those that failed, and the tokens
-    of the calls sent by the role that answered them - and priced (`figures`). A role whose calls the cache
+    of the calls sent by the role that answered them (a failed call's: those its vendor billed for answers not
+    taken, also shown apart as `billed_no_answer`) - and priced (`figures`). A role whose calls the cache
     answered (a --resume's, the earlier attempt's calls) is there with none sent: its model named, and its money
     $0 where it has a price, no figure where it has none (not a made-up $0)."""
 
@@ -310,6 +311,7 @@ class TokenUsage:
         self.calls = self.cached = self.errors = 0
         # role -> [calls sent, prompt, completion, prompt cache reads, writes, 1-hour writes]
         self.tokens: dict[str | None, list[int]] = {}
+        self.unanswered = [0, 0, 0]  # failed calls the vendor billed answers for: calls, prompt, completion tokens
 
     def add(self, step: Step, role: str | None) -> None:
         self.calls += 1
@@ -321,6 +323,9 @@ class TokenUsage:
         counts = (1, step.prompt_tokens, step.completion_tokens, step.cached_prompt_tokens, step.cache_write_tokens)
         for n, count in enumerate((*counts, step.cache_write_1h_tokens)):
             sent[n] += count
+        if step.error is not None and (step.prompt_tokens or step.completion_tokens):  # billed, no answer taken
+            for n, count in enumerate(counts[:3]):
+                self.unanswered[n] += count
 
     def figures(self, prices: ModelPrices) -> TokenCost:
         """The counts, the tokens sent and their price in US dollars (null with `usd_note` where a model that
@@ -346,6 +351,9 @@ class TokenUsage:
                 "write_1h_tokens": sum(cache["write_1h_tokens"] for cache in caches),
                 "usd_saved": None if unpriced else round(sum(c.get("usd_saved") or 0.0 for c in caches), 6),
             }
+        if self.unanswered[0]:
+            calls, prompt, completion = self.unanswered
+            out["billed_no_answer"] = {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion}
         notes = [entry["price_note"] for entry in each.values() if "price_note" in entry]
         if notes:
             out["price_note"] = "; ".join(notes)

@@ -23,6 +23,7 @@ from typing import Any
 from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
 from .._registry import Registry
+from .._values.billed import TOKEN_COUNTS, Billed
 from .._values.llm_calls import Request, Response
 from .._values.run_groups import RunJudging, RunModels
 from .prices import LOCAL_ENGINES, ModelPrices, model_urls, run_prices, usd_of
@@ -78,18 +79,13 @@ class SpendingCap:
         return admitted
 
     def settle(self, engine: Any, request: Request, result: object) -> None:
-        """A call answered: its reserve released, its answer's price spent (an error costs nothing)."""
+        """A call answered: its reserve released, its answer's price spent (an error, what its vendor billed for
+        it: `EngineError.billed`)."""
         price = self.priced.get(id(engine))
         self.reserved.pop(id(request), None)
-        if price is not None and isinstance(result, Response):
-            self.spent += usd_of(
-                price,
-                result.prompt_tokens,
-                result.completion_tokens,
-                result.cached_prompt_tokens,
-                result.cache_write_tokens,
-                result.cache_write_1h_tokens,
-            )
+        tokens = result if isinstance(result, Response) else getattr(result, "billed", None)
+        if price is not None and isinstance(tokens, (Response, Billed)):
+            self.spent += usd_of(price, *(getattr(tokens, count) for count in TOKEN_COUNTS))
 
 
 class CapStopped(Exception):

@@ -33,6 +33,7 @@ from annotated_types import Ge
 
 from .._errors import ConfigError
 from .._ray_connect import join_ray
+from .._values.billed import Billed
 from .._values.llm_calls import EngineError, Request, Response, request_fault
 from .._values.urls import redact_url
 from .base import Engine
@@ -126,11 +127,12 @@ class ReplicaSet(Engine):
     def _all_failed(self, errors: list[str]) -> EngineError:
         return EngineError("every replica failed: " + "; ".join(errors))
 
-    def _next_or_raise(self, index: int, exc: Exception, errors: list[str]) -> None:
-        """After replica `index` failed a call: raise a request fault as it is, else note the cause."""
+    def _next_or_raise(self, index: int, exc: Exception, errors: list[str], billed: Billed | None = None) -> None:
+        """After replica `index` failed a call: raise a request fault as it is (with the tokens `billed` for the
+        call by the replicas tried before it), else note the cause."""
         fault = request_fault(exc)
         if fault is not None:
-            raise fault from None
+            raise (billed.onto(fault) if billed else fault) from None
         errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
@@ -145,15 +147,19 @@ class ReplicaSet(Engine):
         raise self._all_failed(errors)
 
     async def agenerate_one(self, request: Request) -> Response:
+        """The first replica's answer that is one; the tokens billed for the call by replicas that failed it are
+        its cost too."""
         errors: list[str] = []
+        billed = Billed()
         for index in self._order():
             try:
                 with self._serving(index, 1):
                     response: Response = await self.replicas[index].agenerate_one(request)
-                    return response
+                    return billed.onto(response)
             except Exception as exc:
-                self._next_or_raise(index, exc, errors)
-        raise self._all_failed(errors)
+                self._next_or_raise(index, exc, errors, billed)
+                billed.add(getattr(exc, "billed", None) or Billed())
+        raise billed.onto(self._all_failed(errors))
 
     async def aclose(self) -> None:
         for replica in self.replicas:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .billed import TOKEN_COUNTS, Billed
 from .content_parts import IMAGE_LENGTH, image_record, images_in
 from .images import Image
 from .tool_calls import (
@@ -295,7 +296,7 @@ class TokenLogprobs:
     token_id: int | None = None
 
 
-PROMPT_CACHE_COUNTS = ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens")  # kept when not 0
+PROMPT_CACHE_COUNTS = TOKEN_COUNTS[2:]  # kept when not 0
 
 
 @dataclass
@@ -419,7 +420,10 @@ class EngineNeeds:
 class EngineError(RuntimeError):
     """A request the engine could not answer (after its own retries), because the engine failed: a
     server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
-    generate. Another replica of the model may answer it (`engines/replicas.py` fails over)."""
+    generate. Another replica of the model may answer it (`engines/replicas.py` fails over). `billed`: the
+    tokens the vendor billed for answers of this call that were not taken (its cost although it failed)."""
+
+    billed: Billed | None = None  # an instance's own where set (pickled with it, as Ray sends it)
 
 
 class RequestError(EngineError):

@@ -14,7 +14,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .llm_calls import PROMPT_CACHE_COUNTS, Request, Response, TokenLogprobs
+from .billed import TOKEN_COUNTS, Billed
+from .llm_calls import Request, Response, TokenLogprobs
 from .tool_calls import ToolCall
 
 # "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer
@@ -30,6 +31,23 @@ def response_problem(response: Any, request: Request) -> str | None:
     return next(_problems(response, request), None)
 
 
+def billed_tokens(response: Any) -> Billed | None:
+    """The tokens a refused answer was billed for, where its counts are readable (each a token count, its prompt
+    cache's within its prompt's); None where they are not, or none was billed."""
+    try:
+        if not isinstance(response, Response) or not all(
+            is_token_count(getattr(response, name)) for name in TOKEN_COUNTS
+        ):
+            return None
+        if next(_cache_problems(response), None) is not None or not (
+            response.prompt_tokens or response.completion_tokens
+        ):
+            return None
+    except Exception:  # an object of the engine's own whose fields raise when read
+        return None
+    return Billed().add(response)
+
+
 def asks_logprobs(request: Request) -> bool:
     return request.sampling.logprobs is not None or bool(request.sampling.logprob_tokens)
 
@@ -43,12 +61,11 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
         yield f"texts {_shown(texts)} are not a list of strings"
     elif len(texts) != request.sampling.n:
         yield f"{len(texts)} texts for a request of n={request.sampling.n}"
-    counts = ("prompt_tokens", "completion_tokens", *PROMPT_CACHE_COUNTS)
-    for name in counts:
+    for name in TOKEN_COUNTS:
         value = getattr(response, name)
         if not is_token_count(value):
             yield f"{name} {_shown(value)} is not a whole number from 0 to {MOST_TOKENS:,}"
-    if all(is_token_count(getattr(response, name)) for name in counts):
+    if all(is_token_count(getattr(response, name)) for name in TOKEN_COUNTS):
         yield from _cache_problems(response)
     if response.finish_reason not in FINISH_REASONS:
         yield f"finish_reason {_shown(response.finish_reason)} is none of {', '.join(FINISH_REASONS)}"

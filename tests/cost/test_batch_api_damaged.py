@@ -126,6 +126,38 @@ def test_the_tokens_billed_for_two_lines_of_one_custom_id_are_counted_in_the_ans
     assert (again.prompt_tokens, again.completion_tokens) == (3 * alone.prompt_tokens, 3 * alone.completion_tokens)
 
 
+def no_answer(text: str) -> str:
+    """A request's result line whose answer reads as none (no choices; content no list) but whose usage reads."""
+    line = json.loads(text)
+    if "response" in line:
+        line["response"]["body"]["choices"] = []
+    else:
+        line["result"]["message"]["content"] = 3
+    return json.dumps(line)
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_the_tokens_billed_for_a_line_not_read_are_counted_in_the_answer_or_the_failure(fake, vendor):
+    alone = engine(fake, vendor).generate([chat("alone")])[0]
+    assert isinstance(alone, Response)
+    tokens = (alone.prompt_tokens, alone.completion_tokens)
+    fake.then({"status": "completed", "damage": lambda texts: [no_answer(texts[0])]})  # billed, not taken
+    [again] = engine(fake, vendor).generate([chat("alone")])
+    assert isinstance(again, Response) and (again.prompt_tokens, again.completion_tokens) == (
+        2 * tokens[0],
+        2 * tokens[1],
+    )
+    # with no try left, the request's failure carries what its lines were billed (two lines of its custom id)
+    fake.then({"status": "completed", "damage": damage(["twice"], [])})
+    [failed] = engine(fake, vendor, batch_retries=0).generate([chat("alone")])
+    assert isinstance(failed, EngineError) and failed.billed is not None
+    assert (failed.billed.answers, failed.billed.prompt_tokens, failed.billed.completion_tokens) == (
+        2,
+        2 * tokens[0],
+        2 * tokens[1],
+    )
+
+
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_result_lines_not_taken_are_said_in_one_warning_naming_the_batch(fake, vendor, caplog):
     fake.then({"status": "completed", "damage": damage(["ok", "garbled0", "twice"], [(0, "not json {")])})

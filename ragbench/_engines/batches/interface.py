@@ -132,4 +132,5 @@ class BatchVendor(Protocol):
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
         """What one result line says of `request` (ValueError, TypeError, KeyError, AttributeError, RecursionError:
-        unreadable, sent again)."""
+        unreadable, sent again). A vendor's side may also have `billed(line)`, the token counts the line's answer
+        was billed for, which the loop counts where it does not take the line (runner.BatchRun._bill)."""

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._types import JsonObject
+from ..._values.billed import Billed
 from ..._values.llm_calls import EngineError, Request, Response
 from ..retries import backoff, retried_status
 from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend, ResultsMissing
@@ -43,13 +44,6 @@ from .shelf import BatchShelf
 from .store import Submitted
 
 log = logging.getLogger(__name__)
-TOKEN_COUNTS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_prompt_tokens",
-    "cache_write_tokens",
-    "cache_write_1h_tokens",
-)
 
 
 class BatchRun:
@@ -60,7 +54,7 @@ class BatchRun:
         self.store, self.counts, self.board = shelf.store(), shelf.counts, shelf.board
         self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
         self.sides: dict[str, tuple[BatchingEngine, BatchVendor, Any]] = {}  # by base URL: engine, vendor, client
-        self.billed: dict[str, list[Response]] = {}  # by custom id: answers the vendor billed that were not taken
+        self.billed: dict[str, Billed] = {}  # by custom id: answers the vendor billed that were not taken
 
     async def answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
         engine = self.engine
@@ -121,7 +115,8 @@ class BatchRun:
             out = list(waiting.values())
             for batch, lost in zip(out, await asyncio.gather(*(self._until_ended(batch) for batch in out))):
                 self._fail(batch, lost, asked, answers)
-        return [billed_too(answers[custom], self.billed.get(custom, [])) for custom in customs]
+        # the call's cost is what the vendor billed for it: the answers not taken too, whether it was answered or failed
+        return [self.billed.get(custom, Billed()).onto(answers[custom]) for custom in customs]
 
     def _fail(
         self,
@@ -311,7 +306,8 @@ class BatchRun:
             why = f"batch {batch.batch_id} failed: {batch.failed}"
             return engine.failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
         if custom in results.repeated:
-            self.billed.setdefault(custom, []).extend(self._answers(results.repeated_lines[custom], request))
+            for each in results.repeated_lines[custom]:
+                self._bill(custom, each)
             return Resend(
                 f"batch {batch.batch_id}'s results hold {results.repeated[custom]} lines of its custom id: neither is "
                 "taken"
@@ -323,28 +319,18 @@ class BatchRun:
         try:
             return self.vendor.outcome(line, request)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            self._bill(custom, line)  # unreadable, but billed where its usage reads
             why = engine.excerpt(f"{type(exc).__name__}: {exc}")
             return Resend(f"unreadable result in batch {batch.batch_id} ({why})")
 
-    def _answers(self, lines: list[JsonObject], request: Request) -> list[Response]:
-        """The answers among `lines` (a request's lines, none taken): what the vendor billed for them."""
-        out = []
-        for line in lines:
-            try:
-                outcome = self.vendor.outcome(line, request)
-            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-                continue  # no answer read: no usage to count
-            if isinstance(outcome, Response):
-                out.append(outcome)
-        return out
-
-
-def billed_too(answer: Response | EngineError, billed: list[Response]) -> Response | EngineError:
-    """`answer` with the tokens of the `billed` answers its request was given and that were not taken (a custom id on
-    two result lines) added to its own: the call's cost is what the vendor billed for it. An answer that failed
-    carries no tokens: those are not counted."""
-    if isinstance(answer, Response):
-        for extra in billed:
-            for count in TOKEN_COUNTS:
-                setattr(answer, count, getattr(answer, count) + getattr(extra, count))
-    return answer
+    def _bill(self, custom: str, line: JsonObject) -> None:
+        """The tokens the vendor billed for a result line of `custom` not taken (its usage, where it reads and the
+        vendor's side reads usage: `billed`), counted in the request's call."""
+        billed = getattr(self.vendor, "billed", None)  # a plugin's vendor may not read it
+        if billed is None:
+            return
+        try:
+            tokens = billed(line)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return  # no usage read: nothing known billed
+        self.billed.setdefault(custom, Billed()).add(Billed.of(tokens))

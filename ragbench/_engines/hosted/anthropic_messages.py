@@ -41,7 +41,7 @@ from ..._values.tool_calls import ToolCall
 from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of, text_part
 from .api_engine import call_arguments_object
 from .openai_responses import sampling_sent, top_logprobs_asked
-from .usage_counts import ANTHROPIC, read_usage
+from .usage_counts import ANTHROPIC, usage_tokens
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
 # pause_turn: the API's servers paused a long turn of server-side tool calls; the request is sent again with the
@@ -201,15 +201,11 @@ def parse_message(answer: Any, request: Request) -> Response:
     if any(block.type not in _PLAIN_BLOCKS for block in blocks):
         dumped = [block.model_dump(mode="json", exclude_unset=True, by_alias=True, warnings=False) for block in blocks]
         items = json.dumps(dumped, ensure_ascii=False)
-    usage = read_usage(answer.usage, ANTHROPIC)
+    tokens = usage_tokens(answer.usage, ANTHROPIC)
     return Response(
         texts=[text],
         choice_tool_calls=[calls] if request.tools else None,
-        prompt_tokens=usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"],
-        completion_tokens=usage["output_tokens"],
-        cached_prompt_tokens=usage["cache_read_input_tokens"],
-        cache_write_tokens=usage["cache_creation_input_tokens"],
-        cache_write_1h_tokens=usage["cache_creation.ephemeral_1h_input_tokens"],
+        **tokens,
         finish_reason=_FINISH.get(reason) or _FINISH_OTHER.get(reason, str(reason)),
         items=items,
     )

@@ -17,12 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._types import JsonObject
+from ..._values.billed import TokenCounts
 from ..._values.llm_calls import EngineError, Request, RequestError
 from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted
 from .anthropic_messages import message_arguments, parse_message
-from .usage_counts import ANTHROPIC, read_usage
+from .usage_counts import ANTHROPIC, read_usage, usage_tokens
 
 VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")
 ENDPOINT = "/v1/messages"
@@ -83,6 +84,11 @@ class AnthropicBatches:
                 raise  # the batch itself is unknown (its retrieve answered 404)
             raise ResultsMissing(f"its results file is not found (HTTP 404: {exc.message})") from None
         return text_lines(await raw.http_response.aread())
+
+    def billed(self, line: dict[str, Any]) -> TokenCounts:
+        """The tokens a result line's answer was billed for (read as `outcome` reads them; ValueError and the rest:
+        none readable)."""
+        return usage_tokens(line["result"]["message"].get("usage"), ANTHROPIC)
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
         result = line["result"]

@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
+from ..._values.billed import TokenCounts
 from ..._values.llm_calls import EngineError, Request, Response
 from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
@@ -33,7 +34,7 @@ from ..retries import retried_status
 from .openai_client import no_auth_header
 from .openai_responses import parse_completion
 from .openai_responses_api import parse_response
-from .usage_counts import OPENAI, OPENAI_RESPONSES, read_usage
+from .usage_counts import OPENAI, OPENAI_RESPONSES, read_usage, usage_tokens
 
 ENDED = ("completed", "failed", "expired", "cancelled")
 ENDPOINTS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "prompt": "/v1/completions"}
@@ -149,6 +150,12 @@ class OpenAIBatches:
                 return Resend(f"HTTP {status}: {self.engine.excerpt(str(message))}")
             return self.engine.status_failure(status, str(message), 1, self.engine.status_hint(request, str(message)))
         return self._parse(body, request)
+
+    def billed(self, line: dict[str, Any]) -> TokenCounts:
+        """The tokens a result line's answer was billed for (read as `outcome` reads them; ValueError and the rest:
+        none readable)."""
+        counts = OPENAI_RESPONSES if self.engine.api == "responses" else OPENAI
+        return usage_tokens(line["response"]["body"].get("usage"), counts)
 
     def _parse(self, body: dict[str, Any], request: Request) -> Response | EngineError:
         engine = self.engine

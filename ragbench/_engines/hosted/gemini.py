@@ -32,12 +32,13 @@ from typing import Any
 import httpx2
 
 from ..._errors import ConfigError
+from ..._values.billed import Billed, TokenCounts
 from ..._values.llm_calls import Request, Response
 from ..retries import retried_status
 from .api_engine import ApiEngine, optional_sdk
 from .gemini_contents import content_arguments, parse_content
 from .http import FailFastTransport, redact_http_logs, retry_wait
-from .usage_counts import GEMINI, usage_as_sent
+from .usage_counts import GEMINI, usage_as_sent, usage_tokens
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,14 @@ def retry_after(response: Any) -> float | None:
     except ValueError:
         date = email.utils.parsedate_tz(value)
         return None if date is None else email.utils.mktime_tz(date) - time.time()
+
+
+def _usage_of(answer: Any) -> TokenCounts | None:
+    """The token counts of an answer the SDK read and ragbench refused, where they read (else None)."""
+    try:
+        return usage_tokens(answer.usage_metadata, GEMINI) if answer is not None else None
+    except (ValueError, AttributeError):
+        return None
 
 
 async def _usage_as_sent(response: httpx2.Response) -> None:
@@ -143,21 +152,24 @@ class GeminiEngine(ApiEngine):
         config = genai.types.GenerateContentConfig(**{**fields, **self.extra_body})
         (client, _), slots = self._client()
         attempt = 0
+        billed = Billed()  # the answers refused whose usage reads: billed, the call's cost too
         while True:
             wait_for: float | None = None
+            answer = None
             try:
                 async with slots:
                     answer = await client.aio.models.generate_content(
                         model=self.model, contents=contents, config=config
                     )
-                return parse_content(answer, request)
+                return billed.onto(parse_content(answer, request))
             except GeminiUnreachable as exc:
-                raise self.failure(
-                    f"connection failed ({exc}): is a server running at this URL?", attempt + exc.tries
+                raise billed.onto(
+                    self.failure(f"connection failed ({exc}): is a server running at this URL?", attempt + exc.tries)
                 ) from None
             except genai.errors.APIError as exc:
                 if not retried_status(exc.code) or attempt == self.max_retries:
-                    raise self.status_failure(exc.code, str(exc.message or exc.details), attempt + 1) from None
+                    failure = self.status_failure(exc.code, str(exc.message or exc.details), attempt + 1)
+                    raise billed.onto(failure) from None
                 what, wait_for = f"HTTP {exc.code}", retry_after(exc.response)
             except httpx2.TimeoutException:
                 what = f"timed out after {self.timeout:g}s"
@@ -165,8 +177,9 @@ class GeminiEngine(ApiEngine):
                 what = f"connection failed ({type(exc).__name__}: {exc})"
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {self.excerpt(str(exc))})"
+                billed.add(Billed.of(_usage_of(answer)))
             if attempt == self.max_retries:
-                raise self.failure(what, attempt + 1)
+                raise billed.onto(self.failure(what, attempt + 1))
             delay = retry_wait(wait_for, attempt, self.backoff_base, self.backoff_max)
             attempt += 1
             log.info(

@@ -41,7 +41,7 @@ from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of
 from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
 from .openai_responses import kept_stop, sampling_sent, token_limit_sent, top_logprobs_asked
-from .usage_counts import GEMINI, read_usage
+from .usage_counts import GEMINI, usage_tokens
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -148,7 +148,7 @@ def parse_content(answer: Any, request: Request) -> Response:
     """A Response from the SDK's `GenerateContentResponse`; a body that is no answer fails here, on a missing
     field, and is retried as unreadable."""
     candidates = sorted(answer.candidates or (), key=lambda candidate: candidate.index or 0)
-    usage = read_usage(answer.usage_metadata, GEMINI)
+    tokens = usage_tokens(answer.usage_metadata, GEMINI)
     if not candidates:
         blocked = getattr(answer.prompt_feedback, "block_reason", None)
         if blocked is None:
@@ -156,8 +156,8 @@ def parse_content(answer: Any, request: Request) -> Response:
         return Response(
             texts=[""] * request.sampling.n,
             choice_tool_calls=[() for _ in range(request.sampling.n)] if request.tools else None,
-            prompt_tokens=usage["prompt_token_count"],
-            cached_prompt_tokens=usage["cached_content_token_count"],
+            prompt_tokens=tokens["prompt_tokens"],
+            cached_prompt_tokens=tokens["cached_prompt_tokens"],
             finish_reason="content_filter",
         )
     parts = [list(candidate.content.parts or ()) if candidate.content else [] for candidate in candidates]
@@ -184,9 +184,7 @@ def parse_content(answer: Any, request: Request) -> Response:
     return Response(
         texts=texts,
         choice_tool_calls=calls if request.tools else None,
-        prompt_tokens=usage["prompt_token_count"],
-        completion_tokens=usage["candidates_token_count"] + usage["thoughts_token_count"],
-        cached_prompt_tokens=usage["cached_content_token_count"],
+        **tokens,
         finish_reason=finish,
         items=items,
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..._values.llm_calls import Response, Sampling, TokenLogprobs
 from ..._values.tool_calls import ToolCall
-from .usage_counts import OPENAI, read_usage
+from .usage_counts import OPENAI, usage_tokens
 
 NAMED_TOP_LOGPROBS = 20
 _FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
@@ -139,7 +139,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         if logprobs is not None and sampling.logprob_tokens:
             logprobs = _keep_asked(logprobs, sampling)
             cumulative = sum(t.logprob for t in logprobs)
-    usage = read_usage(completion.usage, OPENAI)
+    tokens = usage_tokens(completion.usage, OPENAI)
     finish = choices[0].finish_reason
     if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
         finish = "stop"
@@ -148,9 +148,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         logprobs=logprobs,
         cumulative_logprob=cumulative,
         choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
-        prompt_tokens=usage["prompt_tokens"],
-        completion_tokens=usage["completion_tokens"],
-        cached_prompt_tokens=usage["prompt_tokens_details.cached_tokens"],
+        **tokens,
         finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish,
         content_parts=json.dumps(contents[0], ensure_ascii=False) if isinstance(contents[0], list) else None,
     )

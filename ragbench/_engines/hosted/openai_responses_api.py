@@ -23,7 +23,7 @@ from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import TOOL_CHOICES, ToolCall
 from ..chat_messages import ChatMessage, chat_messages, content_of
 from .openai_responses import sampling_sent, token_limit_sent, top_logprobs_asked
-from .usage_counts import OPENAI_RESPONSES, read_usage
+from .usage_counts import OPENAI_RESPONSES, usage_tokens
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -108,13 +108,11 @@ def parse_response(answer: Any, tools: bool) -> Response:
         finish = _INCOMPLETE.get(str(reason), str(reason))
     else:
         raise ValueError(f"status {answer.status!r}")
-    usage = read_usage(answer.usage, OPENAI_RESPONSES)
+    tokens = usage_tokens(answer.usage, OPENAI_RESPONSES)
     return Response(
         texts=["".join(texts)],
         choice_tool_calls=[calls] if tools else None,
-        prompt_tokens=usage["input_tokens"],
-        completion_tokens=usage["output_tokens"],
-        cached_prompt_tokens=usage["input_tokens_details.cached_tokens"],
+        **tokens,
         finish_reason=finish,
         items=json.dumps(items, ensure_ascii=False),
     )

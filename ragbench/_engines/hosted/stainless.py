@@ -22,6 +22,7 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge
 
+from ..._values.billed import Billed
 from ..._values.llm_calls import EngineError, Request, Response
 from ..batches.board import BatchBoard
 from ..batches.interface import BatchingEngine, BatchVendor
@@ -105,25 +106,30 @@ class StainlessEngine(ApiEngine):
         counts: Sequence[str],
     ) -> Response:
         """`create(client)` (a `with_raw_response` call) until `parse` reads its answer, and its `usage` as sent
-        holds `counts` that are token counts, within `max_retries`."""
+        holds `counts` that are token counts, within `max_retries`. An answer refused whose usage reads was billed:
+        its tokens are the call's cost too (`Billed`)."""
         client, slots = self._client()
         used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
+        billed = Billed()
         while True:
             endpoint = client.with_options(max_retries=self.max_retries - used) if used else client
             try:
                 async with slots:
                     raw = await create(endpoint)
             except (self.sdk.APIError, self.unreachable) as exc:
-                raise self.api_failure(exc, used, request) from None
+                raise billed.onto(self.api_failure(exc, used, request)) from None
             used += raw.retries_taken + 1
+            tokens = None
             try:
-                usage_as_sent(raw.http_response.content, "usage", counts)
+                tokens = usage_as_sent(raw.http_response.content, "usage", counts)
                 answer = raw.parse()
-                return parse(await answer if inspect.isawaitable(answer) else answer)  # anthropic's parse is async
+                # anthropic's parse is async
+                return billed.onto(parse(await answer if inspect.isawaitable(answer) else answer))
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self.excerpt(raw.http_response.text)}"
+            billed.add(Billed.of(tokens))
             if used > self.max_retries:
-                raise self.failure(what, used)
+                raise billed.onto(self.failure(what, used))
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
             log.info(
                 "%s",

@@ -15,13 +15,14 @@ usage is held to the check as the server sent it too (`usage_as_sent`, on the bo
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
+from ..._values.billed import TokenCounts
 from ..._values.response_checks import MOST_TOKENS, is_token_count
 
 # the counts of each API's usage ("a.b": field b of the object in field a), what they are read into
@@ -78,9 +79,47 @@ def read_usage(usage: Any, counts: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def usage_as_sent(body: bytes | str, key: str, counts: Sequence[str]) -> None:
-    """`read_usage` of the `key` field of a JSON answer body as the server sent it (ValueError: unreadable). A
-    body that is no JSON object is left to the SDK, which finds it no answer. Every answer's body is read here
+def _anthropic_tokens(usage: dict[str, int]) -> TokenCounts:
+    written, read = usage["cache_creation_input_tokens"], usage["cache_read_input_tokens"]
+    return {
+        "prompt_tokens": usage["input_tokens"] + written + read,  # Anthropic's input_tokens are the uncached ones
+        "completion_tokens": usage["output_tokens"],
+        "cached_prompt_tokens": read,
+        "cache_write_tokens": written,
+        "cache_write_1h_tokens": usage["cache_creation.ephemeral_1h_input_tokens"],
+    }
+
+
+# each API's counts as a Response's token counts
+_TOKENS: dict[tuple[str, ...], Callable[[dict[str, int]], TokenCounts]] = {
+    OPENAI: lambda usage: {
+        "prompt_tokens": usage["prompt_tokens"],
+        "completion_tokens": usage["completion_tokens"],
+        "cached_prompt_tokens": usage["prompt_tokens_details.cached_tokens"],
+    },
+    OPENAI_RESPONSES: lambda usage: {
+        "prompt_tokens": usage["input_tokens"],
+        "completion_tokens": usage["output_tokens"],
+        "cached_prompt_tokens": usage["input_tokens_details.cached_tokens"],
+    },
+    ANTHROPIC: _anthropic_tokens,
+    GEMINI: lambda usage: {
+        "prompt_tokens": usage["prompt_token_count"],
+        "completion_tokens": usage["candidates_token_count"] + usage["thoughts_token_count"],  # thoughts are billed
+        "cached_prompt_tokens": usage["cached_content_token_count"],
+    },
+}
+
+
+def usage_tokens(usage: Any, counts: Sequence[str]) -> TokenCounts:
+    """`read_usage` of an answer's usage as the token counts of a Response (ValueError: unreadable)."""
+    return _TOKENS[tuple(counts)](read_usage(usage, counts))
+
+
+def usage_as_sent(body: bytes | str, key: str, counts: Sequence[str]) -> TokenCounts | None:
+    """`usage_tokens` of the `key` field of a JSON answer body as the server sent it (ValueError: unreadable;
+    what an answer ragbench refuses was billed). A body that is no JSON object is left to the SDK, which finds
+    it no answer (None). Every answer's body is read here
     after the SDK has read it: orjson reads it about twice as fast as json (0.75 MB: 8.0 vs 14.4 ms), and what it refuses (integers past 64 bits,
     NaN, nesting past 1,024) json reads as before."""
     try:
@@ -89,9 +128,8 @@ def usage_as_sent(body: bytes | str, key: str, counts: Sequence[str]) -> None:
         try:
             answer = json.loads(body)
         except (ValueError, RecursionError):
-            return
-    if isinstance(answer, dict):
-        read_usage(answer.get(key), counts)
+            return None
+    return usage_tokens(answer.get(key), counts) if isinstance(answer, dict) else None
 
 
 def _shown(value: Any) -> str:

@@ -84,6 +84,7 @@ TOKEN_COST = {  # results_schema.TokenCost
     "model": Omittable(""),
     "price_per_million": Omittable(Each(0.0)),
     "by_model": Omittable(Each(MODEL_TOKENS)),
+    "billed_no_answer": Omittable({"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}),
 }
 JUDGE_AGREEMENT = {  # results_schema.JudgeAgreement
     "raters": [""],

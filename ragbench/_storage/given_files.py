@@ -18,20 +18,26 @@ from .files import NotAFileError, open_file
 from .jsonl import OUT_OF_RESOURCES, Item, NestedTooDeep, objects, parse_json, read_lines
 
 
-@contextmanager
-def open_given(path: str | Path, expected: str, where: str | None = None) -> Iterator[IO[bytes]]:
-    """`path` opened for reading, binary; a ConfigError naming it (`where`: how it was given, e.g. `--human-labels
-    FILE`; default the path) and what was `expected` there when it is not a regular file or cannot be opened."""
+def given_handle(path: str | Path, expected: str, where: str | None = None) -> IO[bytes]:
+    """`path` opened for reading, binary, for the caller's `with` (a reader that streams it, or hands it on); a
+    ConfigError naming it (`where`: how it was given, e.g. `--human-labels FILE`; default the path) and what was
+    `expected` there when it is not a regular file or cannot be opened."""
     where = where or str(path)
     try:
-        handle = open_file(path)
+        handle: IO[bytes] = open_file(path)
     except NotAFileError as exc:
         raise ConfigError(f"{where}: {exc.strerror}; ragbench reads it whole: give {expected}") from None
     except OSError as exc:
         if exc.errno in OUT_OF_RESOURCES:
             raise
         raise ConfigError(f"{where}: cannot be read ({(exc.strerror or str(exc)).lower()}); give {expected}") from None
-    with handle:
+    return handle
+
+
+@contextmanager
+def open_given(path: str | Path, expected: str, where: str | None = None) -> Iterator[IO[bytes]]:
+    """`given_handle`, closed when the block ends."""
+    with given_handle(path, expected, where) as handle:
         yield handle
 
 

@@ -1,0 +1,143 @@
+"""Every registered task's data reader opens the user's files the safe way (ragbench._storage.given_files): each
+file of a task's test data (the data file, or every file of the data folder) replaced by a real FIFO, a character
+device or a folder is either never read by the task's examples (they are the valid data's) or refused in one
+ConfigError naming that file, never waited on, never read as an empty file, never a traceback. A FIFO the code
+opens anyway is given a writer that closes at once (a regression reads it as empty and fails; it never hangs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragbench.api import ConfigError, RecordError
+from ragbench.testing import installed_registry
+from support.matrix_fixtures import TASK_DATA
+
+pytestmark = pytest.mark.timeout(120)
+
+# one task of each family of tasks sharing a reader (the KILT, RGB, MIRAGE and FlashRAG sets read alike)
+SHARED_READER = ("kilt_", "rgb_", "mirage_")
+TASKS = [
+    task
+    for task in TASK_DATA
+    if not (
+        task.startswith(SHARED_READER)
+        and task.split("_")[0] in {t.split("_")[0] for t in list(TASK_DATA)[: list(TASK_DATA).index(task)]}
+    )
+    and not (task.endswith("_flashrag") and task != "nq_open_flashrag")
+    and not task.startswith("crag_mm")  # tasks/crag_mm: its readers are another change's
+]
+
+
+@pytest.fixture
+def fifo_writer() -> Iterator[list[Path]]:
+    """FIFOs put in the list get a writer that opens and closes at once whenever a reader waits on one: code
+    that opens a FIFO reads it as empty (and fails the test) instead of hanging."""
+    fifos: list[Path] = []
+    done = threading.Event()
+
+    def unblock() -> None:
+        while not done.wait(0.005):
+            for fifo in list(fifos):
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # ENXIO while no reader waits
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=unblock, daemon=True)
+    thread.start()
+    yield fifos
+    done.set()
+    thread.join()
+
+
+def examples(task: str, data: Path, args: dict) -> list[str]:
+    """The ids of the task's examples (a bad record by its message) read from `data`."""
+    built = installed_registry().load("tasks", task)(data_path=str(data), **args)
+    return [str(item) if isinstance(item, RecordError) else item.id for item in built.examples()]
+
+
+def copied(task: str, folder: Path) -> tuple[Path, dict, list[Path]]:
+    """The task's test data copied under `folder` (the fixtures may name files of the repository), its task
+    arguments and its files."""
+    (folder / "built").mkdir()
+    built, args = TASK_DATA[task](folder / "built")
+    data = folder / "data" / Path(built).name
+    data.parent.mkdir()
+    (shutil.copytree if Path(built).is_dir() else shutil.copy)(built, data)
+    files = [data] if data.is_file() else sorted(path for path in data.rglob("*") if path.is_file())
+    # DRAGUN's runs are the files its runs/ folders list: what is no file there is no run (said so as the topics'
+    # bad records); the files it names, its topics, rubrics and assessments, are read as every other task's
+    return data, args, [path for path in files if "runs" not in path.relative_to(data).parts[:1]]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+@pytest.mark.parametrize("task", TASKS)
+def test_a_fifo_device_or_folder_among_a_tasks_data_is_refused_naming_it_or_never_read(
+    tmp_path, task, kind, fifo_writer
+):
+    data, args, files = copied(task, tmp_path)
+    valid = examples(task, data, args)
+    for file in files:
+        saved = file.read_bytes()
+        file.unlink()
+        if kind == "fifo":
+            os.mkfifo(file)
+            fifo_writer.append(file)
+        elif kind == "device":
+            file.symlink_to("/dev/null")  # a character device (ends at once: a regression never runs away)
+        else:
+            file.mkdir()
+            (file / "x.jsonl").write_text("{}\n")
+        try:
+            assert examples(task, data, args) == valid, f"{file} was read as {kind}"
+        except ConfigError as exc:
+            assert str(file) in str(exc), str(exc)
+            assert "\n" not in str(exc).strip(), str(exc)
+        finally:
+            if kind == "fifo":
+                fifo_writer.remove(file)
+            shutil.rmtree(file) if kind == "folder" else file.unlink()
+            file.write_bytes(saved)
+
+
+TEXT = (".jsonl", ".json", ".csv", ".tsv", ".txt")
+
+
+def not_utf8(data: bytes) -> tuple[bytes, int]:
+    """`data` with one letter of its middle line (of those holding one) made a byte that is no UTF-8 (0xe9: é in
+    Latin-1), and that line's number."""
+    lines = data.split(b"\n")
+    lettered = [n for n, line in enumerate(lines) if any(chr(c).isalpha() for c in line if c < 128)]
+    number = lettered[len(lettered) // 2]
+    line = lines[number]
+    at = next(i for i, c in enumerate(line) if c < 128 and chr(c).isalpha())
+    lines[number] = line[:at] + b"\xe9" + line[at + 1 :]
+    return b"\n".join(lines), number + 1
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_bytes_that_are_not_utf8_in_a_tasks_data_are_named_by_file_and_line(tmp_path, task):
+    data, args, files = copied(task, tmp_path)
+    valid = examples(task, data, args)
+    for file in (path for path in files if path.suffix in TEXT):
+        saved = file.read_bytes()
+        damaged, line = not_utf8(saved)
+        file.write_bytes(damaged)
+        try:
+            read = examples(task, data, args)
+        except ConfigError as exc:
+            said = [str(exc)]
+        else:
+            said = [item for item in read if item not in valid]
+            assert read == valid or said, f"{file}: a line that is not UTF-8 changed the examples unsaid"
+        finally:
+            file.write_bytes(saved)
+        # the cause said where it is (what follows from it, a task left without its criteria, may be said too)
+        named = (f"{file}:{line}: ", f"{file}: line {line} ")
+        assert not said or any("not UTF-8" in m and any(n in m for n in named) for m in said), said  # or unread

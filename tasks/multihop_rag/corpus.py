@@ -89,7 +89,7 @@ def build_corpus(
     """Write `out` (JSONL chunks for `ragbench index build --corpus`) from corpus.json `source`; `out`
     appears only once complete (a failure, a full disk, leaves no part of it)."""
     source, out = Path(source), Path(out)
-    if not source.is_file():
+    if not source.exists():  # what is there but no file: refused by its reader (given_files)
         raise ConfigError(f"--corpus {source} not found; pass MultiHop-RAG's dataset/corpus.json")
     if out.exists() and not overwrite:
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")

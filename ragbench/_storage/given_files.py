@@ -26,7 +26,9 @@ def given_handle(path: str | Path, expected: str, where: str | None = None) -> I
     try:
         handle: IO[bytes] = open_file(path)
     except NotAFileError as exc:
-        raise ConfigError(f"{where}: {exc.strerror}; ragbench reads it whole: give {expected}") from None
+        raise ConfigError(
+            f"{where}: {exc.strerror}; ragbench reads only a regular file there: give {expected}"
+        ) from None
     except OSError as exc:
         if exc.errno in OUT_OF_RESOURCES:
             raise

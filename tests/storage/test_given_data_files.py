@@ -7,7 +7,10 @@ opens anyway is given a writer that closes at once (a regression reads it as emp
 from __future__ import annotations
 
 import os
+import resource
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,3 +144,36 @@ def test_bytes_that_are_not_utf8_in_a_tasks_data_are_named_by_file_and_line(tmp_
         # the cause said where it is (what follows from it, a task left without its criteria, may be said too)
         named = (f"{file}:{line}: ", f"{file}: line {line} ")
         assert not said or any("not UTF-8" in m and any(n in m for n in named) for m in said), said  # or unread
+
+
+def no_more_than_4_gib() -> None:
+    """The child's memory bounded: a regression reading /dev/zero fails in it, never fills the machine."""
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize(
+    ("task", "zero"),
+    [("beir", "qrels/test.tsv"), ("crag_t3", "crag_task_3_dev_v5.tar.bz2.part1")],
+    ids=["a BEIR folder's qrels", "a part of CRAG's Task 3 archive"],
+)
+def test_dev_zero_where_a_task_reads_a_file_of_its_folder_is_one_line_of_the_command(tmp_path, task, zero):
+    data, args, _ = copied(task, tmp_path)
+    folder = data if data.is_dir() else data.parent
+    (folder / zero).unlink(missing_ok=True)
+    (folder / zero).symlink_to("/dev/zero")  # never ends
+    options = [arg for name, value in args.items() for arg in ("--task-arg", f"{task}.{name}={value}")]
+    command = ["--tasks", task, "--data", f"{task}={data}", "--system", "closed_book", "--model", "scripted:echo"]
+    done = subprocess.run(
+        [sys.executable, "-m", "ragbench", *command, *options, "--output", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        preexec_fn=no_more_than_4_gib,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if str(folder / zero) in line]
+    assert line.startswith("ragbench: error: ") and "a character device is there, not a file" in line, line

@@ -19,6 +19,7 @@ import pytest
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.testing import installed_registry
+from support import paths
 from support.matrix_fixtures import TASK_DATA
 
 pytestmark = pytest.mark.timeout(120)
@@ -171,7 +172,7 @@ def test_dev_zero_where_a_task_reads_a_file_of_its_folder_is_one_line_of_the_com
         preexec_fn=no_more_than_4_gib,
         env={
             **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join([str(paths.TESTS), os.environ.get("PYTHONPATH", "")]),
         },
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr

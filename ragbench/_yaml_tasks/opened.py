@@ -1,4 +1,4 @@
-"""A local data file's bytes, decompressed when it is a .gz or .bz2 file (and begins as one); a FIFO, device or
+"""A local data file's bytes, decompressed when it is a .gz or .bz2 file (and begins as one). A FIFO, device or
 folder where the file should be is refused in one line naming it (`given_handle`), never waited on or read."""
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ TASKS = [
         and task.split("_")[0] in {t.split("_")[0] for t in list(TASK_DATA)[: list(TASK_DATA).index(task)]}
     )
     and not (task.endswith("_flashrag") and task != "nq_open_flashrag")
-    and not task.startswith("crag_mm")  # tasks/crag_mm: its readers are another change's
 ]
 
 

@@ -1,8 +1,10 @@
 """Every registered task's data reader opens the user's files the safe way (ragbench._storage.given_files): each
 file of a task's test data (the data file, or every file of the data folder) replaced by a real FIFO, a character
 device or a folder is either never read by the task's examples (they are the valid data's) or refused in one
-ConfigError naming that file, never waited on, never read as an empty file, never a traceback. A FIFO the code
-opens anyway is given a writer that closes at once (a regression reads it as empty and fails; it never hangs)."""
+ConfigError naming that file as what it is, never waited on, never read as an empty file, never a traceback. A FIFO
+the code opens anyway is given a writer that closes at once (a regression reads it as empty and fails; it never
+hangs). A line of bytes that are not UTF-8 is named by its file and line; /dev/zero in a task's folder is one line
+of the command (run in a child whose memory is bounded: a regression fails there, it never fills the machine)."""
 
 from __future__ import annotations
 

@@ -181,3 +181,9 @@ def test_dev_zero_where_a_task_reads_a_file_of_its_folder_is_one_line_of_the_com
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     [line] = [line for line in done.stderr.splitlines() if str(folder / zero) in line]
     assert line.startswith("ragbench: error: ") and "a character device is there, not a file" in line, line
+
+
+def test_a_fifo_as_the_replay_retrievers_file_is_refused_as_what_it_is(tmp_path):
+    os.mkfifo(tmp_path / "retrieval.jsonl")  # refused before any open: a regression calls it missing, never waits
+    with pytest.raises(ConfigError, match="retrieval.jsonl: a FIFO \\(named pipe\\) is there, not a file"):
+        installed_registry().load("retrievers", "replay")(file=str(tmp_path / "retrieval.jsonl"))

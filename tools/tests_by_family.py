@@ -130,6 +130,7 @@ EXACT: dict[str, str] = {
     "test_read_only_values.py": "storage",
     "test_not_a_file.py": "storage",
     "test_given_files.py": "storage",
+    "test_given_data_files.py": "storage",
     "test_not_a_file_units.py": "storage",
     "test_lone_surrogates.py": "storage",
     "test_csv_field_limit.py": "storage",

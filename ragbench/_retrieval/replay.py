@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from .._errors import ConfigError, RecordError
-from .._storage.jsonl import iter_jsonl
+from .._storage.given_files import given_jsonl
 from .._types import Document, Example, JsonObject
 from .base import RetrievalError, Retriever
 from .provided import ProvidedRetriever
@@ -54,12 +54,12 @@ class ReplayRetriever(Retriever):
                 "e.g. runs/NAME/calls/retrieval.jsonl)"
             )
         self.path = Path(file)
-        if not self.path.is_file():
+        if not self.path.exists():  # what is there but no file: refused as it is opened (given_jsonl)
             raise ConfigError(f"retriever replay: file not found: {self.path}")
         self.by_query: dict[str, list[RecordedSearch]] = {}
         self.unreadable = 0  # lines that are not JSON (a recording cut short by a kill): skipped
         self.carried: dict[str, JsonObject] = {}  # a document by id, as the first line carrying it has it
-        for line, record in iter_jsonl(self.path):
+        for line, record in given_jsonl(self.path, "a JSONL of recorded searches (calls/retrieval.jsonl)"):
             if isinstance(record, RecordError):
                 self.unreadable += 1
                 continue

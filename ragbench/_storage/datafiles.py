@@ -15,6 +15,7 @@ from typing import Any
 from .._errors import ConfigError
 from .._values.names import inside
 from .cache_root import cache_root
+from .given_files import given_files_there
 
 # While set (`local_only`), the data files a task would download, refused and recorded instead.
 _REFUSED_DOWNLOADS: ContextVar[list[str] | None] = ContextVar("refused_downloads", default=None)
@@ -55,6 +56,7 @@ def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str 
     """`explicit` (from --data TASK=PATH) if given, else DATA_DIR/filename, downloading it when
     online. Offline, the error names the file and where to put it."""
     if explicit is not None:
+        given_files_there([explicit], f"task {task}'s data file", f"--data {task}={explicit}")
         if not explicit.is_file():
             raise ConfigError(f"--data {task}={explicit}: no such file")
         return explicit

@@ -157,7 +157,8 @@ def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> 
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, mode, encoding=None if "b" in mode else "utf-8", errors=errors)
     except BaseException:
-        os.close(descriptor)
+        with suppress(OSError):  # fdopen that failed (no memory) may have closed it: its error is the one to raise
+            os.close(descriptor)
         raise
 
 

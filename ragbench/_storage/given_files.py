@@ -9,30 +9,52 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 from .._errors import ConfigError
-from .files import NotAFileError, open_file
+from .files import NotAFileError, file_there, open_file
 from .jsonl import OUT_OF_RESOURCES, Item, NestedTooDeep, objects, parse_json, read_lines
 
 
-@contextmanager
-def open_given(path: str | Path, expected: str, where: str | None = None) -> Iterator[IO[bytes]]:
-    """`path` opened for reading, binary; a ConfigError naming it (`where`: how it was given, e.g. `--human-labels
-    FILE`; default the path) and what was `expected` there when it is not a regular file or cannot be opened."""
+def given_handle(path: str | Path, expected: str, where: str | None = None) -> IO[bytes]:
+    """`path` opened for reading, binary, for the caller's `with` (a reader that streams it, or hands it on); a
+    ConfigError naming it (`where`: how it was given, e.g. `--human-labels FILE`; default the path) and what was
+    `expected` there when it is not a regular file or cannot be opened."""
     where = where or str(path)
     try:
-        handle = open_file(path)
+        handle: IO[bytes] = open_file(path)
     except NotAFileError as exc:
-        raise ConfigError(f"{where}: {exc.strerror}; ragbench reads it whole: give {expected}") from None
+        raise not_a_file(where, exc, expected) from None
     except OSError as exc:
         if exc.errno in OUT_OF_RESOURCES:
             raise
         raise ConfigError(f"{where}: cannot be read ({(exc.strerror or str(exc)).lower()}); give {expected}") from None
-    with handle:
+    return handle
+
+
+def not_a_file(where: str, exc: NotAFileError, expected: str) -> ConfigError:
+    """The one line of something other than a regular file where the user gave one (`where`)."""
+    return ConfigError(f"{where}: {exc.strerror}; ragbench reads only a regular file there: give {expected}")
+
+
+def given_files_there(paths: Iterable[str | Path], expected: str, where: str | None = None) -> None:
+    """Each of `paths` that is there a regular file (looked at, none opened), for a library that opens them itself
+    (pyarrow, `datasets`): a ConfigError naming the first that is a FIFO, device, socket or folder (`where`: how it
+    was given, default its path)."""
+    for path in paths:
+        try:
+            file_there(path)
+        except NotAFileError as exc:
+            raise not_a_file(where or str(path), exc, expected) from None
+
+
+@contextmanager
+def open_given(path: str | Path, expected: str, where: str | None = None) -> Iterator[IO[bytes]]:
+    """`given_handle`, closed when the block ends."""
+    with given_handle(path, expected, where) as handle:
         yield handle
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from .._checks import utf8_problem
 from .._errors import ConfigError
 from .._storage.csv_fields import large_fields
-from .opened import compression, open_binary
+from .opened import compression, open_binary, open_plain
 from .places import RecordPlace
 
 Item = tuple[RecordPlace, Any]
@@ -22,7 +22,7 @@ def ends_open(path: Path) -> bool:
     """Whether a plain file's last line has no line end."""
     if compression(path) is not None:
         return False  # a compressed file cut short fails to decompress
-    with open(path, "rb") as handle:
+    with open_plain(path) as handle:
         if handle.seek(0, io.SEEK_END) == 0:
             return False
         handle.seek(-1, io.SEEK_END)

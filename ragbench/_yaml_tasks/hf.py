@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from .._checks import HUB_FLAGS
 from .._errors import ConfigError
 from .._storage.datafiles import is_saved_dataset
+from .._storage.given_files import given_files_there
 from .located import did_you_mean
 
 HUB_TIMEOUT = 3.0  # seconds the hub gets to accept a connection before the load runs offline
@@ -81,6 +82,9 @@ def load_split(
     import datasets
 
     files = [parquet] if isinstance(parquet, Path) else list(parquet or [])
+    given_files_there(files, "a Parquet file")
+    if folder is not None and folder.is_dir():  # the files `datasets` reads there (it would wait on a FIFO)
+        given_files_there((path for path in folder.rglob("*") if not path.is_dir()), "a data file")
     what = (
         f"Parquet file {files[0]}" + (f" (and {len(files) - 1} more)" if len(files) > 1 else "")
         if files

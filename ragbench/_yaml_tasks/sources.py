@@ -12,6 +12,7 @@ file line of JSON Lines and CSV, the path in a JSON document), and its position 
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -19,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._storage.given_files import decoded
 from .._storage.jsonl import NestedTooDeep, guarded, objects, parse_json, read_lines
 from .csv_rows import csv_records
 from .fields import MISSING, lookup
-from .opened import compression, open_binary
+from .opened import compression, open_binary, open_plain
 from .places import RecordPlace
 
 Item = tuple[RecordPlace, Any]
@@ -71,13 +73,11 @@ def read_document(path: Path, expected: str, keep_repeated_keys: bool = False) -
     `keep_repeated_keys`: its objects are KeyedObjects."""
     try:
         with open_binary(path) as handle:
-            text = handle.read().decode("utf-8-sig")  # a byte order mark (Windows tools) is no part of the JSON
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); expected {expected}"
-        ) from exc
+            raw = handle.read()
     except (OSError, EOFError) as exc:
         raise ConfigError(f"{path}: cannot read it ({exc}); expected {expected}") from exc
+    # a byte order mark (Windows tools) is no part of the JSON
+    text = decoded(raw.removeprefix(codecs.BOM_UTF8), str(path), f"expected {expected}")
     try:
         if keep_repeated_keys:
             return guarded(lambda document: json.loads(document, object_pairs_hook=KeyedObject))(text)
@@ -187,5 +187,5 @@ def count_lines(path: Path) -> int | None:
     """Records of a plain JSONL file (non-blank lines), cheap enough for the progress bar's ETA."""
     if compression(path):
         return None
-    with open(path, "rb") as handle:
+    with open_plain(path) as handle:
         return sum(1 for line in handle if line.strip())

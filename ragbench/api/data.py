@@ -6,8 +6,9 @@
 (a record's field, or the bad record's error), `built_records` (what a function makes of each record, a bad line
 or a record it refuses arriving as its `RecordError`), `parse_json` (json.loads where JSON nested too deeply is a
 ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
-`StreamBroken` (the record error where a stream broke off); `open_given`, `given_bytes`, `given_text`,
-`given_text_lines`, `given_lines`, `given_values`, `given_jsonl`, `given_json`, `decoded`, `utf8` and `NotUtf8` (a file the user gave, read so that a FIFO, device or
+`StreamBroken` (the record error where a stream broke off); `open_given`, `given_handle`, `given_bytes`,
+`given_text`, `given_text_lines`, `given_lines`, `given_values`, `given_jsonl`, `given_json`, `decoded`, `utf8` and
+`NotUtf8` (a file the user gave, read so that a FIFO, device or
 folder is refused at once and bytes that are not UTF-8 or JSON nested too deeply are one line naming the file and
 line); `resolve_data_file` and `data_dir` (where a
 task's data is), `is_saved_dataset`; `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         NotUtf8,
         decoded,
         given_bytes,
+        given_handle,
         given_json,
         given_jsonl,
         given_lines,
@@ -76,6 +78,7 @@ _MODULES = {
     "ragbench._storage.tokenizer_files": ("find_tokenizer_dir", "tokenizer_in_context", "refuse_tokenizer"),
     "ragbench._storage.given_files": (
         "open_given",
+        "given_handle",
         "given_bytes",
         "given_text",
         "given_text_lines",

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ragbench.api import ConfigError
-from ragbench.api.data import data_dir, parse_json, resolve_data_file
+from ragbench.api.data import data_dir, given_handle, given_text, parse_json, resolve_data_file
 
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.
 ARCHIVE = "ALCE-data.tar"
@@ -33,7 +33,7 @@ def alce_data_file(task: str, filename: str, explicit: Path | None) -> Path:
         return local
     archive = resolve_data_file(task, ARCHIVE, None, ARCHIVE_URL)
     try:
-        with tarfile.open(archive) as tar:
+        with given_handle(archive, f"ALCE's {ARCHIVE}") as raw, tarfile.open(fileobj=raw) as tar:
             member = next((m for m in tar.getmembers() if m.isfile() and Path(m.name).name == filename), None)
             if member is None:
                 raise ConfigError(f"task {task}: {archive} has no {filename}; pass --data {task}=PATH")
@@ -52,10 +52,10 @@ def alce_data_file(task: str, filename: str, explicit: Path | None) -> Path:
 def read_records(path: Path) -> list[Any]:
     """The records of an ALCE data file (a JSON array) or of a run.py result file
     ({"args": ..., "data": [...]})."""
+    text = given_text(path, "an ALCE data file (a JSON array of questions)")
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = parse_json(handle.read())
-    except (OSError, ValueError) as exc:
+        data = parse_json(text)
+    except ValueError as exc:
         raise ConfigError(f"{path}: not an ALCE data file ({exc}); expected a JSON array of questions") from exc
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         data = data["data"]

@@ -44,7 +44,7 @@ class ArgueReport(Task):
     def _folder(self) -> Path:
         if self.data_path is None:
             raise ConfigError(f"task {self.name}: pass --data {self.name}=FOLDER (with {REQUESTS} and {NUGGETS}/)")
-        if not (self.data_path / REQUESTS).is_file():
+        if not (self.data_path / REQUESTS).exists():  # what is there but no file: refused by its reader (given_files)
             raise ConfigError(f"task {self.name}: {self.data_path / REQUESTS} not found (the report requests)")
         return self.data_path
 

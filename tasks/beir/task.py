@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
-from ragbench.api.data import iter_jsonl
+from ragbench.api.data import decoded, given_handle, given_jsonl
 from ragbench.api.retrieval import relevance
 
 from .metrics import cutoffs
@@ -30,24 +30,21 @@ QRELS_FOLDER = "qrels"
 PROMPT = "{docs}Question: {question}\nAnswer:"
 
 
+QRELS_FILE = "a BEIR qrels file (qrels/SPLIT.tsv)"
+
+
 def utf8_lines(handle: Iterable[bytes], path: Path) -> Iterator[str]:
     """The lines of a file opened in binary, decoded; a line that is not UTF-8 is a ConfigError naming it (a
     text-mode read names neither the file nor the line)."""
     for number, line in enumerate(handle, start=1):
-        try:
-            yield line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                f"{path}:{number}: not UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1}); "
-                "save the file as UTF-8"
-            ) from None
+        yield decoded(line, str(path), QRELS_FILE, first_line=number)
 
 
 def qrels_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
     """(line, row) of each row after the header, as `_load_qrels` reads them (csv, tab-separated, quotes
     honoured). What would lose judgments unseen is a ConfigError naming where: a first line that is a
     judgment (no header), a stray quote running a field over later rows, a row csv cannot read."""
-    with open(path, "rb") as handle:
+    with given_handle(path, QRELS_FILE) as handle:
         rows = csv.reader(utf8_lines(handle, path), delimiter="\t")
         end = 0
         try:
@@ -137,7 +134,7 @@ class BeirTask(Task):
 
     def prepare(self) -> None:
         for path in (self.folder / QUERIES, self.qrels_path):
-            if not path.is_file():
+            if not path.exists():  # what is there but no file is refused as its reader opens it (`given_handle`)
                 raise ConfigError(
                     f"task beir: {path} not found; --data beir=FOLDER names a BEIR dataset folder "
                     f"(unzipped), and --task-arg beir.split=NAME one of its qrels/NAME.tsv"
@@ -152,16 +149,22 @@ class BeirTask(Task):
         qrels, lines, bad = read_qrels(self.qrels_path)
         queries: dict[str, str] = {}
         unread: list[int] = []  # lines of queries.jsonl that are not a query: named where a qrels query is missing
-        for index, item in iter_jsonl(self.folder / QUERIES):
+        unreadable = ""  # why the first line that could not be read at all was not (not UTF-8, not JSON)
+        for index, item in given_jsonl(self.folder / QUERIES, "BEIR's queries.jsonl"):
             if isinstance(item, RecordError) or "_id" not in item or not isinstance(item.get("text"), str):
                 unread.append(index + 1)
+                unreadable = unreadable or (f"; {item}" if isinstance(item, RecordError) else "")
             else:
                 queries[str(item["_id"])] = item["text"]
         for index, query_id in enumerate(dict.fromkeys([*qrels, *bad])):
             if query_id in bad:
                 yield bad[query_id]
             elif query_id not in queries:
-                where = f' (its lines {", ".join(map(str, unread))} are not {{"_id", "text"}})' if unread else ""
+                where = (
+                    f' (its lines {", ".join(map(str, unread))} are not {{"_id", "text"}}{unreadable})'
+                    if unread
+                    else ""
+                )
                 yield RecordError(
                     str(self.qrels_path), lines[query_id], f"query {query_id!r} is not in {QUERIES}" + where, "query-id"
                 )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import given_text, iter_jsonl
+from ragbench.api.data import given_jsonl, given_text
 
 QUERIES = "data/browsecomp_plus_decrypted.jsonl"  # where the README's decrypt command writes them
 EVIDENCE_QRELS = "topics-qrels/qrel_evidence.txt"
@@ -51,7 +51,7 @@ def doc_ids(record: Mapping[str, object], field: str) -> list[str]:
 def read_queries(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
     """(line, query) of the decrypted JSONL: query_id, query, answer and the evidence and gold docids; a line
     missing one is a RecordError naming it."""
-    for index, item in iter_jsonl(path):
+    for index, item in given_jsonl(path, "BrowseComp-Plus's decrypted queries (JSONL)"):
         if isinstance(item, RecordError):
             yield index + 1, item
             continue

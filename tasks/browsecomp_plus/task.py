@@ -48,7 +48,7 @@ class BrowseCompPlusTask(Task):
         return self.source / QUERIES if self.source.is_dir() else self.source
 
     def prepare(self) -> None:
-        if not self.queries_path.is_file():
+        if not self.queries_path.exists():  # what is there but no file: refused by its reader (given_files)
             raise ConfigError(
                 f"task browsecomp_plus: {self.queries_path} not found; run BrowseComp-Plus's "
                 "scripts_build_index/decrypt_dataset.py (docs/benchmarks/browsecomp-plus.md)"
@@ -61,7 +61,7 @@ class BrowseCompPlusTask(Task):
         return {
             field: read_qrels(self.source / name)
             for field, (_, name) in GOLD_LISTS.items()
-            if (self.source / name).is_file()
+            if (self.source / name).exists()  # a FIFO there is refused, not passed over
         }
 
     def examples(self) -> Iterator[Example | RecordError]:

@@ -28,10 +28,10 @@ import threading
 from collections.abc import Callable, Generator, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import JsonObject, StreamBroken, objects, read_lines
+from ragbench.api.data import JsonObject, StreamBroken, given_handle, objects, read_lines
 from ragbench.api.run import Workers, usable_cores
 
 if TYPE_CHECKING:
@@ -39,16 +39,19 @@ if TYPE_CHECKING:
 
 Item = tuple[int, "JsonObject | RecordError"]  # a record as its JSON line holds it, or what was wrong with it
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")
+# what a file CRAG's readers open must be (a FIFO, device or folder there is refused: `given_handle`)
+RELEASE_FILE = "a file of CRAG's release (crag_task_3_dev_v5.tar.bz2.partN, crag_task_1_and_2_dev_v4.jsonl.bz2)"
 
 
 class ChainedParts(io.RawIOBase):
-    """The concatenation of several files as one read-only stream (`cat part*` without a copy)."""
+    """The concatenation of several files as one read-only stream (`cat part*` without a copy); each must be a
+    regular file (looked at here, before any is read)."""
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = list(paths)
         self.current: io.BufferedReader | None = None
 
-        self.sizes = [path.stat().st_size for path in self.paths]
+        self.sizes = [_size(path) for path in self.paths]
         self.part = 0  # the part `current` reads
         self.position = 0
 
@@ -79,7 +82,8 @@ class ChainedParts(io.RawIOBase):
                     start += size
                 else:
                     return 0
-                self.current = open(self.paths[self.part], "rb")  # noqa: SIM115 (held, closed by close())
+                # held, closed by close(); a file opened for reading in binary is a BufferedReader
+                self.current = cast(io.BufferedReader, given_handle(self.paths[self.part], RELEASE_FILE))
                 self.current.seek(self.position - start)
             count = self.current.readinto(buffer)
             if count:
@@ -92,6 +96,12 @@ class ChainedParts(io.RawIOBase):
         if self.current is not None:
             self.current.close()
         super().close()
+
+
+def _size(path: Path) -> int:
+    """The size of a file of the release; what is not a regular file refused (`given_handle`)."""
+    with given_handle(path, RELEASE_FILE) as handle:
+        return os.fstat(handle.fileno()).st_size
 
 
 def _part(path: Path) -> re.Match[str]:
@@ -163,7 +173,7 @@ def _read_jsonl(
 ) -> Generator[Item, None, None]:
     """Records from number `skip` on. A broken `.bz2` read by the stdlib ends in one RecordError
     (read_lines reports it, whatever `report`); indexed_bzip2's RuntimeError is raised."""
-    with _bz2_stream(path, threads) if path.name.endswith(".bz2") else open(path, "rb") as handle:
+    with _bz2_stream(path, threads) if path.name.endswith(".bz2") else given_handle(path, RELEASE_FILE) as handle:
         for number, (_, item) in enumerate(objects(read_lines(handle, str(path), _skipping(skip, parse)), str(path))):
             if number >= skip:
                 yield number, item
@@ -221,7 +231,7 @@ def _members(path: Path, threads: int) -> Iterator[tuple[str, IO[bytes]]]:
 
 
 def _is_bz2(path: Path) -> bool:
-    with open(task3_parts(path)[0], "rb") as first:
+    with given_handle(task3_parts(path)[0], RELEASE_FILE) as first:
         return first.read(3) == b"BZh"
 
 

@@ -34,7 +34,7 @@ def data_files(folder: Path) -> dict[str, Path]:
     """The three files under the data folder; a missing one is a ConfigError naming it."""
     files = {"queries": folder / QUERIES, "criteria": folder / CRITERIA, "references": folder / REFERENCES}
     for what, path in files.items():
-        if not path.is_file():
+        if not path.exists():  # what is there but no file: refused by its reader (given_files)
             raise ConfigError(
                 f"DeepResearch Bench's {what} file {path} not found: --data names the repository's data/ folder "
                 f"(with {QUERIES}, {CRITERIA} and {REFERENCES})"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import iter_jsonl, replacing
+from ragbench.api.data import given_jsonl, replacing
 
 SECTION_MARK = "Section::::"
 FIRST_SECTION = "Section::::Abstract"
@@ -97,7 +97,7 @@ class KnowledgeSourceStats:
 def read_pages(path: Path) -> Iterator[dict[str, Any] | RecordError]:
     """The knowledge source's pages; a line that is not a page (no wikipedia_id, text not a list of
     strings) is a RecordError naming the file and line."""
-    for index, record in iter_jsonl(path):
+    for index, record in given_jsonl(path, "KILT's knowledge source (kilt_knowledgesource.json, JSON Lines)"):
         if isinstance(record, RecordError):
             yield record
             continue
@@ -120,7 +120,7 @@ def build_corpus(
     """Write `out` (JSONL passages for `ragbench index build --corpus`) from the knowledge source `source`,
     one page at a time; `out` appears only once complete."""
     source, out = Path(source), Path(out)
-    if not source.is_file():
+    if not source.exists():  # what is there but no file: refused by its reader (given_files)
         raise ConfigError(f"--knowledge-source {source} not found; pass KILT's kilt_knowledgesource.json")
     if chunk_size < 1:
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")

@@ -12,6 +12,7 @@ and retrieval metric render (metrics.retrieved_text).
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import replacing
+from ragbench.api.data import decoded, given_bytes, parse_json, replacing
 
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
 
@@ -43,12 +44,13 @@ class MultihopCorpusStats:
 def read_articles(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
     """(position, article) of each record of corpus.json; a record that is not an article (not an object, a
     required field missing or not a string) is a RecordError naming the file, the record and the field."""
+    where, expected = f"--corpus {path}", "MultiHop-RAG's dataset/corpus.json"
+    raw = given_bytes(path, expected, where)
+    text = decoded(raw.removeprefix(codecs.BOM_UTF8), where, f"pass {expected}")  # a byte order mark is no JSON
     try:
-        records = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(
-            f"--corpus {path}: not a JSON document ({exc}); pass MultiHop-RAG's dataset/corpus.json"
-        ) from None
+        records = parse_json(text)
+    except ValueError as exc:  # not JSON, or nested deeper than the parser follows
+        raise ConfigError(f"{where}: not a JSON document ({exc}); pass {expected}") from None
     if not isinstance(records, list):
         raise ConfigError(f"--corpus {path}: expected a JSON list of articles, got {type(records).__name__}")
     for n, record in enumerate(records):
@@ -87,7 +89,7 @@ def build_corpus(
     """Write `out` (JSONL chunks for `ragbench index build --corpus`) from corpus.json `source`; `out`
     appears only once complete (a failure, a full disk, leaves no part of it)."""
     source, out = Path(source), Path(out)
-    if not source.is_file():
+    if not source.exists():  # what is there but no file: refused by its reader (given_files)
         raise ConfigError(f"--corpus {source} not found; pass MultiHop-RAG's dataset/corpus.json")
     if out.exists() and not overwrite:
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")

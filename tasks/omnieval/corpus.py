@@ -25,6 +25,7 @@ file system's `os.listdir` order).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from ragbench.api import ConfigError, Document, RecordError
-from ragbench.api.data import parse_json, replacing
+from ragbench.api.data import given_bytes, given_handle, parse_json, replacing
 from ragbench.api.text import TokenSplitter
 
 
@@ -93,6 +94,9 @@ def text_title(file_path: str) -> str:
     return file_path.split("/")[-1].split(".")[0]
 
 
+CORPUS_FILE = "a document of OmniEval's corpus folder"
+
+
 def read_file(path: str, file_path: str, doc_id: str) -> list[Document] | RecordError:
     """One file's documents (metadata["file_path"] set), or why the whole file is skipped."""
     suffix = Path(path).suffix.lower()
@@ -104,12 +108,12 @@ def read_file(path: str, file_path: str, doc_id: str) -> list[Document] | Record
             "(pages, sections or rows), which is not reproduced here",
         )
     if suffix != ".jsonl":
-        text = Path(path).read_bytes().decode("utf-8", errors="ignore")
+        text = given_bytes(path, CORPUS_FILE).decode("utf-8", errors="ignore")
         return [Document(id=doc_id, title=text_title(file_path), text=text, metadata={"file_path": file_path})]
     title, dump = jsonl_title(file_path), "json_dataset" in file_path
     docs = []
     try:
-        with open(path, encoding="utf8") as handle:
+        with io.TextIOWrapper(given_handle(path, CORPUS_FILE), encoding="utf8") as handle:
             lines = handle.readlines()
     except UnicodeDecodeError as exc:
         return RecordError(path, 0, f"file skipped, as upstream's reader fails on it: not UTF-8 ({exc.reason})")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import read_lines
+from ragbench.api.data import given_values
 
 from . import catalog
 
@@ -31,13 +31,16 @@ def topic_of(topic_name: str) -> str:
     return " - ".join(parts[1:] if parts[0] == "金融" and len(parts) > 1 else parts)
 
 
+DATA_FILE = "OmniEval's questions (JSON Lines)"
+
+
 def tree_cells(root: Path) -> Iterator[TopicTaskCell]:
     for path in sorted(root.rglob("*.jsonl")):
         parts = path.relative_to(root).with_suffix("").parts
         if len(parts) < 2:
             raise ConfigError(f"omnieval data {path}: expected <一级>/<二级>/<task>.jsonl under {root}")
         cell = TopicTaskCell(" - ".join(parts[:-1]), parts[-1], str(path))
-        cell.records = list(read_lines(path))
+        cell.records = list(given_values(path, DATA_FILE))
         yield cell
 
 
@@ -45,7 +48,7 @@ def flat_cells(path: Path) -> Iterator[TopicTaskCell]:
     """Split a flat file into cells in file order; ids count lines within each cell, as the tree
     that upstream's dataset_clean.py writes from it would."""
     cells: dict[tuple[str, str], TopicTaskCell] = {}
-    for number, record in read_lines(path):
+    for number, record in given_values(path, DATA_FILE):
         first = record[0] if isinstance(record, list) and record else record
         if not isinstance(first, dict) or "topic_name" not in first or "task_name" not in first:
             error = (

@@ -109,7 +109,7 @@ class TrecRagTask(Task):
         if self.qrels_path is None:
             raise ConfigError(f"task {self.name} scores against qrels: pass --task-arg {self.name}.qrels=QRELS")
         for what, path in (("topics", self.topics_path), ("qrels", self.qrels_path)):
-            if not path.is_file():
+            if not path.exists():  # what is there but no file: refused by its reader (given_files)
                 raise ConfigError(f"task {self.name}: {what} file {path} not found")
 
     def preflight(self, check: Preflight) -> None:

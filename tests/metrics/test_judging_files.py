@@ -67,7 +67,10 @@ def test_a_fifo_given_as_labels_or_prices_is_refused_at_once(tmp_path, command, 
     fifo = tmp_path / "labels.jsonl"
     os.mkfifo(fifo)
     line = one_line(cli_here(*commands(tmp_path)[command], option, str(fifo)))
-    assert f"{option} {fifo}: a FIFO (named pipe) is there, not a file; ragbench reads it whole: give a " in line
+    assert (
+        f"{option} {fifo}: a FIFO (named pipe) is there, not a file; ragbench reads only a regular file there: give a "
+        in line
+    )
     assert not (tmp_path / "run").exists()
 
 

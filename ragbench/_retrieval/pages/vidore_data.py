@@ -27,6 +27,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._imports import import_extra
 from ..._storage.datafiles import is_saved_dataset
+from ..._storage.given_files import given_files_there
 from ..corpus.saved import folder_sha256
 
 QA = "qa"
@@ -82,6 +83,7 @@ def read_table(folder: Path, split: str) -> DataTable | None:
     parquet = sorted(folder.glob(f"{split}-*.parquet")) or sorted(folder.glob("*.parquet"))
     if not parquet:
         return None
+    given_files_there(parquet, f"a Parquet file of the {split} split")
     pq = import_extra("pyarrow.parquet", f"{folder}: Parquet files, read with pyarrow: {INSTALL}")
     pa = import_extra("pyarrow", f"{folder}: Parquet files, read with pyarrow: {INSTALL}")
     try:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.api.data import JsonObject, JsonValue
+from ragbench.api.data import JsonObject, JsonValue, given_handle, given_text
 
 from .domains import Domain, FinanceKg, KgTable, MovieCatalogue, MovieKg, MusicKg, OpenKg, SportsKg
 from .name_search import TOP_N, FastSearch, OkapiSearch, normalize
@@ -58,8 +58,11 @@ class SqliteValues:
         return None if row is None else self.loads(row[0])
 
 
+KG_FILE = "a file of CRAG's mock API knowledge graph (cragkg)"
+
+
 def _load_pickle(path: Path) -> Any:
-    with open(path, "rb") as handle:
+    with given_handle(path, KG_FILE) as handle:
         return pickle.load(handle)
 
 
@@ -132,7 +135,7 @@ class KgStore:
             raise DomainUnavailable(f"{folder} has no kg.N.jsonl.bz2")
         kg: dict[str, JsonValue] = {}
         for path in files:
-            with bz2.open(path, "rt", encoding="utf-8") as handle:
+            with given_handle(path, KG_FILE) as raw, bz2.open(raw, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if line.strip():
                         name, entity = json.loads(line)
@@ -141,7 +144,7 @@ class KgStore:
 
     def _movie(self, folder: Path) -> MovieKg:
         movie, person, year = (
-            json.loads(p.read_text(encoding="utf-8"))
+            json.loads(given_text(p, KG_FILE))
             for p in self._need(folder, "movie_db.json", "person_db.json", "year_db.json")
         )
         from rank_bm25 import BM25Okapi
@@ -161,8 +164,8 @@ class KgStore:
     def _finance(self, folder: Path) -> FinanceKg:
         names = ["price", "detailed_price", "dividend", "marketcap", "info"]
         paths = self._need(folder, "company_name.dict", *[f"finance_{n}.sqlite" for n in names])
-        with open(paths[0], newline="", encoding="utf-8") as handle:
-            name_dict = {row["Name"]: row["Symbol"] for row in csv.DictReader(handle)}
+        text = given_text(paths[0], KG_FILE)
+        name_dict = {row["Name"]: row["Symbol"] for row in csv.DictReader(io.StringIO(text, newline=""))}
         price, detailed_price, dividend, marketcap, info = (SqliteValues(path, self.allow_pickle) for path in paths[1:])
         search = OkapiSearch(list(name_dict), dedupe=False)
         return FinanceKg(name_dict, search, price, detailed_price, dividend, marketcap, info)

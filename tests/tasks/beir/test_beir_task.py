@@ -53,7 +53,8 @@ def test_an_unreadable_query_line_fails_the_query_once(tmp_path):
     items = list(BeirTask(folder).examples())
     assert [str(e) if isinstance(e, RecordError) else e.id for e in items] == [
         f"{folder}/qrels/test.tsv:2 field 'query-id': query 'q1' is not in queries.jsonl (its lines 1 are not "
-        '{"_id", "text"})',
+        f'{{"_id", "text"}}; {folder}/queries.jsonl:1: line cut short at column 21 (Expecting \':\' delimiter at '
+        "column 1))",
         "q2",
     ]
 

@@ -65,7 +65,7 @@ def build_page_index(
     for option, flag in (("pages", "--corpus"), ("index", "--out")):
         if option in options:
             raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
-    folder = Path(out).expanduser()
+    folder = Path(out).expanduser().resolve()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
     if folder.is_dir() and any(folder.iterdir()):

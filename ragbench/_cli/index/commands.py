@@ -126,6 +126,7 @@ def build_command(
     merged: bool,
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
+    from ..._retrieval.index.built import build_index
     from ..._retrieval.pages.build import is_page_kind
 
     with config_errors_exit(output_option="--out"):
@@ -143,7 +144,14 @@ def build_command(
             "split": split,
             "split_header": split_header,
         }
-        manifest, out = text_build(corpus, out, kind, options, build, ray_address, workers, shards, merged)
+        corpus, in_parts = text_placement(corpus, out, ray_address, workers, shards, merged)
+        if in_parts and ray_address is not None and shards is not None:
+            manifest = shard_build(corpus, out, kind, options, build, ray_address, workers, shards)
+            out = f"{out}/shards-{shards}"
+        elif ray_address is not None:
+            manifest = parallel_build(corpus, out, kind, options, build, ray_address, workers, shards)
+        else:
+            manifest = build_index(corpus, out, kind, options, registry=command_registry(), **build)
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} ({manifest.build_seconds:.1f} s)")
     exit_if_skipped(
         manifest.errors,
@@ -152,21 +160,11 @@ def build_command(
     )
 
 
-def text_build(
-    corpus: str,
-    out: str,
-    kind: str,
-    options: dict[str, Any],
-    build: dict[str, Any],
-    ray_address: str | None,
-    workers: int | None,
-    shards: int | None,
-    merged: bool,
-) -> tuple[Manifest, str]:
-    """`build` of a text index: in this process, by Ray tasks (--ray), or in parts (--ray --shards S, each part
-    read where it lies); its manifest and the folder it is in."""
-    from ..._retrieval.index.built import build_index
-
+def text_placement(
+    corpus: str, out: str, ray_address: str | None, workers: int | None, shards: int | None, merged: bool
+) -> tuple[str, bool]:
+    """Where a text index's build reads its corpus (a remote one's copy here, unless each part is read where it
+    lies) and whether it is built in parts (--ray --shards S); options out of place refused in one line."""
     in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
     if is_remote(out) and not in_parts:  # in parts, each task puts its shard in the store
         raise ConfigError(
@@ -181,11 +179,7 @@ def text_build(
         raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
     if merged and shards is None:
         raise ConfigError("--merged is an option of --ray --shards S: pass them")
-    if in_parts and ray_address is not None and shards is not None:
-        return shard_build(corpus, out, kind, options, build, ray_address, workers, shards), f"{out}/shards-{shards}"
-    if ray_address is not None:
-        return parallel_build(corpus, out, kind, options, build, ray_address, workers, shards), out
-    return build_index(corpus, out, kind, options, registry=command_registry(), **build), out
+    return corpus, in_parts
 
 
 TEXT_OPTIONS = ("chunk_size", "no_title", "split", "split_header", "merged")  # what a page index does not take

@@ -172,7 +172,10 @@ async def process_step(
             return sample
         error, trace = f"the task could not continue it: {call.error}", call.traceback
     else:
-        error, trace = f"not asked: example {sequence.failed!r} of its sequence failed (--resume asks both)", None
+        error, trace = (
+            f"not asked: example {sequence.failed!r} of its sequence failed (--resume asks it again, then those after it)",
+            None,
+        )
     sequence.failed = sequence.failed or str(example.id)
     failed = Prediction(example_id=example.id, error=error)
     return writable_sample(sample_record(example, failed, task, index=position, traceback=trace))

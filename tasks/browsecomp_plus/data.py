@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import given_jsonl, given_text
+from ragbench.api.data import given_jsonl, given_text_lines
 
 QUERIES = "data/browsecomp_plus_decrypted.jsonl"  # where the README's decrypt command writes them
 EVIDENCE_QRELS = "topics-qrels/qrel_evidence.txt"
@@ -28,10 +28,8 @@ DOC_LISTS = ("evidence_docs", "gold_docs")
 def read_qrels(path: Path) -> dict[str, list[str]]:
     """query id -> its relevant docids in file order, each once (load_qrel_data's lists, which can repeat one)."""
     qrels: dict[str, list[str]] = {}
-    for number, line in enumerate(given_text(path, "qrels (query_id Q0 docid relevance)").splitlines(), start=1):
+    for number, line in given_text_lines(path, "qrels (query_id Q0 docid relevance)"):
         parts = line.split()
-        if not parts:
-            continue
         if len(parts) != 4:
             raise ConfigError(f"{path}:{number}: expected 4 fields (query_id Q0 docid relevance), got {len(parts)}")
         docids = qrels.setdefault(parts[0], [])

@@ -25,6 +25,7 @@ from ragbench.api import Image
 AGENTS = ("open", "closed", "pixtral", "qwen", "internvl")
 QWEN_FACTOR = 28  # Qwen2.5-VL's patch (14) times its spatial merge (2): qwen_vl_utils' resize factor
 QWEN_MIN_PIXELS, QWEN_MAX_PIXELS = 256 * 28 * 28, 1280 * 960  # QwenAgent._build_image_content's
+QWEN_MAX_RATIO = 200  # qwen_vl_utils' MAX_RATIO: a longer picture is refused
 JOIN = "\n\n"  # mistral_common's between turns it joins, and after the system prompt
 
 
@@ -50,7 +51,14 @@ def as_jpeg(image: Image) -> Image:
 
 def qwen_resize(height: int, width: int) -> tuple[int, int]:
     """qwen_vl_utils' smart_resize with QwenAgent's bounds: each side rounded to a multiple of 28, scaled down
-    (floored) past the most pixels or up (ceiled) under the least, keeping the aspect."""
+    (floored) past the most pixels or up (ceiled) under the least, keeping the aspect. A picture more than 200
+    times longer than wide (or wider than long) is a ValueError, as it is upstream's: its example fails."""
+    ratio = max(height, width) / min(height, width)
+    if ratio > QWEN_MAX_RATIO:
+        raise ValueError(
+            f"a picture of {width}x{height} pixels: Qwen's image processing (qwen_vl_utils) takes an aspect ratio "
+            f"of at most {QWEN_MAX_RATIO}, this one's is {ratio:.1f}"
+        )
     factor = QWEN_FACTOR
     h_bar, w_bar = (max(factor, round(side / factor) * factor) for side in (height, width))
     if h_bar * w_bar > QWEN_MAX_PIXELS:

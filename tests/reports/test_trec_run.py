@@ -6,12 +6,13 @@ files: ties across the cut-offs, graded and all-zero judgements, queries missing
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench.api import Document
+from ragbench.api import ConfigError, Document
 from ragbench.api.retrieval import read_trec_run, trec_ranking, trec_run_text
 from support import paths
 from support.trec_eval_cases import MEASURES, SEEDS, case
@@ -83,3 +84,12 @@ def test_an_id_the_format_cannot_hold_is_refused_naming_it(tmp_path):
     bad.write_text("1 Q0 a 1 1.0 t\n1 Q0 b 2 high t\n")
     with pytest.raises(ValueError, match=r"run.txt:2: could not convert"):
         read_trec_run(bad)
+
+
+def test_a_run_file_that_is_a_fifo_or_a_folder_is_refused_in_one_line_unopened(tmp_path):
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)  # opening it would wait for a writer that never comes
+    for path in (fifo, tmp_path):
+        with pytest.raises(ConfigError) as refused:
+            read_trec_run(path)
+        assert str(path) in str(refused.value) and "\n" not in str(refused.value)

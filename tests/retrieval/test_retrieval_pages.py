@@ -147,6 +147,16 @@ def test_the_index_is_built_once_then_reused_and_refused_for_another_model(tmp_p
         LateInteractionRetriever(pages=str(VIDORE / "v3"), index=str(index), encoder=FormulaEncoder())
 
 
+@pytest.mark.parametrize("named", [".", "nothing/.."])
+def test_an_index_named_by_dot_or_dot_dot_is_built_in_the_folder_it_names(tmp_path, monkeypatch, named):
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    retriever = LateInteractionRetriever(pages=str(VIDORE / "v2"), index=named, encoder=FormulaEncoder())
+    assert retriever.folder == work and (work / "manifest.json").is_file()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["work"]
+
+
 def test_a_damaged_or_foreign_index_folder_is_one_line_and_left_as_it_is(tmp_path):
     index = tmp_path / "index"
     LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())

@@ -182,6 +182,18 @@ def test_index_build_writes_the_index_a_run_reads_and_refuses_text_options_in_on
     assert "holds no page index ragbench built" in refused.stderr and (mine / "notes.txt").is_file()
 
 
+def test_overwrite_keeps_the_old_index_until_the_new_one_is_built(tmp_path):
+    out, pages = tmp_path / "index", str(VIDORE / "v2")
+    built(out, 2)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    (tmp_path / "no-model").mkdir()  # a model folder that fails to load
+    refused = cli_here("index", "build", "--retriever", "colpali", "--corpus", pages, "--out", str(out),
+                       "--model", str(tmp_path / "no-model"), "--overwrite")  # fmt: skip
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "no-model"]
+
+
 @needs("ray", "transformers")
 def test_siglip_encoded_in_3_shards_on_a_3_node_ray_is_the_one_process_index(ray_cluster, tmp_path, monkeypatch):
     """Given relative paths from another folder than the tasks' (their raylet's): nothing written there."""

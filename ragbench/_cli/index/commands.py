@@ -144,20 +144,7 @@ def build_command(
             "split": split,
             "split_header": split_header,
         }
-        in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
-        if is_remote(out) and not in_parts:  # in parts, each task puts its shard in the store
-            raise ConfigError(
-                f"--out {out}: an index is built into a folder (one every node sees, for --ray), or in an object "
-                "store by --ray --shards S; upload that folder to the store once built (the runs read it there: "
-                "--retriever-arg index=URL)"
-            )
-        if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files")
-            url, corpus = corpus, str(fetched_object(corpus))
-            click.echo(f"corpus {url}: read from its copy {corpus}")
-        if ray_address is None and (workers, shards) != (None, None):
-            raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
-        if merged and shards is None:
-            raise ConfigError("--merged is an option of --ray --shards S: pass them")
+        corpus, in_parts = text_placement(corpus, out, ray_address, workers, shards, merged)
         if in_parts and ray_address is not None and shards is not None:
             manifest = shard_build(corpus, out, kind, options, build, ray_address, workers, shards)
             out = f"{out}/shards-{shards}"
@@ -171,6 +158,28 @@ def build_command(
         "bad record skipped",
         f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)",
     )
+
+
+def text_placement(
+    corpus: str, out: str, ray_address: str | None, workers: int | None, shards: int | None, merged: bool
+) -> tuple[str, bool]:
+    """Where a text index's build reads its corpus (a remote one's copy here, unless each part is read where it
+    lies) and whether it is built in parts (--ray --shards S); options out of place refused in one line."""
+    in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
+    if is_remote(out) and not in_parts:  # in parts, each task puts its shard in the store
+        raise ConfigError(
+            f"--out {out}: an index is built into a folder (one every node sees, for --ray), or in an object "
+            "store by --ray --shards S; upload that folder to the store once built (the runs read it there: "
+            "--retriever-arg index=URL)"
+        )
+    if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files")
+        url, corpus = corpus, str(fetched_object(corpus))
+        click.echo(f"corpus {url}: read from its copy {corpus}")
+    if ray_address is None and (workers, shards) != (None, None):
+        raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
+    if merged and shards is None:
+        raise ConfigError("--merged is an option of --ray --shards S: pass them")
+    return corpus, in_parts
 
 
 TEXT_OPTIONS = ("chunk_size", "no_title", "split", "split_header", "merged")  # what a page index does not take

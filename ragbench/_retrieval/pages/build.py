@@ -1,11 +1,13 @@
 """`ragbench index build --retriever colpali|siglip|clip`: a page index built ahead of the runs that read it, the
 index the retriever's first run would build (the same folder, manifest and vectors: a run naming the same pages,
-model and options reads it), in one process or, with --ray --shards S, encoded in shards (`shards`)."""
+model and options reads it), in one process or, with --ray --shards S, encoded in shards (`shards`). An index
+--overwrite replaces is built beside it, in OUT.building, and takes its place only once complete: a bad option, a
+model that will not load or a kill leaves the old index as it was (and a killed build's shards to resume)."""
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._values.options import construct
+from ..index.removal import empty_marked, set_aside
 from .index import FORMAT, MANIFEST
 from .late_interaction import LateInteractionRetriever
 from .shards import PageShards
@@ -62,7 +65,7 @@ def build_page_index(
     for option, flag in (("pages", "--corpus"), ("index", "--out")):
         if option in options:
             raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
-    folder = Path(out).expanduser()
+    folder = Path(out).expanduser().resolve()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
     if folder.is_dir() and any(folder.iterdir()):
@@ -73,14 +76,20 @@ def build_page_index(
                 f"--out {out} holds no page index ragbench built (no {MANIFEST} of one); --overwrite replaces only "
                 "an index: choose another folder"
             )
-        shutil.rmtree(folder)
+        target = folder.with_name(folder.name + ".building")
+    else:
+        target = folder
     started = time.perf_counter()
     retriever: LateInteractionRetriever = construct(
         entry.load(),
-        {**options, "pages": corpus, "index": out},
+        {**options, "pages": corpus, "index": str(target)},
         label,
         injected={"registry": registry, "in_shards": shards},
     )
+    if target != folder:  # the new index complete: the old one set aside, the new one put in its place
+        replaced = set_aside(folder)
+        os.rename(target, folder)
+        empty_marked(replaced)
     kept = shards.kept if shards is not None else 0
     return PagesBuilt(entry.name, len(retriever.corpus), time.perf_counter() - started, kept)
 

@@ -130,6 +130,7 @@ class LateInteractionRetriever(Retriever):
             raise ConfigError(
                 "retriever colpali: pass --retriever-arg model=FOLDER (a colpali-engine model saved locally)"
             )
+        self.folder = Path(index).expanduser().resolve()  # `.` and `..` named as the folders they are
         for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),
                               ("score_batch_size", score_batch_size), ("pool_factor", pool_factor)):  # fmt: skip
             if value < 1:
@@ -144,7 +145,6 @@ class LateInteractionRetriever(Retriever):
             load = self.encoder_factory(str(absolute_path(Path(str(model)).expanduser())), device, dtype)
         self.encoder: PageEncoder = load()
         self.query_batch_size, self.score_batch_size, self.device = query_batch_size, score_batch_size, device
-        self.folder = Path(index).expanduser()
         self.identity: JsonObject = {
             "format": FORMAT,
             "kind": self.name,
@@ -158,16 +158,23 @@ class LateInteractionRetriever(Retriever):
             "options": {"batch_size": batch_size, "pool_factor": pool_factor},
         }
         recipe = PageRecipe(str(absolute_path(data.folder)), split, batch_size, pool_factor, load)
+        self.pages = self.read_or_built(recipe, in_shards)
+
+    def read_or_built(self, recipe: PageRecipe, in_shards: PageShards | None) -> list[Any]:
+        """The pages' vectors read from the index, or, where it is not built yet, encoded by `recipe` (in shards
+        with `in_shards`) and saved there."""
         vectors = load_vectors(self.folder, self.identity)
-        if vectors is None:
-            if in_shards is None:
-                build = partial(encoded_pages, self.corpus, self.encoder, 0, len(self.corpus), batch_size, pool_factor)
-            else:
-                build = partial(in_shards.vectors, recipe, len(self.corpus), absolute_path(self.folder), self.identity)
-            vectors = save_index(self.folder, self.identity, build)
-            if in_shards is not None:
-                in_shards.close(self.folder)
-        self.pages = vectors
+        if vectors is not None:
+            return vectors
+        count, batch_size, pool_factor = len(self.corpus), recipe.batch_size, recipe.pool_factor
+        if in_shards is None:
+            build = partial(encoded_pages, self.corpus, self.encoder, 0, count, batch_size, pool_factor)
+        else:
+            build = partial(in_shards.vectors, recipe, count, self.folder, self.identity)
+        vectors = save_index(self.folder, self.identity, build)
+        if in_shards is not None:
+            in_shards.close(self.folder)
+        return vectors
 
     @staticmethod
     def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..._storage.given_files import given_text_lines
 from ..._types import Document
 
 _BLANK = re.compile(r"\s")
@@ -55,12 +56,11 @@ def trec_run_text(rankings: Iterable[tuple[str, Sequence[tuple[str, float]]]], t
 
 def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
     """A run file as trec_eval reads it: query id -> docid -> score; a line not of six fields, or whose score
-    is no number, is a ValueError naming the file and line."""
+    is no number, is a ValueError naming the file and line; a file that cannot be read (missing, not UTF-8, a FIFO,
+    a device or a folder, refused before it is opened) a ConfigError naming it (`given_text_lines`)."""
     run: dict[str, dict[str, float]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in given_text_lines(path, "a TREC run file (lines of qid Q0 docid rank score tag)"):
         fields = line.split()
-        if not fields:
-            continue
         try:
             if len(fields) != 6:
                 raise ValueError(f"expected 6 fields (qid Q0 docid rank score tag), got {len(fields)}")

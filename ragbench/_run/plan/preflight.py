@@ -107,7 +107,7 @@ def check_searches_by_picture(
     for p in pictured:
         check.problem(
             f"task {p.name}: system {p.system.name or system_name} searches by each question's picture, which "
-            f"retriever {name} cannot (it searches by text); pass a retriever that searches by picture, or "
+            f"retriever {name} cannot (it takes no picture as a query); pass a retriever that searches by picture, or "
             f"{p.system.declares.searches_by_picture} to search by text only"
         )
 

@@ -189,7 +189,7 @@ def test_a_search_by_picture_needs_a_retriever_that_can_before_the_run(tmp_path)
         preflight(Pictured, "flashrag_mm", "scripted:echo", registry=registry, output=tmp_path / "run")
     assert caught.value.problems == [
         "task pictured: system flashrag_mm searches by each question's picture, which retriever provided cannot (it "
-        "searches by text); pass a retriever that searches by picture, or --system-arg searches=text to search by "
+        "takes no picture as a query); pass a retriever that searches by picture, or --system-arg searches=text to search by "
         "text only"
     ]
     preflight(Pictured, "flashrag_mm", "scripted:echo", system_args={"searches": "text"}, registry=registry)

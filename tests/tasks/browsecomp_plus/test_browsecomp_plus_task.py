@@ -60,6 +60,13 @@ def test_a_qrels_line_not_of_four_fields_is_refused(tmp_path):
     path.write_text("1 Q0 5 1\n1 5 1\n")
     with pytest.raises(ConfigError, match=":2: expected 4 fields"):
         read_qrels(path)
+    # lines end where a text file's do (evaluate_run.py reads the file line by line): a form feed or U+2028 in a
+    # line is white space between its fields, not a line break
+    path.write_text("1 Q0 5\f1\n\n2 Q0\u20286 1\n3 Q0 7\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"qrels.txt:4: expected 4 fields \(query_id Q0 docid relevance\), got 3$"):
+        read_qrels(path)
+    path.write_text("1 Q0 5\f1\n\n2 Q0\u20286 1\n", encoding="utf-8")
+    assert read_qrels(path) == {"1": ["5"], "2": ["6"]}
 
 
 def test_the_corpus_jsonl_is_a_retrieval_corpus_with_its_docids():

@@ -111,14 +111,17 @@ def test_internvl_messages_equal_internvl_agents(i, case):
 
 
 @given(st.integers(1, 8000), st.integers(1, 8000))
-def test_qwen_resize_keeps_qwens_bounds(height, width):
-    """Sides are multiples of 28; within Qwen's pixel bounds wherever the picture's aspect lets a 28-grid hold them
-    (the fixture pins the exact sizes upstream gives, one picture per branch)."""
+def test_qwen_resize_keeps_qwens_bounds_and_refuses_what_upstream_refuses(height, width):
+    """Sides are multiples of 28, at least one block each, within Qwen's pixel bounds; a picture past qwen_vl_utils'
+    aspect limit (200) is a ValueError as upstream's (the fixture pins the exact sizes upstream gives, one picture
+    per branch)."""
+    if max(height, width) / min(height, width) > 200:
+        with pytest.raises(ValueError, match="aspect ratio of at most 200"):
+            qwen_resize(height, width)
+        return
     resized_h, resized_w = qwen_resize(height, width)
-    assert resized_h % 28 == 0 and resized_w % 28 == 0
-    if max(height, width) / min(height, width) <= 40:  # both sides stay at least one 28-block
-        assert resized_h >= 28 and resized_w >= 28
-        assert QWEN_MIN_PIXELS <= resized_h * resized_w <= QWEN_MAX_PIXELS
+    assert resized_h % 28 == 0 and resized_w % 28 == 0 and resized_h >= 28 and resized_w >= 28
+    assert QWEN_MIN_PIXELS <= resized_h * resized_w <= QWEN_MAX_PIXELS
 
 
 def test_their_sampling_is_the_tasks():

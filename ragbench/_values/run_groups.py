@@ -115,6 +115,7 @@ class RunModels:
         "ROLE=MODEL",
         "engine:model for one role of the system (e.g. smart's reconstructor, locator, generator); other roles "
         "use --model",
+        offers={"reproduce": {"help": "engine:model for one role of the row's system (changes what is measured)"}},
     )
     role_model_args: dict[str, dict[str, Any]] = pairs(  # role -> engine options
         "--role-model-arg",
@@ -143,7 +144,13 @@ class RunRetrieval:
     retriever: str | None = option(  # ctx.retriever of systems; None: the examples' provided docs
         None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)"
     )
-    retriever_args: dict[str, Any] = _component_args("retriever", "index=DIR", "always")
+    retriever_args: dict[str, Any] = _component_args(
+        "retriever",
+        "index=DIR",
+        "always",
+        reproduce="option of the row's retriever: its folders (index=DIR, a row's retriever_paths) are no "
+        "substitution, its other options are",
+    )
     shipped_corpus_index: bool = option(False, identity="never")  # retriever_args' index is the index cache's own
     reranker: str | None = option(  # reorders every search's results (ragbench._components)
         None, help="reranks every search's results (ragbench list rerankers)", identity="when_given"

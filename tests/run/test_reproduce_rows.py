@@ -104,3 +104,16 @@ def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resu
     assert resumed.exit_code == 0, resumed.output
     assert json.loads((out / "results.json").read_text())["reproduction"]["cells"][0]["ours"] == 50.0
     assert (out / "report.md").read_text().count("## Reproduction: demo.closed-book") == 1
+
+
+def test_the_retrievers_paths_are_no_substitution_but_its_other_options_are():
+    """A row's retriever reads the user's folders (its index, corpus and model, and the options the row names in
+    `retriever_paths`); changing how it searches (`search`, `image_k`) or who rewrites is another measurement."""
+    run = {"tasks": ["demo"], "retriever": "cragmm_search", "retriever_args": {"search": "both", "image_index": "ix"}}
+    item = Reproduction.from_manifest("x", {**DEMO_ROW, "run": run, "retriever_paths": ["image_index", "web_index"]})
+    paths = {"image_index": "/data/ix", "web_index": "/data/web", "index": "/data/other"}
+    config, substituted = reproduction_config(item, {"retriever_args": paths})
+    assert substituted == [] and config.retrieval.retriever_args == {"search": "both", **paths}
+    assert reproduction_config(item, {"retriever_args": {"search": "image"}})[1] == ["retriever_args"]
+    assert reproduction_config(item, {"retriever_args": {"image_k": 5}})[1] == ["retriever_args"]
+    assert reproduction_config(item, {"role_models": {"rewriter": "scripted:echo"}})[1] == ["role_models"]

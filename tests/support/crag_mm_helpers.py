@@ -123,3 +123,21 @@ def answer_by_picture(request) -> str:
     (image,) = request.sent_images()
     colour = PILImage.open(io.BytesIO(image.data)).convert("RGB").getpixel((0, 0))
     return ANSWER_BY_COLOUR.get(colour, "I don't know")
+
+
+def search_contexts() -> dict[str, str]:
+    """get_rag_context's image and web blocks (recorded from the released code over tests/data/crag_mm_search's
+    indexes, image search of the picture then web search of the question), by the question asked."""
+    layout = json.loads((TEST_DATA / "parity" / "cragmm_search.json").read_text(encoding="utf-8"))["layouts"]["mixed"]
+    return {
+        case["query"]: case["context"] for case in layout["contexts"] if case["image_search"] and case["web_search"]
+    }
+
+
+def answer_by_search(request) -> str:
+    """`scripted:support.crag_mm_helpers:answer_by_search`: "Searched as upstream." when the request holds
+    get_rag_context's image and web blocks for its question (its last message), else "I don't know"."""
+    from ragbench._values.tool_calls import turn_text
+
+    context = search_contexts().get(turn_text(request.messages[-1]), "\0")
+    return "Searched as upstream." if any(context in turn_text(m) for m in request.messages) else "I don't know"

@@ -14,23 +14,29 @@ from ..._types import JsonObject, json_object
 
 # engine kind: (the Python package it runs on, the extra that installs it)
 ENGINE_PACKAGES = {"hf": ("transformers", "hf"), "vllm": ("vllm", "vllm")}
-RETRIEVER_PATHS = ("index", "corpus")  # retriever options that name files of the user's
+RETRIEVER_PATHS = ("index", "corpus", "model")  # retriever options that name files of the user's
 
 
-def missing_for(registry: Registry, run: JsonObject, data: dict[tuple[str, str], list[str]]) -> list[str]:
+def missing_for(
+    registry: Registry, run: JsonObject, data: dict[tuple[str, str], list[str]], retriever_paths: tuple[str, ...] = ()
+) -> list[str]:
     """What the run of a row lacks here, each a few words, the models and engines first, then the data (empty:
-    it runs now). `data` memoises the tasks' data checks across rows (many rows share their tasks)."""
+    it runs now). `data` memoises the tasks' data checks across rows (many rows share their tasks);
+    `retriever_paths` names the retriever's other options that are the user's files or model folders."""
     judges, tasks = run.get("judges"), run.get("tasks")
-    models = [str(run.get("model") or "hf:embedded"), *map(str, judges if isinstance(judges, list) else [])]
+    roles = json_object(run.get("role_models")).values()
+    models = [
+        str(run.get("model") or "hf:embedded"),
+        *map(str, roles),
+        *map(str, judges if isinstance(judges, list) else []),
+    ]
     if run.get("nli"):
         models.append(str(run["nli"]))
     missing = [need for spec in dict.fromkeys(models) for need in model_missing(spec)]
     retriever_args = json_object(run.get("retriever_args"))
-    for option in RETRIEVER_PATHS:
-        if option in retriever_args and not Path(str(retriever_args[option])).expanduser().exists():
+    for option in (*RETRIEVER_PATHS, *retriever_paths):
+        if option in retriever_args and not on_disk(str(retriever_args[option])):
             missing.append(f"retriever {option} {retriever_args[option]}")
-    if "model" in retriever_args and not on_disk(str(retriever_args["model"])):
-        missing.append(f"retriever model {retriever_args['model']}")
     task_args, data_paths = json_object(run.get("task_args")), json_object(run.get("data"))
     for task in map(str, tasks if isinstance(tasks, list) else []):
         path = data_paths.get(task)

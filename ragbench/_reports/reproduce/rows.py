@@ -19,9 +19,10 @@ from ..._errors import ConfigError
 from ..._registry import Registry, unknown_name_message
 from ..._values.run_config import RUN_OPTIONS, RunConfig
 from ..results.schema import Results
+from .readiness import RETRIEVER_PATHS
 
 # Overrides that change what is measured (vs where data and indexes live, or how fast it runs).
-_SUBSTITUTIONS = ("model", "judges", "nli", "task_args", "system_args", "retriever")
+_SUBSTITUTIONS = ("model", "role_models", "judges", "nli", "task_args", "system_args", "retriever", "retriever_args")
 SYSTEM_STATS = "system_stats:"  # a cell's metric read from results.json's system_stats, not its results
 
 
@@ -48,6 +49,13 @@ class Reproduction:
     caveats: tuple[str, ...] = ()
     provider: str = ""
     task_paths: tuple[str, ...] = ()  # task options naming the user's files (a qrels file): never substitutions
+    retriever_paths: tuple[str, ...] = ()  # retriever options naming the user's files, beside RETRIEVER_PATHS
+
+    def paths_of(self, key: str) -> tuple[str, ...]:
+        """The options of the run option `key` (task_args, retriever_args) that name the user's files."""
+        if key == "task_args":
+            return self.task_paths
+        return (*RETRIEVER_PATHS, *self.retriever_paths) if key == "retriever_args" else ()
 
     @classmethod
     def from_manifest(cls, name: str, manifest: dict[str, Any]) -> Reproduction:
@@ -65,6 +73,7 @@ class Reproduction:
                 caveats=tuple(manifest.get("caveats") or ()),
                 provider=manifest.get("provider", ""),
                 task_paths=tuple(manifest.get("task_paths") or ()),
+                retriever_paths=tuple(manifest.get("retriever_paths") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(
@@ -93,7 +102,7 @@ def listing(registry: Registry) -> str:
         item = Reproduction.from_manifest(name, registry.reproductions[name])
         if item.status != "runnable":
             state = f"not reproducible: {item.why_not}"
-        elif missing := missing_for(registry, item.run, data_checks):
+        elif missing := missing_for(registry, item.run, data_checks, item.retriever_paths):
             state = f"needs: {', '.join(missing)}"
         else:
             state, runs_here = "runs here", runs_here + 1
@@ -107,8 +116,9 @@ def listing(registry: Registry) -> str:
 
 def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[RunConfig, list[str]]:
     """The run of `item` with the user's overrides, and the names of the overrides that change what is
-    measured (where the files lie does not: `--data`, the retriever's paths, the task options the manifest
-    names in `task_paths`). A row that is not reproducible runs only with a substitute model."""
+    measured (where the files lie does not: `--data`, the retriever's index, corpus and model and the retriever
+    and task options the manifest names in `retriever_paths` and `task_paths`). A row that is not reproducible
+    runs only with a substitute model."""
     if item.status != "runnable" and not overrides.get("model"):
         raise ConfigError(
             f"reproduction {item.name} cannot be reproduced: {item.why_not} "
@@ -125,7 +135,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
         if value in (None, [], {}, ()):
             continue
         if isinstance(value, dict) and isinstance(settings.get(key, {}), dict):
-            paths = item.task_paths if key == "task_args" else ()
+            paths = item.paths_of(key)
             given = settings.get(key, {})
             changed: Any = {k: v for k, v in value.items() if given.get(k) != v and k not in paths}
             settings[key] = {**given, **value}

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 
+from conftest import TEST_DATA, needs
+from ragbench.tasks.crag_mm.records import cached_image_path
 from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.testing import installed_registry
-from support.crag_mm_helpers import fill_image_cache, png, tokenizer_dir
+from support.crag_mm_helpers import fill_image_cache, png, search_contexts, tokenizer_dir
 from support.helpers import cli_here, samples
 
 ROW = "crag-mm.single.mm-llm.llama-3.2-11b"
@@ -74,26 +76,41 @@ def test_every_baseline_row_of_tables_8_and_9_is_a_manifest_with_its_numbers_as_
         "split": "public_test",
         "agent": "closed",
     }
-    runnable = {name for name, row in rows.items() if row["status"] == "runnable"}
-    assert runnable == {name for name in rows if ".mm-llm." in name}
-    for name, row in rows.items():  # the search-API rows have no run: nothing is faked in their place
+    assert all(row["status"] == "runnable" for row in rows.values())
+    assert rows["crag-mm.single.task-1.llama-3.2-11b"]["run"] == {  # run_task_generation.sh's task-1: image search
+        "tasks": ["crag_mm_single"],
+        "system": "vanilla",
+        "model": "vllm:meta-llama/Llama-3.2-11B-Vision-Instruct",
+        "system_args": {"top_n": 30},
+        "judges": ["openai:gpt-4o"],
+        "task_args": {"split": "public_test"},
+        "retriever": "cragmm_search",
+        "retriever_args": {
+            "search": "image",
+            "image_index": "image-index",
+            "image_model": "clip-vit-large-patch14-336",
+        },
+    }
+    for name, row in rows.items():  # task-2 and task-3: QueryRewrite, then image and web search; the row's agent
+        if ".task-2." in name or ".task-3." in name:
+            agent = rows[name.replace(".task-2.", ".mm-llm.").replace(".task-3.", ".mm-llm.")]["run"]
+            assert row["run"]["system"] == "crag_mm_rewrite" and row["run"]["retriever_args"]["search"] == "both"
+            assert row["run"]["task_args"] == agent["task_args"] and row["run"]["model"] == agent["model"], name
         if ".task-" in name:
-            assert "run" not in row and "mock image-KG" in row["why_not"], name
+            assert row["retriever_paths"] == ["image_index", "image_model", "web_index", "text_model"], name
     multi = [row for name, row in rows.items() if name.startswith("crag-mm.multi.mm-llm.")]
     assert len(multi) == 9 and all(row["run"]["task_args"]["history"] == "own" for row in multi)
 
 
 def test_the_listing_says_what_each_row_needs():
     lines = {line.split()[0]: line for line in cli_here("reproduce", "--list").stdout.splitlines()}
-    assert lines["crag-mm.single.task-1.llama-3.2-11b"].endswith(
-        "| Task 1 | Llama 3.2 11B | not reproducible: needs the CRAG-MM mock image-KG search API (cragmm-search-"
-        "pipeline: top 30 images by the whole picture, similarity 0.75, 2K tokens of metadata), which ragbench has no "
-        "retriever for yet"
-    )
+    assert "| Task 1 | Llama 3.2 11B | needs: " in lines["crag-mm.single.task-1.llama-3.2-11b"]
+    assert (
+        "retriever image_index image-index, retriever image_model clip-vit-large-patch14-336"
+        in lines["crag-mm.single.task-1.llama-3.2-11b"]
+    )  # the search's folders, not on disk here
+    assert "retriever web_index web-index" in lines["crag-mm.multi.task-3.gpt-5-mini"]
     assert "crag_mm_single: reads a local copy of the hub dataset" in lines[ROW]
-    refused = cli_here("reproduce", "crag-mm.single.task-2.llama-3.2-11b", "--model", "scripted:echo")
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "has no run configuration: needs the CRAG-MM mock image-KG and web search APIs" in refused.stderr
 
 
 def test_the_row_runs_end_to_end_on_a_sample_with_the_papers_numbers_beside_ours(tmp_path):
@@ -163,3 +180,49 @@ def test_a_multi_turn_row_runs_with_the_systems_own_history_and_reads_the_conver
         {"role": "user", "content": "what car is this?"},
         {"role": "assistant", "content": saved["b0"]["prediction"]["answer"]},
     ]
+
+
+@needs("torch", "transformers", "safetensors")
+def test_a_task_2_row_runs_end_to_end_with_the_rewrite_and_both_searches(tmp_path):
+    """`crag-mm.single.task-2.llama-3.2-11b` on three web pictures over the tiny search indexes and models
+    (tests/data/crag_mm_search): the user's folders given as the retriever's paths are no substitution; the rewriter
+    answers no JSON, so each question is searched as asked, and the model says whether its answer call holds
+    get_rag_context's image and web blocks as the released code made them for that picture and question."""
+    search = TEST_DATA / "crag_mm_search"
+    cache, rows = tmp_path / "cache", []
+    cache.mkdir()
+    pictures = {
+        "what tower is this": "query_1.png",
+        "how tall is it": "index_5.png",
+        "who built this bridge": "query_0.png",
+    }
+    assert set(search_contexts()) == set(pictures)
+    for number, (query, picture) in enumerate(pictures.items()):
+        url = f"https://example.org/photo/{number}.png"
+        cached_image_path(url, cache).write_bytes((search / "images" / picture).read_bytes())
+        rows.append(conversation(f"s{number}", [(f"i{number}", query, "Something else.")], url=url))
+    data = write_dataset(tmp_path / "crag-mm-single", rows, split="public_test")
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps([{"pattern": "Prediction: Searched as upstream", "response": "Result: CORRECT"}]))
+    indexes = search / "indexes" / "mixed"
+    out = tmp_path / "run"
+    result = cli_here(
+        "reproduce", "crag-mm.single.task-2.llama-3.2-11b", "--data", f"crag_mm_single={data}",
+        "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", f"image_cache={cache}",
+        "--retriever-arg", f"image_index={indexes / 'image'}", "--retriever-arg", f"web_index={indexes / 'web'}",
+        "--retriever-arg", f"image_model={search / 'models' / 'clip'}",
+        "--retriever-arg", f"text_model={search / 'models' / 'bge'}",
+        "--model", "scripted:support.crag_mm_helpers:answer_by_search", "--role-model", "rewriter=scripted:echo",
+        "--judge", f"scripted:{judge}", "--output", str(out), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "**NOT a reproduction: model, role_models, judges differ" in result.stdout  # not the retriever's paths
+    assert table_of(result.stdout, "crag_mm_single") == [
+        "| Acc. (%) | crag_mm_single | accuracy | 35.3 | 100.00 | +64.70 | no |",
+        "| Miss. (%) | crag_mm_single | missing | 20.8 | 0.00 | -20.80 | no |",
+        "| Hallu. (%) | crag_mm_single | hallucination | 43.9 | 0.00 | -43.90 | no |",
+        "| Truth. (%) | crag_mm_single | truthfulness_score | -8.6 | 100.00 | +108.60 | no |",
+    ]
+    assert json.loads((out / "results.json").read_text())["reproduction"]["substituted"] == [
+        "model", "role_models", "judges"
+    ]  # fmt: skip

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import reprlib
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
@@ -272,6 +273,21 @@ def run_prices(
     `sent_to` its vendor)."""
     table = read_price_table(judging.price_table) if judging.price_table else {}
     return ModelPrices(models, judging, table, sent_to=sent_to)
+
+
+def check_cap(cap: float | None, models: RunModels, judging: RunJudging, registry: Registry) -> None:
+    """A --max-cost (`cap`) of a positive, finite number of dollars, and a price for each remote model and judge
+    of the run (else nothing counts its calls; each priced where its engine will send its calls: `model_urls`): a
+    ConfigError of one line otherwise."""
+    if cap is None:
+        return
+    sent_to = model_urls(models, judging, registry)
+    if not (math.isfinite(cap) and cap > 0):
+        raise ConfigError(f"--max-cost {cap:g}: give the dollars the run may spend, a number above 0")
+    for priced in run_prices(models, judging, sent_to).models.values():
+        local = priced.model.partition(":")[0] in LOCAL_ENGINES
+        if priced.price is None and not local and not priced.model.startswith("?"):
+            raise ConfigError(f"--max-cost {cap:g}: {priced.note} (the cap counts every model's dollars)")
 
 
 def results_prices(

@@ -10,23 +10,20 @@ are sent (the last batch is sized to the budget left) and the rest held back; on
 task cancelled once the examples answered saved theirs): its finished examples saved, run.json not finished, and
 `--resume` runs the rest (with a --max-cost of its own: the cap is this command's, not the run's over its attempts).
 What it counts is the system's model, its role models and the judges; a local model (hf, vllm) without a price costs
-nothing here, and a remote one without a price is refused before the run starts (`check_cap`)."""
+nothing here, and a remote one without a price is refused before the run starts (ragbench._cost.prices.check_cap)."""
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError
 from .._in_flight import ExamplesInFlight
-from .._registry import Registry
 from .._values.billed import TOKEN_COUNTS, Billed
 from .._values.llm_calls import Request, Response
 from .._values.run_groups import RunJudging, RunModels
-from .prices import LOCAL_ENGINES, ModelPrices, model_urls, run_prices, usd_of
+from .prices import ModelPrices, run_prices, usd_of
 from .vendor_prices import Price
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
@@ -160,18 +157,3 @@ def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
     roles += [(engine, role) for role, engine in engines.roles.items()]
     roles += [(engine, f"judge:{i}") for i, engine in enumerate(engines.judges)]
     return {id(engine): prices.of(role).price for engine, role in roles if engine is not None}
-
-
-def check_cap(cap: float | None, models: RunModels, judging: RunJudging, registry: Registry) -> None:
-    """A --max-cost (`cap`) of a positive, finite number of dollars, and a price for each remote model and judge
-    of the run (else nothing counts its calls; each priced where its engine will send its calls: `model_urls`): a
-    ConfigError of one line otherwise."""
-    if cap is None:
-        return
-    sent_to = model_urls(models, judging, registry)
-    if not (math.isfinite(cap) and cap > 0):
-        raise ConfigError(f"--max-cost {cap:g}: give the dollars the run may spend, a number above 0")
-    for priced in run_prices(models, judging, sent_to).models.values():
-        local = priced.model.partition(":")[0] in LOCAL_ENGINES
-        if priced.price is None and not local and not priced.model.startswith("?"):
-            raise ConfigError(f"--max-cost {cap:g}: {priced.note} (the cap counts every model's dollars)")

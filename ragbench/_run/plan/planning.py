@@ -5,7 +5,7 @@ listed at once, one clear line each: ragbench._run.plan.preflight)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from ..._registry import Registry, installed_registry
 from ..._storage.datafiles import check_data_path
 from ..._system import System
 from ..._task import Task
-from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
+from ..._task.protocols import UsesRunResources, UsesTools, system_defaults, task_corpus
 from ..._values.options import accepted_options, construct, scoped_args, task_args_for
 from ..._values.run_groups import RunJudging, RunWhat
 from ..._yaml_tasks.discovery import is_task_file
@@ -48,6 +48,10 @@ class PlannedTask:
     system: System | None  # None when the run only scores saved predictions (ragbench rescore)
     metrics: list[Metric]
     resources: RunResources | None = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
+    corpus: Path | None = field(init=False)  # the corpus the task ships (`OwnCorpus`); None: it ships none
+
+    def __post_init__(self) -> None:
+        self.corpus = task_corpus(self.task)
 
     def bind(self, resources: RunResources) -> None:
         """The run's resources, before anything else starts: lent to the task when it works in them."""

@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
-from ..._cost.spending_cap import check_cap
+from ..._cost.prices import check_cap
 from ..._errors import ConfigError
 from ..._registry import Registry
 from ..._storage.rundir import RunDir
-from ..._task.protocols import task_corpus
 from ..._values.environment import environment_problems
 from ..._values.run_config import RunConfig
 from ..._values.run_groups import RunRetrieval
@@ -71,7 +70,7 @@ def check_documents_to_retrieve(
     if retriever_class is None or not retriever_class.example_documents_only:
         return
     for p in blind:
-        corpus = task_corpus(p.task)
+        corpus = p.corpus
         if corpus is not None and retrieval.retriever is None:
             continue  # its corpus is searched unless other tasks' differ: `use_task_corpus` says so
         system = p.system.name or system_name

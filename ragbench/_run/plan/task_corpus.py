@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
-from ..._task.protocols import task_corpus
 from ..._values.run_config import RunConfig
 
 CORPUS_RETRIEVER = "bm25"
@@ -18,7 +17,7 @@ def tasks_by_corpus(planned: list[Any]) -> dict[Path | None, list[str]]:
     """The names of the run's tasks by the corpus each ships (None: it ships none)."""
     by_corpus: dict[Path | None, list[str]] = {}
     for p in planned:
-        by_corpus.setdefault(task_corpus(p.task), []).append(p.name)
+        by_corpus.setdefault(p.corpus, []).append(p.name)
     return by_corpus
 
 

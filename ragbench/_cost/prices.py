@@ -12,9 +12,9 @@ run.json of before that record is priced as then: the list price unless the mode
 FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as `engine:model` or the model's name alone)
 adds prices or replaces these, for any engine. `gemini:` models have no built-in price yet (none was read from
 Google's own page). A model without a price has no money figure (null, with why): a local model (hf, vllm) says
-so rather than cost 0. A model sent through its vendor's batch API (`--model-arg batch=true`) is priced at the
-entry's `batch_prompt` and `batch_completion` where it gives them, else at half its prices (OpenAI's and
-Anthropic's batch discount).
+so rather than cost 0 (a run with --max-cost refuses a remote one before it starts: `check_cap`). A model sent
+through its vendor's batch API (`--model-arg batch=true`) is priced at the entry's `batch_prompt` and
+`batch_completion` where it gives them, else at half its prices (OpenAI's and Anthropic's batch discount).
 
 Prompt tokens the vendor's prompt cache served (`Step.cached_prompt_tokens`) are priced at the entry's
 `cached_prompt`, those written to it (Anthropic's cache writes) at its `cache_write` (the 5-minute cache) and

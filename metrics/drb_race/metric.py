@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject
 
 from .reply_json import DIMENSIONS, reply_json
@@ -45,7 +45,7 @@ class DeepResearchBenchRace(Metric):
         needs=("judge",),
         judge_roles=("judge",),
         gold_needs=("race_criteria", "reference_report"),
-        key_specs={key: KeySpec(True, (0, 1)) for key in KEYS},
+        value_range=(0, 1),
         counters={
             "race_empty_report": "reports that are empty: RACE has no article to clean, and leaves the task out",
             "race_clean_invalid": "cleaned reports under 100 characters (RACE's invalid cleaning): left out",

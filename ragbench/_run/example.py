@@ -115,14 +115,7 @@ async def scored(
     changes: dict[str, Any] = {}
     if prediction.error is None:
         scoring = await score_prediction(planned, example, prediction, services)
-        changes.update(
-            scores=scoring.scores,
-            counted=scoring.counted,
-            score_errors=scoring.errors,
-            score_tracebacks=scoring.tracebacks,
-            judge_trace=scoring.judge_trace,
-            judge_ratings=scoring.judge_ratings,
-        )
+        changes.update(scoring._asdict())  # the record's fields of those names
     steps = [*record.trace, *changes.get("judge_trace", record.judge_trace)]
     folded = [f"{step.name}: {step.error}" for step in steps if step.error]
     if folded and record.error is None:  # calls that failed yet ended in a result (as upstream)
@@ -205,11 +198,11 @@ def gold_references(task: Task, example: Example) -> GoldReading:
 
 
 class PredictionScores(NamedTuple):
-    """What the metrics made of one prediction."""
+    """What the metrics made of one prediction: the sample record's fields of that name."""
 
     scores: Scores  # typed, of the metrics that scored
-    errors: dict[str, str]  # metric -> why it failed, in one line
-    tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
+    score_errors: dict[str, str]  # metric -> why it failed, in one line
+    score_tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
     judge_trace: list[Step]  # the metrics' judge calls
     counted: dict[str, dict[str, int]]  # metric -> its counted events
     judge_ratings: dict[str, dict[str, Any]]  # metric -> its raters' values (ragbench._run.judges.raters)

@@ -145,11 +145,8 @@ def build_command(
             "split_header": split_header,
         }
         corpus, in_parts = text_placement(corpus, out, ray_address, workers, shards, merged)
-        if in_parts and ray_address is not None and shards is not None:
-            manifest = shard_build(corpus, out, kind, options, build, ray_address, workers, shards)
-            out = f"{out}/shards-{shards}"
-        elif ray_address is not None:
-            manifest = parallel_build(corpus, out, kind, options, build, ray_address, workers, shards)
+        if ray_address is not None:
+            manifest, out = ray_build(corpus, out, kind, options, build, ray_address, workers, shards, in_parts)
         else:
             manifest = build_index(corpus, out, kind, options, registry=command_registry(), **build)
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} ({manifest.build_seconds:.1f} s)")
@@ -231,7 +228,7 @@ def page_build(
     click.echo(f"{built.kind} index of {built.pages} pages in {out}{sharded} ({built.seconds:.1f} s)")
 
 
-def parallel_build(
+def ray_build(
     corpus: str,
     out: str,
     kind: str,
@@ -240,8 +237,24 @@ def parallel_build(
     ray_address: str,
     workers: int | None,
     shards: int | None,
-) -> Manifest:
-    """`build --ray`: the index built on Ray, what was resumed and the shards written said in a line each."""
+    in_parts: bool,
+) -> tuple[Manifest, str]:
+    """`build --ray`: the index built on Ray, or with `in_parts` (--shards S without --merged) each shard built by a
+    Ray task from its own part of the corpus; what was resumed and the shards written said in a line each. The
+    manifest, and the folder the index is in."""
+    if in_parts and shards is not None:
+        from ..._retrieval.sharding.build.driver import build_shards, ray_runner
+        from ..._retrieval.sharding.build.kind import TextSettings
+
+        text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
+        parts = build_shards(
+            corpus, out, kind, options, shards, registry=command_registry(), text=text, overwrite=build["overwrite"],
+            runner=ray_runner(ray_address, workers), progress=build["progress"],
+        )  # fmt: skip
+        if parts.kept:
+            click.echo(f"resumed: {parts.kept} of {shards} shards kept from the interrupted build")
+        click.echo(f"{shards} shards of {out} built in {parts.folder}, no merged index")
+        return parts.manifest, f"{out}/shards-{shards}"
     from ..._retrieval.sharding.merged_build.build import build_parallel
 
     done = build_parallel(
@@ -252,33 +265,7 @@ def parallel_build(
         click.echo(f"resumed: {done.reused} of {done.reused + done.analysed} blocks read from the interrupted build")
     if done.shards is not None:
         click.echo(f"{shards} shards of {out} in {done.shards}")
-    return done.manifest
-
-
-def shard_build(
-    corpus: str,
-    out: str,
-    kind: str,
-    options: dict[str, Any],
-    build: dict[str, Any],
-    ray_address: str,
-    workers: int | None,
-    shards: int,
-) -> Manifest:
-    """`build --ray --shards S`: each shard built by a Ray task from its own part of the corpus; the shards kept
-    from an interrupted build said in a line."""
-    from ..._retrieval.sharding.build.driver import build_shards, ray_runner
-    from ..._retrieval.sharding.build.kind import TextSettings
-
-    text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
-    done = build_shards(
-        corpus, out, kind, options, shards, registry=command_registry(), text=text, overwrite=build["overwrite"],
-        runner=ray_runner(ray_address, workers), progress=build["progress"],
-    )  # fmt: skip
-    if done.kept:
-        click.echo(f"resumed: {done.kept} of {shards} shards kept from the interrupted build")
-    click.echo(f"{shards} shards of {out} built in {done.folder}, no merged index")
-    return done.manifest
+    return done.manifest, out
 
 
 @index_group.command("shard")

@@ -99,40 +99,43 @@ def sure(runs: list[Any]) -> tuple[Any, Any]:
     return statistics, checks
 
 
+def rate(flags: list[Any]) -> float:
+    return round(mean(1.0 if flag else 0.0 for flag in flags), 4)
+
+
 def selfrag(traces: list[Any]) -> tuple[Any, Any]:
-    stats: dict[str, Any] = {
-        "examples": len(traces),
-        "retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4),
-    }
     ratios = [t["retrieval_ratio"] for t in traces if "retrieval_ratio" in t]
-    if ratios:
-        stats["mean_retrieval_ratio"] = round(mean(ratios), 4)
     depths = [t["depth"] for t in traces if "depth" in t]
-    if depths:
-        stats["mean_segments"] = round(mean(depths), 2)
-    return stats, selfrag_checks(traces)
+    statistics = {
+        "examples": len(traces),
+        "retrieval_rate": rate([t["retrieved"] for t in traces]),
+        **({"mean_retrieval_ratio": round(mean(ratios), 4)} if ratios else {}),
+        **({"mean_segments": round(mean(depths), 2)} if depths else {}),
+    }
+    return statistics, selfrag_checks(traces)
 
 
 def smart(traces: list[Any]) -> tuple[Any, Any]:
-    stats: dict[str, Any] = {
+    parsed = [t["intents_parsed"] for t in traces if "intents_parsed" in t]
+    located = [t for t in traces if "located" in t]
+    facts = located and {
+        "mean_relevant_passages": round(mean(sum(f["relevant"] for f in t["located"]) for t in located), 3),
+        "no_facts_rate": rate([t.get("no_facts") for t in located]),
+    }
+    statistics = {
         "examples": len(traces),
         "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3),
+        **({"unparsed_intents": parsed.count(False)} if parsed else {}),
+        **(facts or {}),
+        "cited_rate": rate([t.get("cited") for t in traces]),
     }
-    parsed = [t["intents_parsed"] for t in traces if "intents_parsed" in t]
-    if parsed:
-        stats["unparsed_intents"] = sum(1 for p in parsed if not p)
-    located = [t["located"] for t in traces if "located" in t]
-    if located:
-        stats["mean_relevant_passages"] = round(mean(sum(f["relevant"] for f in facts) for facts in located), 3)
-        stats["no_facts_rate"] = round(mean(1.0 if t.get("no_facts") else 0.0 for t in traces if "located" in t), 4)
-    stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
-    return stats, smart_checks(traces)
+    return statistics, smart_checks(traces)
 
 
 def skr(judged: list[Any]) -> tuple[Any, Any]:
     return {
         "examples": len(judged),
-        "retrieval_rate": round(mean(1.0 if j["retrieve"] else 0.0 for j in judged), 4),
+        "retrieval_rate": rate([j["retrieve"] for j in judged]),
     }, None
 
 

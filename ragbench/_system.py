@@ -50,14 +50,16 @@ class RecordedExtras:
     """What a system records of each example under `Prediction.extras[key]`, and what its reporting hooks say of
     it, declared (`SystemDeclaration.recorded`): `statistics` gives the examples that recorded it, then for each
     figure of `means` the mean over them of its key (or of a function of the record), 3 decimals, of `counts` the
-    sum of its key (a bool or a count), of `tallies` how many examples recorded each value of its key (by value);
-    `format_adherence` counts `output_format`."""
+    sum of its key (a bool or a count), of `tallies` how many examples recorded each value of its key (by value),
+    last what `figures` gives of their records (figures of another shape: rounded otherwise, over some of them,
+    present only where recorded); `format_adherence` counts `output_format`."""
 
     key: str
     means: Mapping[str, str | Callable[[Any], float]] = field(default_factory=lambda: EMPTY)
     counts: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     tallies: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     output_format: OutputFormat | None = None
+    figures: Callable[[list[Any]], JsonObject] | None = None
 
     def __post_init__(self) -> None:
         for name in ("means", "counts", "tallies"):
@@ -72,6 +74,7 @@ class RecordedExtras:
             **{figure: round(mean(figure_of(value, run) for run in runs), 3) for figure, value in self.means.items()},
             **{figure: sum(run[key] for run in runs) for figure, key in self.counts.items()},
             **{figure: dict(sorted(Counter(run[key] for run in runs).items())) for figure, key in self.tallies.items()},
+            **(self.figures(runs) if self.figures else {}),
         }
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:

@@ -15,7 +15,6 @@ scores; greedy decoding applies no other processing to them).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Annotated, Any
 
 from annotated_types import Ge
@@ -26,12 +25,10 @@ from ragbench.api import (
     Example,
     Prediction,
     Preflight,
-    SampleRecord,
+    RecordedExtras,
     System,
     Task,
-    recorded_extras,
 )
-from ragbench.api.data import JsonObject
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import (
     Judger,
@@ -61,7 +58,13 @@ class AdaptiveRag(System):
     """
 
     name = "adaptive_rag"
-    declares = flashrag_retrieving(searches_own_queries=True)
+    declares = flashrag_retrieving(
+        searches_own_queries=True,
+        recorded=RecordedExtras(
+            "adaptive_rag",
+            figures=lambda runs: {f"route_{label}": sum(run["label"] == label for run in runs) for label in LABELS},
+        ),
+    )
 
     def __init__(
         self,
@@ -141,9 +144,3 @@ class AdaptiveRag(System):
             return await flashrag_naive_or_zero_shot(
                 ctx, example, label == "B", self.topk, self.max_tokens, extras={"adaptive_rag": {"label": label}}
             )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        labels = Counter(extras["label"] for extras in recorded_extras(samples, "adaptive_rag"))
-        if not labels:
-            return None
-        return {"examples": sum(labels.values()), **{f"route_{label}": labels[label] for label in LABELS}}

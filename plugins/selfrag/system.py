@@ -43,7 +43,6 @@ from ragbench.api import (
     System,
     SystemDeclaration,
     Task,
-    recorded_extras,
 )
 from ragbench.api.data import JsonObject
 from ragbench.api.engines import Engine, EngineNeeds
@@ -93,6 +92,19 @@ def checked_passages(extras: Any) -> list[bool]:
     return [p["relevance_token_first"] for p in (extras or {}).get("passages", []) if "relevance_token_first" in p]
 
 
+def trace_figures(traces: list[Any]) -> JsonObject:
+    """The share of examples that retrieved, then the mean retrieval ratio and segments where the examples
+    recorded them."""
+    stats: JsonObject = {"retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4)}
+    ratios = [t["retrieval_ratio"] for t in traces if "retrieval_ratio" in t]
+    if ratios:
+        stats["mean_retrieval_ratio"] = round(mean(ratios), 4)
+    depths = [t["depth"] for t in traces if "depth" in t]
+    if depths:
+        stats["mean_segments"] = round(mean(depths), 2)
+    return stats
+
+
 class SelfRag(System):
     name = "selfrag"
     declares = SystemDeclaration(
@@ -103,6 +115,7 @@ class SelfRag(System):
         # (relevance from position 0, support and utility left at 0)
         recorded=RecordedExtras(
             "selfrag",
+            figures=trace_figures,
             output_format=OutputFormat(
                 "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
                 lambda extras: sum(checked_passages(extras)),
@@ -348,19 +361,3 @@ class SelfRag(System):
         extras = record.extras.get("selfrag") or {}
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
         return form(record.trace, extras) if form else outline(record.trace)
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        traces = recorded_extras(samples, "selfrag")
-        if not traces:
-            return None
-        stats: JsonObject = {
-            "examples": len(traces),
-            "retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4),
-        }
-        ratios = [t["retrieval_ratio"] for t in traces if "retrieval_ratio" in t]
-        if ratios:
-            stats["mean_retrieval_ratio"] = round(mean(ratios), 4)
-        depths = [t["depth"] for t in traces if "depth" in t]
-        if depths:
-            stats["mean_segments"] = round(mean(depths), 2)
-        return stats

@@ -21,12 +21,10 @@ from ragbench.api import (
     Context,
     Example,
     Prediction,
-    SampleRecord,
+    RecordedExtras,
     System,
     Task,
-    recorded_extras,
 )
-from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, flashrag_retrieving, judger_folder
 
 from .prompts import ZERO_SHOT
@@ -49,7 +47,12 @@ class Skr(System):
     """
 
     name = "skr"
-    declares = flashrag_retrieving()
+    declares = flashrag_retrieving(
+        recorded=RecordedExtras(
+            "skr",
+            figures=lambda judged: {"retrieval_rate": round(mean(1.0 if j["retrieve"] else 0.0 for j in judged), 4)},
+        )
+    )
 
     def __init__(
         self,
@@ -101,12 +104,3 @@ class Skr(System):
         return await flashrag_naive_or_zero_shot(
             ctx, example, retrieve, self.topk, self.max_tokens, ZERO_SHOT, extras={"skr": {"retrieve": retrieve}}
         )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        judged = recorded_extras(samples, "skr")
-        if not judged:
-            return None
-        return {
-            "examples": len(judged),
-            "retrieval_rate": round(mean(1.0 if j["retrieve"] else 0.0 for j in judged), 4),
-        }

@@ -49,11 +49,9 @@ from ragbench.api import (
     OutputFormat,
     Prediction,
     RecordedExtras,
-    SampleRecord,
     System,
     SystemDeclaration,
     Task,
-    recorded_extras,
 )
 from ragbench.api.data import JsonObject
 from ragbench.api.engines import Response
@@ -112,6 +110,21 @@ class SmartTrace(TypedDict, total=False):
     cited: list[int]
 
 
+def trace_figures(traces: list[Any]) -> JsonObject:
+    """Beyond the examples and their mean intents: the unparsed intents and the located facts where the
+    examples recorded them, and the share of examples that cited."""
+    stats: JsonObject = {}
+    parsed = [t["intents_parsed"] for t in traces if "intents_parsed" in t]
+    if parsed:
+        stats["unparsed_intents"] = sum(1 for p in parsed if not p)
+    located = [t["located"] for t in traces if "located" in t]
+    if located:
+        stats["mean_relevant_passages"] = round(mean(sum(f["relevant"] for f in facts) for facts in located), 3)
+        stats["no_facts_rate"] = round(mean(1.0 if t.get("no_facts") else 0.0 for t in traces if "located" in t), 4)
+    stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
+    return stats
+
+
 class Smart(System):
     name = "smart"
     declares = SystemDeclaration(
@@ -123,6 +136,8 @@ class Smart(System):
         # format writes something else, which upstream's parser takes whole as the intents
         recorded=RecordedExtras(
             "smart",
+            means={"mean_intents": lambda trace: len(trace.get("intents", []))},
+            figures=trace_figures,
             output_format=OutputFormat(
                 "Reconstructor intents as Search(intent; ...)",
                 lambda trace: trace.get("intents_in_format", False),
@@ -383,21 +398,3 @@ class Smart(System):
         if task.prompting.answer_format == "label":
             return "fever" if instruction_key(task) == "fever" else None
         return "arc_c"
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        traces = recorded_extras(samples, "smart")
-        if not traces:
-            return None
-        stats: JsonObject = {
-            "examples": len(traces),
-            "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3),
-        }
-        parsed = [t["intents_parsed"] for t in traces if "intents_parsed" in t]
-        if parsed:
-            stats["unparsed_intents"] = sum(1 for p in parsed if not p)
-        located = [t["located"] for t in traces if "located" in t]
-        if located:
-            stats["mean_relevant_passages"] = round(mean(sum(f["relevant"] for f in facts) for facts in located), 3)
-            stats["no_facts_rate"] = round(mean(1.0 if t.get("no_facts") else 0.0 for t in traces if "located" in t), 4)
-        stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
-        return stats

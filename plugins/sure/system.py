@@ -32,9 +32,7 @@ from ragbench.api import (
     OutputFormat,
     Prediction,
     RecordedExtras,
-    SampleRecord,
     System,
-    recorded_extras,
 )
 from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference, flashrag_retrieving
@@ -49,6 +47,16 @@ def parse_candidates(output: str) -> list[str]:
     commas removed."""
     found = CANDIDATE.findall(output.strip("\n").strip())
     return [text.split("\n")[0].strip().replace(",", "").strip() for _, text in found]
+
+
+def candidate_figures(runs: list[Any]) -> JsonObject:
+    """Beyond the examples and their mean candidates: those with none, and the share of candidates validated
+    (None where no example validated any)."""
+    validated = [v for r in runs for v in r.get("validation", [])]
+    return {
+        "no_candidates": sum(1 for r in runs if not r["candidates"]),
+        "validated_rate": round(mean(validated), 4) if validated else None,
+    }
 
 
 def parse_validation(output: str) -> int:
@@ -87,6 +95,8 @@ class SuRe(System):
     declares = flashrag_retrieving(
         recorded=RecordedExtras(
             "sure",
+            means={"mean_candidates": lambda run: len(run["candidates"])},
+            figures=candidate_figures,
             output_format=OutputFormat(
                 "answer candidates as (a) xx, (b) yy",
                 lambda run: bool(run["candidates"]),
@@ -161,19 +171,6 @@ class SuRe(System):
         return Prediction(
             example_id=example.id, answer=candidates[best], raw_output=output, docs=docs, extras={"sure": extras}
         )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, "sure")
-        if not runs:
-            return None
-        return {
-            "examples": len(runs),
-            "mean_candidates": round(mean(len(r["candidates"]) for r in runs), 3),
-            "no_candidates": sum(1 for r in runs if not r["candidates"]),
-            "validated_rate": round(mean(v for r in runs for v in r.get("validation", [])), 4)
-            if any(r.get("validation") for r in runs)
-            else None,
-        }
 
 
 class SuReFixed(SuRe):

@@ -1,8 +1,8 @@
-"""A system's reporting hooks from its declared `RecordedExtras`: the FlashRAG methods that declare theirs
-(ircot, self_ask, sure, rearag, rqrag, replug, corag, flare, the reasoning-search family; selfrag's and smart's formats) report, over any recorded extras,
-the same `statistics` and `format_adherence` as the hooks each wrote out before it declared them, to the
-byte and key order (results.json is written from them); a declaration gives the examples, then its means,
-counts and tallies in that order, and one format count."""
+"""A system's reporting hooks from its declared `RecordedExtras`: the methods that declare theirs (ircot,
+self_ask, sure, rearag, rqrag, replug, corag, flare, the reasoning-search family, selfrag, smart, skr,
+adaptive_rag) report, over any recorded extras, the same `statistics` and `format_adherence` as the hooks each
+wrote out before it declared them, to the byte and key order (results.json is written from them); a declaration
+gives the examples, then its means, counts, tallies and other figures in that order, and one format count."""
 
 from __future__ import annotations
 
@@ -81,13 +81,67 @@ def smart_checks(traces: list[Any]) -> Any:
     )
 
 
-def sure_checks(runs: list[Any]) -> Any:
-    return adherence(
+def sure(runs: list[Any]) -> tuple[Any, Any]:
+    statistics = {
+        "examples": len(runs),
+        "mean_candidates": round(mean(len(r["candidates"]) for r in runs), 3),
+        "no_candidates": sum(1 for r in runs if not r["candidates"]),
+        "validated_rate": round(mean(v for r in runs for v in r.get("validation", [])), 4)
+        if any(r.get("validation") for r in runs)
+        else None,
+    }
+    checks = adherence(
         "answer candidates as (a) xx, (b) yy",
         sum(1 for r in runs if r["candidates"]),
         len(runs),
         'use an instruction-following model; an example without candidates answers "" as FlashRAG\'s SuRe does',
     )
+    return statistics, checks
+
+
+def rate(flags: list[Any]) -> float:
+    return round(mean(1.0 if flag else 0.0 for flag in flags), 4)
+
+
+def selfrag(traces: list[Any]) -> tuple[Any, Any]:
+    ratios = [t["retrieval_ratio"] for t in traces if "retrieval_ratio" in t]
+    depths = [t["depth"] for t in traces if "depth" in t]
+    statistics = {
+        "examples": len(traces),
+        "retrieval_rate": rate([t["retrieved"] for t in traces]),
+        **({"mean_retrieval_ratio": round(mean(ratios), 4)} if ratios else {}),
+        **({"mean_segments": round(mean(depths), 2)} if depths else {}),
+    }
+    return statistics, selfrag_checks(traces)
+
+
+def smart(traces: list[Any]) -> tuple[Any, Any]:
+    parsed = [t["intents_parsed"] for t in traces if "intents_parsed" in t]
+    located = [t for t in traces if "located" in t]
+    facts = located and {
+        "mean_relevant_passages": round(mean(sum(f["relevant"] for f in t["located"]) for t in located), 3),
+        "no_facts_rate": rate([t.get("no_facts") for t in located]),
+    }
+    statistics = {
+        "examples": len(traces),
+        "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3),
+        **({"unparsed_intents": parsed.count(False)} if parsed else {}),
+        **(facts or {}),
+        "cited_rate": rate([t.get("cited") for t in traces]),
+    }
+    return statistics, smart_checks(traces)
+
+
+def skr(judged: list[Any]) -> tuple[Any, Any]:
+    return {
+        "examples": len(judged),
+        "retrieval_rate": rate([j["retrieve"] for j in judged]),
+    }, None
+
+
+def adaptive_rag(runs: list[Any]) -> tuple[Any, Any]:
+    labels = Counter(extras["label"] for extras in runs)
+    return {"examples": sum(labels.values()), **{f"route_{label}": labels[label] for label in "ABC"}}, None
 
 
 def rearag(runs: list[Any]) -> tuple[Any, Any]:
@@ -173,9 +227,18 @@ WRITTEN_OUT = {
         for name in ("self_ask", "self_ask_fixed")
     },
     **{
-        name: ("sure", {"candidates": st.lists(st.text(max_size=3), max_size=3)}, sure_checks)
+        name: (
+            "sure",
+            st.fixed_dictionaries(
+                {"candidates": st.lists(st.text(max_size=3), max_size=3)},
+                optional={"validation": st.lists(st.integers(0, 1), max_size=3)},
+            ),
+            sure,
+        )
         for name in ("sure", "sure_fixed")
     },
+    "skr": ("skr", {"retrieve": st.booleans()}, skr),
+    "adaptive_rag": ("adaptive_rag", {"label": st.sampled_from("ABC")}, adaptive_rag),
     "rearag": (
         "rearag",
         {
@@ -188,11 +251,32 @@ WRITTEN_OUT = {
     ),
     "selfrag": (
         "selfrag",
-        {"passages": st.lists(st.one_of(st.just({}), st.fixed_dictionaries({"relevance_token_first": st.booleans()})))},
-        selfrag_checks,
+        st.fixed_dictionaries(
+            {
+                "passages": st.lists(
+                    st.one_of(st.just({}), st.fixed_dictionaries({"relevance_token_first": st.booleans()}))
+                ),
+                "retrieved": st.booleans(),
+            },
+            optional={"retrieval_ratio": st.floats(0, 1), "depth": st.integers(0, 6)},
+        ),
+        selfrag,
     ),
-    "smart": ("smart", {"intents_in_format": st.booleans()}, smart_checks),
-    "smart_without_reconstructor": ("smart", {"intents": st.just([])}, smart_checks),
+    "smart": (
+        "smart",
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "intents_in_format": st.booleans(),
+                "intents": st.lists(st.just("x"), max_size=3),
+                "intents_parsed": st.booleans(),
+                "located": st.lists(st.fixed_dictionaries({"relevant": st.integers(0, 3)}), max_size=3),
+                "no_facts": st.booleans(),
+                "cited": st.booleans(),
+            },
+        ),
+        smart,
+    ),
     "corag": (
         "corag",
         {"sub_queries": st.lists(st.sampled_from(["a", "b", ""]), max_size=4), "empty_sub_queries": st.integers(0, 3)},
@@ -219,13 +303,12 @@ WRITTEN_OUT = {
 }
 
 
-OWN_STATISTICS = ("sure", "sure_fixed", "selfrag", "smart", "smart_without_reconstructor")
-
-
-def samples_of(key: str, fields: dict[str, Any]) -> Any:
-    """Sample records: some ran and recorded `key`, some failed, some recorded other extras."""
-    ran = st.builds(lambda run: SampleRecord("x", extras={key: run}), st.fixed_dictionaries(fields))
-    failed = st.builds(lambda run: SampleRecord("x", extras={key: run}, error="boom"), st.fixed_dictionaries(fields))
+def samples_of(key: str, fields: dict[str, Any] | st.SearchStrategy[Any]) -> Any:
+    """Sample records: some ran and recorded `key` (`fields`: a record's fields, or its strategy), some failed,
+    some recorded other extras."""
+    record = fields if isinstance(fields, st.SearchStrategy) else st.fixed_dictionaries(fields)
+    ran = st.builds(lambda run: SampleRecord("x", extras={key: run}), record)
+    failed = st.builds(lambda run: SampleRecord("x", extras={key: run}, error="boom"), record)
     other = st.just(SampleRecord("x", extras={"other": 1}))
     return st.lists(st.one_of(ran, failed, other), max_size=12)
 
@@ -237,22 +320,19 @@ def as_written(value: Any) -> str:
 @pytest.mark.parametrize("name", sorted(WRITTEN_OUT))
 def test_declared_hooks_report_what_each_method_wrote_out(name: str) -> None:
     key, fields, written_out = WRITTEN_OUT[name]
-    system = installed_registry().load("systems", name.replace("_without_reconstructor", ""))()
+    system = installed_registry().load("systems", name)()
 
     @settings(max_examples=40, deadline=None)
     @given(samples_of(key, fields))
     def check(samples: list[SampleRecord]) -> None:
         runs = recorded_extras(samples, key)
-        if name in OWN_STATISTICS:  # it declares its format only
-            assert as_written(declared.format_adherence(samples)) == as_written(written_out(runs))
-            return
         statistics, checks = written_out(runs) if runs else (None, None)
         assert as_written(declared.statistics(samples)) == as_written(statistics)
         assert as_written(declared.format_adherence(samples)) == as_written(checks)
 
     declared = system.declares.recorded
     assert declared is not None and not hasattr(type(system), "format_adherence")  # what the core reports
-    assert name in OWN_STATISTICS or not hasattr(type(system), "statistics")
+    assert not hasattr(type(system), "statistics")
 
     check()
 
@@ -269,6 +349,7 @@ class Declared(System):
             counts={"ok": "ok"},
             tallies={"kind": "kind"},
             output_format=OutputFormat("k=v", "ok", "fix it", of=lambda run: 2),
+            figures=lambda runs: {"largest_n": max(run["n"] for run in runs)},
         )
     )
 
@@ -276,10 +357,10 @@ class Declared(System):
         return Prediction(example.id, answer="", extras={"mine": RECORDED[example.index]})
 
 
-def test_a_declaration_gives_examples_then_means_counts_and_tallies() -> None:
+def test_a_declaration_gives_examples_then_means_counts_tallies_and_figures() -> None:
     results = run_eval("demo", Declared, limit=3, bootstrap_iters=10).results  # results.json, as a run writes it
     assert "system_reports" not in results  # the declaration writes no report of its own
-    figures = {"examples": 3, "mean_n": 1.667, "ok": 2, "kind": {"a": 1, "b": 2}}
+    figures = {"examples": 3, "mean_n": 1.667, "ok": 2, "kind": {"a": 1, "b": 2}, "largest_n": 2}
     assert as_written(results["system_stats"]["demo"]) == as_written(figures)
     assert results["format_adherence"]["demo"] == [{"format": "k=v", "followed": 2, "of": 6, "fix": "fix it"}]
     assert not hasattr(Declared(), "statistics")  # a plugin still sees only its eight names (test_plugin_contract)

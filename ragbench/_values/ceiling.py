@@ -48,25 +48,19 @@ class ExampleCeiling:
     Read-only to the plugin it bounds (`ctx.ceiling`): its count goes up only through `take_step`, and setting or
     deleting any of its attributes raises AttributeError."""
 
-    __slots__ = {
-        "ceiling": "The `Ceiling` counted against.",
-        "owner": 'The plugin bounded ("system vanilla", "metric judge").',
-        "steps": "The steps taken so far.",
-        "prompt_chars": "The characters of prompts sent so far.",
-        "reached": "What was reached, in a line, once it was.",
-    }  # read-only, and no other attribute: `__setattr__` refuses; only `_set` writes them
-    ceiling: Ceiling
-    owner: str
-    steps: int
-    prompt_chars: int
-    reached: str | None
+    __slots__ = ("_limit", "_owner", "_steps", "_prompt_chars", "_reached")
+    _limit: Ceiling
+    _owner: str
+    _steps: int
+    _prompt_chars: int
+    _reached: str | None
 
     def __init__(self, ceiling: Ceiling, owner: str) -> None:
-        self._set("ceiling", ceiling)
-        self._set("owner", owner)
-        self._set("steps", 0)
-        self._set("prompt_chars", 0)
-        self._set("reached", None)
+        self._set("_limit", ceiling)
+        self._set("_owner", owner)
+        self._set("_steps", 0)
+        self._set("_prompt_chars", 0)
+        self._set("_reached", None)  # what was reached, in a line, once it was
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
@@ -77,26 +71,49 @@ class ExampleCeiling:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{UNBOUNDABLE}: its count cannot be deleted (ExampleCeiling.{name})")
 
+    @property
+    def ceiling(self) -> Ceiling:
+        return self._limit
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    @property
+    def steps(self) -> int:
+        """The steps taken so far."""
+        return self._steps
+
+    @property
+    def prompt_chars(self) -> int:
+        """The characters of prompts sent so far."""
+        return self._prompt_chars
+
+    @property
+    def reached(self) -> str | None:
+        """What was reached, in a line, once it was."""
+        return self._reached
+
     def take_step(self, prompt_chars: int = 0) -> None:
         """Count one step (sending `prompt_chars` characters of prompt), or raise `CeilingReached` where it would
         go past the ceiling, or the ceiling was reached before."""
         if self.reached is None:
             if self.steps >= self.ceiling.steps:
                 self._set(
-                    "reached",
+                    "_reached",
                     f"{self.owner} did not end within {self.ceiling.steps:,} steps on this example (model calls, "
                     "searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling",
                 )
             elif self.prompt_chars + prompt_chars > self.ceiling.prompt_chars:
                 self._set(
-                    "reached",
+                    "_reached",
                     f"{self.owner} did not end within {self.ceiling.prompt_chars:,} characters of prompts on this "
                     "example: a loop whose prompt grows? --max-prompt-chars-per-example N lifts the ceiling",
                 )
         if self.reached is not None:
             raise CeilingReached(self.reached)
-        self._set("steps", self.steps + 1)
-        self._set("prompt_chars", self.prompt_chars + prompt_chars)
+        self._set("_steps", self.steps + 1)
+        self._set("_prompt_chars", self.prompt_chars + prompt_chars)
 
     @property
     def error(self) -> str | None:

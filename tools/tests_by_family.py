@@ -73,20 +73,8 @@ TESTED_IN: dict[str, str] = {
     # FlashRAG's methods, each against FlashRAG's own pipeline (tests/support/flashrag_parity.py)
     **{
         f"plugins/{name}": "systems/flashrag"
-        for name in (
-            "adaptive_rag",
-            "corag",
-            "flare",
-            "flashrag_mm",
-            "ircot",
-            "iter_retgen",
-            "rearag",
-            "replug",
-            "self_ask",
-            "skr",
-            "sure",
-        )
-    },  # fmt: skip
+        for name in "adaptive_rag corag flare flashrag_mm ircot iter_retgen rearag replug self_ask skr sure".split()
+    },
     "tasks/selfrag": "systems/selfrag",  # Self-RAG's benchmarks, with its system
 }
 
@@ -214,7 +202,7 @@ def astray(paths: Iterable[Path], tests: Path = TESTS) -> dict[Path, str]:
         folder = path.parent.relative_to(tests).as_posix()
         imports = [name for name in imported_rooms(path) if internal(name)]
         if folder in families() and imports and not any(home(folder, name) for name in imports):
-            found[path] = belongs_in(imports) or folder
+            found[path] = str(belongs_in(imports))
     return found
 
 

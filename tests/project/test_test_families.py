@@ -42,13 +42,15 @@ def test_every_family_folder_is_a_room_and_every_room_has_its_folder():
     """A folder of test files names a room of the source (or is tests/project/), and each room has its folder or
     says in tools/tests_by_family.py's TESTED_IN which folder holds its tests: a room removed, renamed or added
     fails here, named."""
-    assert not tool("tests_by_family").folder_problems()
+    problems = tool("tests_by_family").folder_problems()
+    assert not problems, "\n".join(problems)
 
 
 def test_no_test_file_imports_the_internals_of_rooms_above_its_own_alone():
     """A file that imports private modules of rooms above or beside its family's room alone tests those rooms: it
     lies in the wrong folder, and the failure names the one its imports say."""
-    assert not tool("tests_by_family").file_problems()
+    problems = tool("tests_by_family").file_problems()
+    assert not problems, "\n".join(problems)
 
 
 def test_the_family_checks_name_a_file_at_the_root_a_folder_with_no_room_and_a_file_astray(tmp_path):

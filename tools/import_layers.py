@@ -249,14 +249,6 @@ def unit_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
     return units
 
 
-def may_import(source: str, target: str) -> bool:
-    """Whether the table lets unit `source` import unit `target`: a built-in plugin the public units alone, any
-    other unit those of the layers below its own."""
-    if LAYERS[DEPTH[source]] is LAYERS[0]:
-        return target in PUBLIC
-    return DEPTH[target] > DEPTH[source]
-
-
 def against_table(units: dict[str, dict[str, list[str]]]) -> list[str]:
     """The arrows the table forbids, one line each, with the imports that make them; and units it lacks."""
     problems = [f"{u}: not in the layer table (tools/import_layers.py LAYERS)" for u in sorted(units) if u not in DEPTH]
@@ -264,7 +256,8 @@ def against_table(units: dict[str, dict[str, list[str]]]) -> list[str]:
         for target, why in sorted(targets.items()):
             if source not in DEPTH or target not in DEPTH:
                 continue
-            if not may_import(source, target):
+            plugin = LAYERS[DEPTH[source]] is LAYERS[0]
+            if (target not in PUBLIC) if plugin else DEPTH[target] <= DEPTH[source]:
                 problems.append(
                     f"{source} -> {target} ({LAYERS[DEPTH[source]].title} may not import "
                     f"{LAYERS[DEPTH[target]].title}): {'; '.join(why)}"

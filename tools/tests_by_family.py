@@ -1,290 +1,237 @@
-"""Which family folder of tests/ a test file belongs in: the source room it tests (issue 80, "tests by family").
+"""The families of tests/ are the rooms of the source (issues 80 and 92): a test file's family is the folder it lies
+in, and which folders may be families is read from the source tree, not from a table of test names.
 
-`family(name)` reads the file's name only, so the placing of a file is the same on every checkout and a new
-file's place is decided by the rules below, not by hand: the first rule whose prefix starts the name wins
-(`EXACT` before the prefixes). tools/sort_tests.py moves files by it; tests/project/test_test_families.py holds the tree
-to it (no test file at tests/ root, every one in the family its name says).
+A room is a unit of the layer table (tools/import_layers.py: `ragbench/_run`, `ragbench/_nli.py`, `ragbench/api`),
+a system's folder `plugins/<s>`, a benchmark's folder `tasks/<b>`, or `metrics/`. Its family folder is tests/ and
+the room's name without its underscore (`tests/run/`, `tests/cli/`, `tests/api/`), `tests/systems/<s>/`,
+`tests/tasks/<b>/` or `tests/metrics/`; a room whose tests lie in another room's folder says which in `TESTED_IN`,
+and `tests/project/` tests the repository as a whole. tests/project/test_test_families.py holds the tree to it:
 
-A name no rule matches is an error that names the file: add a prefix line (or an `EXACT` entry) for it.
+- every folder of tests/ that holds test files (but support/ and data/) is a room's family, and none lies at the root;
+- every room has its family folder, or is in `TESTED_IN` (a room added to the source says where its tests lie);
+- a test file that imports private modules (`ragbench._x`) imports at least one of its own family's rooms or of
+  the rooms below them in the layer table: one that imports only rooms above or beside its own tests them, and
+  lies astray. Its folder is the family of the rooms it imports most (of those most of them are in or below).
+  (Most files test one room through others too, results and viewer pages through a run: a file counts as in place
+  while any room it imports is its own or below it.)
+
+    python tools/tests_by_family.py           # every folder and test file out of place, one line each (exit 1)
+    python tools/tests_by_family.py FILE...   # the family folder each test file belongs in, read from its imports
 """
 
 from __future__ import annotations
 
-# The families mirror the rooms of the source (docs/internals.md, "Layers"):
-#   api          ragbench.api, ragbench.testing, the plugin contract a third party writes against
-#   cli          ragbench/_cli: the commands, their options, what the console prints
-#   components   ragbench/_components: rerankers, refiners, the NLI model
-#   cost         ragbench/_cost: prices, the estimate, the spending cap, batch APIs
-#   engines      ragbench/_engines: hosted and local engines, their messages, tools and sampling
-#   metrics      metrics/ and ragbench/_metric.py: the metrics and judges not owned by one benchmark
-#   project      the repository as a whole: layout, static checks, docs, CI, benchmarks/ scripts
-#   registry     ragbench/_registry.py and the plugin hooks: finding and loading plugins
-#   replay       ragbench/_replay: recorded calls played back
-#   reports      ragbench/_reports and ragbench/_statistics: results.json, compare, slices, agreement
-#   retrieval    ragbench/_retrieval: corpora, BM25, dense and sharded indexes
-#   run          ragbench/_run: a run's stages, resume, workers, the scheduler, its folder
-#   storage      ragbench/_storage: files, caches, the user's inputs
-#   systems/<s>  plugins/<s>: one folder per system
-#   tasks/<b>    tasks/<b> (and its metrics): one folder per benchmark
-#   trackers     ragbench/_trackers: W&B and MLflow
-#   values       ragbench/_values and the typed records: samples, results, their schemas
-#   view         ragbench/_view: the viewer
-#   yaml_tasks   ragbench/_yaml_tasks: tasks written as YAML
+import argparse
+import ast
+import sys
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
 
-EXACT: dict[str, str] = {
-    # names whose prefix would place them elsewhere, or that no prefix covers
-    "test_environment_settings.py": "values",
-    "test_shard_repeated_ids.py": "retrieval",
-    "test_flashrag_bm25.py": "retrieval",
-    "test_flashrag_real_model.py": "systems/flashrag",
-    "test_flashrag_records.py": "systems/flashrag",
-    "test_flashrag_iterative_properties.py": "systems/flashrag",
-    "test_replug_mixer.py": "systems/flashrag",
-    "test_reproduce_flashrag.py": "systems/flashrag",
-    "test_view_flashrag.py": "view",
-    "test_rgb_judge.py": "tasks/rgb",
-    "test_asqa_task.py": "tasks/alce",
-    "test_squad_task.py": "tasks/open_qa",
-    "test_supporting_facts.py": "metrics",
-    "test_ragchecker_task.py": "tasks/ragchecker",
-    "test_human_agreement.py": "reports",
-    "test_judge_agreement.py": "reports",
-    "test_official_denominators.py": "reports",
-    "test_aggregate_failures.py": "reports",
-    "test_missing_values.py": "reports",
-    "test_efficiency.py": "reports",
-    "test_ppi.py": "reports",
-    "test_bootstrap_memory.py": "reports",
-    "test_sample_size_bounds.py": "reports",
-    "test_property_score_columns.py": "reports",
-    "test_matrix.py": "run",
-    "test_matrix_groups.py": "run",
-    "test_checkpoint.py": "run",
-    "test_preflight.py": "run",
-    "test_open_domain_preflight.py": "run",
-    "test_custom_steps.py": "run",
-    "test_stage_groups.py": "run",
-    "test_kept_copies.py": "run",
-    "test_module_state.py": "run",
-    "test_resource_limits.py": "run",
-    "test_caches_off_loop.py": "run",
-    "test_failure_tracebacks.py": "run",
-    "test_early_stop_signals.py": "run",
-    "test_stop_signals.py": "run",
-    "test_deep_records.py": "run",
-    "test_token_limit.py": "run",
-    "test_tool_call_depth.py": "run",
-    "test_demo_with_embedded_model.py": "run",
-    "test_fuzz_inputs.py": "cli",
-    "test_older_runs.py": "reports",
-    "test_trace_groups.py": "run",
-    "test_trace_serialised_once.py": "run",
-    "test_task_gold.py": "api",
-    "test_task_protocols.py": "api",
-    "test_public_api.py": "api",
-    "test_testing.py": "api",
-    "test_testing_components.py": "api",
-    "test_plugin_contract.py": "api",
-    "test_plugin_guide.py": "api",
-    "test_third_party_plugin.py": "api",
-    "test_shared_declarations.py": "api",
-    "test_class_defaults.py": "api",
-    "test_scripted_rules.py": "engines",
-    "test_traced_replies.py": "engines",
-    "test_messages.py": "engines",
-    "test_chat_continuation.py": "engines",
-    "test_openai_sent_as_given.py": "engines",
-    "test_named_logprobs.py": "engines",
-    "test_prompt_cache.py": "engines",
-    "test_stop_kept_and_chat_models.py": "engines",
-    "test_server_answers.py": "engines",
-    "test_replicas.py": "engines",
-    "test_preload.py": "engines",
-    "test_embedded_conversion_lock.py": "engines",
-    "test_model_contents.py": "engines",
-    "test_api_engines.py": "engines",
-    "test_property_qwen_client.py": "engines",
-    "test_property_responses_api.py": "engines",
-    "test_property_vendor_messages.py": "engines",
-    "test_property_tool_arguments.py": "engines",
-    "test_record_replay.py": "replay",
-    "test_replay_engine.py": "replay",
-    "test_recorded_extras.py": "replay",
-    "test_vllm_tools_recorded.py": "replay",
-    "test_nli.py": "components",
-    "test_rerankers.py": "components",
-    "test_refiners.py": "components",
-    "test_query_styles.py": "components",
-    "test_model_cost.py": "cost",
-    "test_vendor_prices.py": "cost",
-    "test_budget.py": "cost",
-    "test_spending_cap.py": "cost",
-    "test_scale_projection.py": "project",
-    "test_object_store.py": "storage",
-    "test_shard_build_state_in_store.py": "storage",
-    "test_store_promises.py": "storage",
-    "test_jsonl.py": "storage",
-    "test_gzip_faults.py": "storage",
-    "test_user_files.py": "storage",
-    "test_read_only_inputs.py": "storage",
-    "test_read_only_values.py": "storage",
-    "test_not_a_file.py": "storage",
-    "test_given_files.py": "storage",
-    "test_given_data_files.py": "storage",
-    "test_not_a_file_units.py": "storage",
-    "test_lone_surrogates.py": "storage",
-    "test_csv_field_limit.py": "storage",
-    "test_saved_lines.py": "storage",
-    "test_url_credentials.py": "storage",
-    "test_url_redaction.py": "storage",
-    "test_check_free_space.py": "storage",
-    "test_property_corpus_lookup.py": "retrieval",
-    "test_saved_dataset_corpus.py": "retrieval",
-    "test_saved_dataset_nulls.py": "retrieval",
-    "test_damaged_indexes.py": "retrieval",
-    "test_faiss_index.py": "retrieval",
-    "test_tevatron_dense.py": "retrieval",
-    "test_top_k_and_own_queries.py": "retrieval",
-    "test_ray_connect.py": "retrieval",
-    "test_typed_records.py": "values",
-    "test_property_records.py": "values",
-    "test_property_names.py": "values",
-    "test_property_config_diff.py": "values",
-    "test_property_sample_lines.py": "values",
-    "test_yaml_keyed_records.py": "values",
-    "test_record_format_hook.py": "registry",
-    "test_record_reader.py": "values",
-    "test_property_plugin_faults.py": "registry",
-    "test_property_search_agent_record.py": "systems/search_agent",
-    "test_registry_and_cli.py": "cli",
-    "test_names_to_paths.py": "cli",
-    "test_newcomer_lines.py": "cli",
-    "test_loading_lines.py": "cli",
-    "test_bad_input.py": "cli",
-    "test_command_faults.py": "cli",
-    "test_console_faults.py": "cli",
-    "test_guarded_stream.py": "cli",
-    "test_option_validation.py": "cli",
-    "test_system_options.py": "cli",
-    "test_progress.py": "cli",
-    "test_startup_imports.py": "cli",
-    "test_submission_options.py": "cli",
-    "test_llm_judge.py": "metrics",
-    "test_fixed_metrics.py": "metrics",
-    "test_hf_evaluate.py": "metrics",
-    "test_judging_files.py": "metrics",
-    "test_example_ceiling.py": "run",
-    "test_examples_in_flight.py": "run",
-    "test_data_digest.py": "storage",
-    "test_data_download.py": "storage",
-    "test_package_data.py": "project",
-    "test_benchmarks_quick.py": "project",
-    "test_ci_readme.py": "project",
-    "test_instant_failures.py": "project",
-    "test_dependency_bounds.py": "project",
-    "test_import_boundaries.py": "project",
-    "test_layout.py": "project",
-    "test_test_families.py": "project",
-    "test_source_tree.py": "project",
-    "test_static_checks.py": "project",
-    "test_results_assembly_fixture.py": "run",
-    "test_results_assembly_gc.py": "run",
-    "test_assembly_memory.py": "run",
-    "test_results_schema.py": "values",
-    "test_results_text.py": "values",
-    "test_sample_schema.py": "values",
-    "test_sample_records.py": "values",
-    "test_sample_line_bytes.py": "values",
-    "test_sharded_identity.py": "retrieval",
-    "test_shard_kinds_registry.py": "retrieval",
-    "test_shard_plugin_kind.py": "retrieval",
-    "test_dense_precision.py": "retrieval",
-    "test_dense_shard_build.py": "retrieval",
-    "test_shard_build.py": "retrieval",
-    "test_shard_build_faults.py": "retrieval",
-    "test_fictional_multihop.py": "tasks/fictional_multihop",
-    "test_selfrag_parity.py": "systems/selfrag",
-    "test_task_files_in_preflight.py": "yaml_tasks",
-    "test_task_files_of_finished_runs.py": "yaml_tasks",
-    "test_large_option_values.py": "run",
-    "test_flushes_to_disk.py": "run",
-    "test_data_paths_of_finished_runs.py": "run",
-    "test_task_file_read_once.py": "yaml_tasks",
+from import_layers import DEPTH, imported, modules, statements, unit
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+NOT_FAMILIES = ("support", "data")  # the modules the tests share; the files they read
+WHOLE = "project"  # the family of the repository as a whole: layout, static checks, docs, CI, benchmarks/ scripts
+
+# The rooms with no family folder of their own: the family whose folder holds their tests.
+TESTED_IN: dict[str, str] = {
+    "ragbench": "api",  # the package itself: its version
+    "testing": "api",
+    "__main__": "cli",
+    "_catalog": "registry",
+    "_hookspecs": "registry",
+    "_builtin": "registry",
+    "_plugin_calls": "registry",
+    "_nli": "components",
+    "_statistics": "reports",
+    "_metric": "metrics",
+    "_shared": "metrics",  # answer matching, citations: what metrics and readers share
+    "_records": "values",
+    "_types": "values",
+    "_read_only": "storage",
+    "_class_defaults": "api",  # the contract's class defaults
+    "_task": "api",
+    "_system": "api",
+    "_context": "api",
+    "_llm": "engines",
+    "_errors": "cli",  # the exit codes and one-line errors
+    "_checks": "run",  # the pre-flight
+    "_imports": "registry",
+    "_ray_connect": "retrieval",
+    "_scheduler": "run",
+    "_in_flight": "run",
+    "_trace_groups": "run",
+    "_stop_signals": "run",
+    "_children": "run",
+    # the systems every run test uses, and the report writer results are made with
+    "plugins/vanilla": "run",
+    "plugins/closed_book": "run",
+    "plugins/recorded": "run",
+    "plugins/report_writer": "reports",
+    # FlashRAG's methods, each against FlashRAG's own pipeline (tests/support/flashrag_parity.py)
+    **{
+        f"plugins/{name}": "systems/flashrag"
+        for name in "adaptive_rag corag flare flashrag_mm ircot iter_retgen rearag replug self_ask skr sure".split()
+    },
+    "tasks/selfrag": "systems/selfrag",  # Self-RAG's benchmarks, with its system
 }
 
-# (prefix, family), first match wins; a prefix ends where a word of the name ends ("test_view_" not "test_view")
-PREFIXES: tuple[tuple[str, str], ...] = (
-    ("test_view", "view"),
-    ("test_yaml_task", "yaml_tasks"),
-    ("test_tracker", "trackers"),
-    ("test_engine_", "engines"),
-    ("test_hf_", "engines"),
-    ("test_vllm_", "engines"),
-    ("test_tool_", "engines"),
-    ("test_sampling_", "engines"),
-    ("test_estimate", "cost"),
-    ("test_batch", "cost"),
-    ("test_compare", "reports"),
-    ("test_report_", "reports"),
-    ("test_slice_", "reports"),
-    ("test_retriev", "retrieval"),
-    ("test_sharded_", "retrieval"),
-    ("test_index_", "retrieval"),
-    ("test_lucene_", "retrieval"),
-    ("test_cache", "storage"),
-    ("test_resume_", "run"),
-    ("test_run_", "run"),
-    ("test_workers_", "run"),
-    ("test_scheduler", "run"),
-    ("test_rescore", "run"),
-    ("test_reproduce", "run"),
-    ("test_metric_", "metrics"),
-    ("test_judge_", "metrics"),
-    ("test_ragas_", "metrics"),
-    ("test_umbrela", "metrics"),
-    ("test_nuggetizer_", "metrics"),
-    ("test_ragchecker", "metrics"),
-    ("test_plugin_", "registry"),
-    ("test_registry_", "registry"),
-    ("test_component_", "components"),
-    ("test_cli_", "cli"),
-    ("test_docs_", "project"),
-    ("test_flashrag_parity_", "systems/flashrag"),
-    ("test_search_agent", "systems/search_agent"),
-    ("test_search_r1", "systems/search_r1"),
-    ("test_selfrag_", "systems/selfrag"),
-    ("test_llatrieval", "systems/llatrieval"),
-    ("test_rqrag", "systems/rqrag"),
-    ("test_smart_", "systems/smart"),
-    # benchmarks: tasks/<benchmark> with the metrics only it uses
-    ("test_alce_", "tasks/alce"),
-    ("test_argue", "tasks/argue"),
-    ("test_auto_argue", "tasks/argue"),
-    ("test_beir_", "tasks/beir"),
-    ("test_browsecomp_plus_", "tasks/browsecomp_plus"),
-    ("test_crag_mm_", "tasks/crag_mm"),
-    ("test_crag_", "tasks/crag"),
-    ("test_drb_", "tasks/deep_research_bench"),
-    ("test_dragun", "tasks/dragun"),
-    ("test_flashrag_", "tasks/flashrag"),
-    ("test_frames_", "tasks/frames"),
-    ("test_freshqa_", "tasks/freshqa"),
-    ("test_kilt_", "tasks/kilt"),
-    ("test_mirage_", "tasks/mirage"),
-    ("test_multihop_rag_", "tasks/multihop_rag"),
-    ("test_omnieval_", "tasks/omnieval"),
-    ("test_open_qa_", "tasks/open_qa"),
-    ("test_rgb", "tasks/rgb"),
-    ("test_trec_run", "reports"),
-    ("test_trec_", "tasks/trec_rag"),
-)
+
+def room(module: str) -> str | None:
+    """The room of a ragbench module ("_run", "api", "metrics", "plugins/selfrag", "tasks/crag"); None for the
+    plugin packages' own modules (`ragbench.tasks`, which finds the benchmarks)."""
+    parts = module.split(".")
+    if parts[1:2] in (["plugins"], ["tasks"]):
+        return f"{parts[1]}/{parts[2]}" if len(parts) > 2 else None
+    return unit(module)
+
+
+@cache
+def known_modules() -> frozenset[str]:
+    return frozenset(modules())
+
+
+@cache
+def rooms() -> dict[str, str]:
+    """Every room of the source, with the unit of the layer table it lies in."""
+    return {name: unit(module) for module in known_modules() if (name := room(module))}
+
+
+def own_folder(name: str) -> str:
+    return f"systems/{name.removeprefix('plugins/')}" if name.startswith("plugins/") else name.removeprefix("_")
 
 
 def family(name: str) -> str:
-    """The family folder (relative to tests/) of the test file called `name` (a `test_*.py` file name)."""
-    if name in EXACT:
-        return EXACT[name]
-    for prefix, folder in PREFIXES:
-        if name.startswith(prefix):
-            return folder
-    raise LookupError(f"{name}: no family for it: add a line to PREFIXES or EXACT in tools/tests_by_family.py")
+    """The family folder (relative to tests/) that holds the tests of room `name`."""
+    return TESTED_IN.get(name, own_folder(name))
+
+
+def family_rooms(folder: str) -> list[str]:
+    return [name for name in rooms() if family(name) == folder]
+
+
+def top(folder: str) -> int:
+    """The layer of a family's room (of its highest room where the folder is a room's only by `TESTED_IN`)."""
+    own = family_rooms(folder)
+    principal = [name for name in own if own_folder(name) == folder] or own
+    return min(DEPTH[rooms()[name]] for name in principal)
+
+
+def home(folder: str, name: str) -> bool:
+    """Whether room `name` is family `folder`'s own or lies below its room in the layer table."""
+    if not family_rooms(folder):  # the project's tests: any room
+        return True
+    return name in family_rooms(folder) or DEPTH[rooms()[name]] > top(folder)
+
+
+@cache
+def imported_rooms(path: Path) -> list[str]:
+    """The rooms of the ragbench modules a test file imports (each module once), anywhere in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {target for node in statements(tree, True) for target in imported(path.stem, False, node)}
+    return [name for module in sorted(names & known_modules()) if (name := room(module))]
+
+
+def internal(name: str) -> bool:
+    return name.startswith("_") and name != "__main__"
+
+
+def belongs_in(imports: list[str]) -> str | None:
+    """The family of these rooms (one a module imported) that holds the most of them, then that the most are in or
+    below, then the most specific one; None for none."""
+    return max(
+        sorted({family(name) for name in imports}),
+        key=lambda folder: (
+            sum(family(name) == folder for name in imports),
+            sum(home(folder, name) for name in imports),
+            top(folder),
+        ),
+        default=None,
+    )
+
+
+def test_files(tests: Path = TESTS) -> list[Path]:
+    return sorted(p for p in tests.rglob("test_*.py") if p.relative_to(tests).parts[0] not in NOT_FAMILIES)
+
+
+def families() -> set[str]:
+    return {family(name) for name in rooms()} | {WHOLE}
+
+
+def folder_problems(tests: Path = TESTS) -> list[str]:
+    """Test files at tests/ root, folders of test files that are no room's family, rooms with no family folder."""
+    folders = {path.parent.relative_to(tests).as_posix() for path in test_files(tests)}
+    problems = [
+        f"tests/{path.name}: a test file at tests/ root; put it in its family folder: {where(path)}"
+        for path in test_files(tests)
+        if path.parent == tests
+    ]
+    problems += [
+        f"tests/{folder}/: no room of the source has this family (its room was removed or renamed?): move its "
+        "tests to their room's folder, or name the room in TESTED_IN (tools/tests_by_family.py)"
+        for folder in sorted(folders - families() - {"."})
+    ]
+    problems += [
+        f"{name}: TESTED_IN (tools/tests_by_family.py) names it, and no room of the source has this name"
+        for name in sorted(TESTED_IN.keys() - rooms().keys())
+    ]
+    problems += [
+        f"{name}: a room with no family folder tests/{family(name)}/: give it one, or say in TESTED_IN "
+        "(tools/tests_by_family.py) which family's folder holds its tests"
+        for name in sorted(rooms())
+        if family(name) not in folders
+    ]
+    return problems
+
+
+def where(path: Path) -> str:
+    """Where a test file belongs, in words: read from the private modules it imports, else from the plugins."""
+    found = imported_rooms(path)
+    named = [name for name in found if internal(name)] or [name for name in found if "/" in name or name == "metrics"]
+    suggested = belongs_in(named)
+    return f"tests/{suggested}/ (by its imports)" if suggested else "the folder of the room it tests"
+
+
+def astray(paths: Iterable[Path], tests: Path = TESTS) -> dict[Path, str]:
+    """The test files (in family folders) that import private modules of rooms above or beside theirs alone, with
+    the family their imports say they belong in."""
+    found = {}
+    for path in paths:
+        folder = path.parent.relative_to(tests).as_posix()
+        imports = [name for name in imported_rooms(path) if internal(name)]
+        if folder in families() and imports and not any(home(folder, name) for name in imports):
+            found[path] = str(belongs_in(imports))
+    return found
+
+
+def file_problems(tests: Path = TESTS) -> list[str]:
+    problems = []
+    for path, suggested in astray(test_files(tests), tests).items():
+        imports = ", ".join(sorted({name for name in imported_rooms(path) if internal(name)}))
+        problems.append(
+            f"{path.relative_to(tests.parent)}: it imports the internals of rooms above or beside "
+            f"tests/{path.parent.relative_to(tests).as_posix()}/ alone ({imports}): move it to tests/{suggested}/"
+        )
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path, help="test files to place by their imports")
+    options = parser.parse_args(argv)
+    if missing := [str(path) for path in options.files if not path.is_file()]:
+        parser.error(f"no such file: {', '.join(missing)}")
+    for path in options.files:
+        print(f"{path}: {where(path)}")
+    if options.files:
+        return 0
+    problems = folder_problems() + file_problems()
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

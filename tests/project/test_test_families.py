@@ -1,19 +1,16 @@
-"""The tests lie by family (issue 80): each test file in the folder of the source room it tests, as
-tools/tests_by_family.py names it from the file's name, none at tests/ root, the modules they share in
-tests/support/. `python tools/sort_tests.py` puts a file written at the root (or brought by a merge) in its place
-and rewrites what named it there."""
+"""The tests lie by family (issues 80 and 92): each test file in the folder of the source room it tests, the
+folders read from the source's rooms by tools/tests_by_family.py (no table of test names), none at tests/ root, the
+modules they share in tests/support/."""
 
 from __future__ import annotations
 
 import ast
-import importlib.util
+import importlib
 import re
 import subprocess
 import sys
 from collections import Counter
 from types import ModuleType
-
-import pytest
 
 from support import paths
 
@@ -21,11 +18,12 @@ TESTS = paths.TESTS
 
 
 def tool(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, paths.REPO / "tools" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A module of tools/, imported as the tools import each other (tools/ on sys.path)."""
+    sys.path.insert(0, str(paths.REPO / "tools"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(paths.REPO / "tools"))
 
 
 def family_test_files():
@@ -34,17 +32,54 @@ def family_test_files():
 
 def test_no_test_file_or_shared_module_lies_at_the_root():
     loose = sorted(p.name for p in TESTS.glob("*.py") if p.name != "conftest.py")
-    assert not loose, f"run `python tools/sort_tests.py` to put these in their family folder or tests/support/: {loose}"
+    assert not loose, (
+        f"put these in their family folder (`python tools/tests_by_family.py tests/FILE` reads it from the file's "
+        f"imports), a module the tests share in tests/support/: {loose}"
+    )
 
 
-def test_every_test_file_lies_in_the_family_its_name_says():
+def test_every_family_folder_is_a_room_and_every_room_has_its_folder():
+    """A folder of test files names a room of the source (or is tests/project/), and each room has its folder or
+    says in tools/tests_by_family.py's TESTED_IN which folder holds its tests: a room removed, renamed or added
+    fails here, named."""
+    problems = tool("tests_by_family").folder_problems()
+    assert not problems, "\n".join(problems)
+
+
+def test_no_test_file_imports_the_internals_of_rooms_above_its_own_alone():
+    """A file that imports private modules of rooms above or beside its family's room alone tests those rooms: it
+    lies in the wrong folder, and the failure names the one its imports say."""
+    problems = tool("tests_by_family").file_problems()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_family_checks_name_a_file_at_the_root_a_folder_with_no_room_and_a_file_astray(tmp_path):
+    """On a tests/ tree of a room's files in place, a file at the root, a folder whose room does not exist and a
+    file importing only another room's internals, each of the last three is named with where it belongs."""
     families = tool("tests_by_family")
-    astray = {
-        str(p.relative_to(TESTS)): families.family(p.name)
-        for p in family_test_files()
-        if str(p.parent.relative_to(TESTS)) != families.family(p.name)
+    tests = tmp_path / "tests"
+    files = {
+        "run/test_in_place.py": "from ragbench._run.evaluator import Evaluator\nfrom ragbench._storage import jsonl\n",
+        "test_loose.py": "from ragbench._reports.results.file import read_results\n",
+        "sharding_v2/test_gone.py": "from ragbench.api import Task\n",
+        "values/test_astray.py": "import ragbench._reports.compare\nfrom ragbench import _cost\n",
+        "values/test_public.py": "from ragbench.testing import run_eval\n",
     }
-    assert not astray, f"move these (or change tools/tests_by_family.py): {astray}"
+    for name, text in files.items():
+        (tests / name).parent.mkdir(parents=True, exist_ok=True)
+        (tests / name).write_text(text, encoding="utf-8")
+    folders = families.folder_problems(tests)
+    assert [line for line in folders if line.startswith("tests/")] == [
+        "tests/test_loose.py: a test file at tests/ root; put it in its family folder: tests/reports/ (by its imports)",
+        "tests/sharding_v2/: no room of the source has this family (its room was removed or renamed?): move its "
+        "tests to their room's folder, or name the room in TESTED_IN (tools/tests_by_family.py)",
+    ]
+    assert "_view: a room with no family folder tests/view/: give it one, or say in TESTED_IN" in "\n".join(folders)
+    assert not any(line.startswith(("_run:", "_values:")) for line in folders)
+    assert families.file_problems(tests) == [
+        "tests/values/test_astray.py: it imports the internals of rooms above or beside tests/values/ alone "
+        "(_cost, _reports): move it to tests/reports/"
+    ]
 
 
 def test_no_two_test_files_share_a_name():
@@ -64,17 +99,7 @@ def test_support_modules_are_imported_from_the_support_package():
         if (isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in shared)
         or (isinstance(node, ast.Import) and any(a.name.split(".")[0] in shared for a in node.names))
     )
-    assert not bare, f"import these as support.<module> (`python tools/sort_tests.py` rewrites them): {bare}"
-
-
-@pytest.mark.skipif(not (paths.REPO / ".git").exists(), reason="tools/sort_tests.py reads the files git knows")
-def test_sort_tests_finds_nothing_to_move_or_rewrite():
-    """docs/internals.md's commands: in a tree where every file is in place, `--check` moves and rewrites nothing
-    (exit 0)."""
-    check = subprocess.run(
-        [sys.executable, "tools/sort_tests.py", "--check"], cwd=paths.REPO, capture_output=True, text=True
-    )
-    assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
+    assert not bare, f"import these as support.<module>: {bare}"
 
 
 def test_most_test_files_reach_ragbench_through_its_public_face():

@@ -1,7 +1,7 @@
 """`ragbench compare` as the README's multi-step example runs it: each run named by its system, engine and model;
 vanilla on a task in FlashRAG's prompt style (fictional_multihop) sends FlashRAG's prompts, as the FlashRAG methods
 do, so the prompt style keeps no pair from like for like; a system option only one run's system has reads as no
-option of the other system, not as one left unset (for any options: tests/values/test_property_config_diff.py); and the
+option of the other system, not as one left unset (for any options: tests/reports/test_property_config_diff.py); and the
 README's like-for-like command is like for like."""
 
 from __future__ import annotations

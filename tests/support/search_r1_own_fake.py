@@ -1,6 +1,6 @@
 """The fake Search-R1 model and search server of the `search_r1_own` parity (tests/data/search_r1_own: its
 record_upstream.py runs Search-R1's infer.py and BrowseComp-Plus's search_r1_client.py against them, unchanged;
-tests/systems/search_r1/test_search_r1_own_parity.py runs ragbench's `search_r1_own`). Standard library only: the recorder
+tests/systems/reasoning_search/test_search_r1_own_parity.py runs ragbench's `search_r1_own`). Standard library only: the recorder
 imports it in a scratch environment.
 
 The model answers from the text so far: the question is found by a keyword of SCRIPTS, the round by the

@@ -4,7 +4,7 @@ corpus.jsonl here, the FlashRAG form of its wiki-18 corpus) and texttron/BrowseC
 `search_agent/search_r1_client.py` at commit 97c637c (browsecomp_plus/queries.jsonl over browsecomp_plus/
 corpus.jsonl, its hits shown by `format_results_for_api` of its searcher/search_r1_server.py, unchanged, with
 snippets of 12 tokens of tests/data/search_agent/tokenizer). Each runs twice: with the chat template of the
-tokenizer ("chat") and without one ("plain"). The parity test (tests/systems/search_r1/test_search_r1_own_parity.py) runs
+tokenizer ("chat") and without one ("plain"). The parity test (tests/systems/reasoning_search/test_search_r1_own_parity.py) runs
 ragbench's `search_r1_own` on the same fake and compares.
 
 The model: `AutoTokenizer.from_pretrained` gives SmolLM2-135M-Instruct's tokenizer (the embedded model's

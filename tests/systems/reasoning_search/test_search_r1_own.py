@@ -2,7 +2,7 @@
 whole text, the answer as Search-R1's scorer reads it (values recorded from verl/utils/reward_score/qa_em.py at
 commit a14dc3a, tests/data/search_r1_own/infer.json), the loop's ends (the model's end, the rounds), and a failed
 search (infer.py fails, BrowseComp-Plus's client goes on with "Search failed"). The call-for-call comparison with
-both scripts is tests/systems/search_r1/test_search_r1_own_parity.py."""
+both scripts is tests/systems/reasoning_search/test_search_r1_own_parity.py."""
 
 from __future__ import annotations
 

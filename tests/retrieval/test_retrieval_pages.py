@@ -164,6 +164,12 @@ def test_a_damaged_or_foreign_index_folder_is_one_line_and_left_as_it_is(tmp_pat
     vectors.write_bytes(vectors.read_bytes()[:100])
     with pytest.raises(ConfigError, match="vectors.safetensors missing or damaged"):
         LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())
+    manifest = index / "manifest.json"
+    cut = manifest.read_bytes()[:20]
+    manifest.write_bytes(cut)
+    with pytest.raises(ConfigError, match=r"^index .*: manifest.json unreadable \(.*\); remove the folder to build"):
+        LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())
+    assert manifest.read_bytes() == cut
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep", encoding="utf-8")

@@ -19,7 +19,7 @@ per example.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -97,42 +97,28 @@ def image_query(image: Image) -> str:
     return f"image sha256:{image.digest}"
 
 
+@dataclass(eq=False, repr=False)  # one handle is equal to itself only; its repr does not walk its retriever
 class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches against the example's ceiling
-    """A run's retriever behind the pool; `bind` gives each example its own traced view."""
+    """A run's retriever behind the pool (`scheduler`, `backend`: by default its own); `bind` gives each example its
+    own traced view."""
 
-    def __init__(
-        self,
-        retriever: Retriever,
-        scheduler: Scheduler | None = None,
-        backend: SearchBackend | None = None,
-        ctx: StepTracer | None = None,
-        local: Retriever | None = None,
-        recorder: CallRecorder | None = None,
-        example_id: str | None = None,
-        components: Components | None = None,
-    ) -> None:
-        self.retriever = retriever
-        self.scheduler = scheduler or Scheduler()
-        self.backend = backend or SearchBackend(retriever)
-        self.ctx = ctx
-        self.local = local  # an example-bound retriever: its provided docs (searched directly), or `pooled`
-        self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
-        # recorded with an example-bound search: two examples' identical queries have different answers
-        self.example_id = example_id
-        self.components = components  # the run's reranker and refiner (ragbench._components), if any
+    retriever: Retriever
+    scheduler: Scheduler = field(default_factory=Scheduler)
+    backend: SearchBackend | None = None  # None: one made of `retriever`
+    ctx: StepTracer | None = None
+    local: Retriever | None = None  # an example-bound retriever: its provided docs (searched directly), or `pooled`
+    recorder: CallRecorder | None = None  # every search to the run's calls/retrieval.jsonl (replayable)
+    # recorded with an example-bound search: two examples' identical queries have different answers
+    example_id: str | None = None
+    components: Components | None = None  # the run's reranker and refiner (ragbench._components), if any
+
+    def __post_init__(self) -> None:
+        if self.backend is None:
+            self.backend = SearchBackend(self.retriever)
 
     def bind(self, ctx: StepTracer, example: Example) -> Retrieval:
         local = self.retriever.for_example(example)
-        return Retrieval(
-            self.retriever,
-            self.scheduler,
-            self.backend,
-            ctx,
-            local,
-            self.recorder,
-            example.id if local is not None else None,
-            self.components,
-        )
+        return replace(self, ctx=ctx, local=local, example_id=example.id if local is not None else None)
 
     @property
     def fixed_documents(self) -> bool:

@@ -51,7 +51,9 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
     """The keyword parameters `cls(...)` accepts, following `**kwargs` up the class hierarchy, their
     type hints (`Annotated` bounds kept), and whether anything is accepted: an `__init__` whose
     `**kwargs` cannot go on to a parent (the next `__init__` up is object's) consumes them itself. A
-    class with no `__init__` of its own anywhere takes no options (object's)."""
+    class with no `__init__` of its own anywhere takes no options (object's). The names in the class's
+    `withheld_options` are left out: a subclass that takes its parent's options but those (siglip: colpali's)."""
+    withheld = set(getattr(cls, "withheld_options", ()))
     parameters: dict[str, inspect.Parameter] = {}
     hints: dict[str, object] = {}  # name -> its type hint, a type form
     chain = [klass for klass in cls.__mro__ if "__init__" in vars(klass)]
@@ -65,7 +67,7 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
             pass
         signature = inspect.signature(init).parameters.values()
         for p in signature:
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self" and p.name not in withheld:
                 parameters.setdefault(p.name, p)
         if not any(p.kind == p.VAR_KEYWORD for p in signature):
             break

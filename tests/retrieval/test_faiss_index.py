@@ -175,6 +175,13 @@ def test_a_missing_file_is_named_in_one_line(tmp_path, config_only_model, missin
         retriever(paths["model"], paths["index"], paths["corpus"])
 
 
+def test_a_models_config_json_cut_short_is_named_in_one_line(config_only_model):
+    config = config_only_model / "config.json"
+    config.write_bytes(config.read_bytes()[:30])
+    with pytest.raises(ConfigError, match=r": model .*: config.json unreadable \(.*\); download the model again$"):
+        retriever(config_only_model, FILES / "e5_Flat.index")
+
+
 def test_an_index_of_another_size_than_the_corpus_is_refused(tmp_path, config_only_model):
     index = flat_index(tmp_path / "e5_Flat.index", 41, 32)
     with pytest.raises(ConfigError, match=r"holds 41 vectors, corpus .* 40 rows"):

@@ -5,6 +5,7 @@ properties of the analyzer and the scoring that hold for any text."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
+from ragbench._retrieval.lucene import unicode9
 from ragbench._retrieval.lucene.analyzer import ENGLISH_STOP_WORDS, analyze
 from ragbench._retrieval.lucene.retriever import (
     LENGTH_TABLE,
@@ -51,6 +53,16 @@ def recorded_corpus(request, tmp_path_factory):
     corpus = RECORDED["corpora"][request.param]
     docs = [{"id": doc["id"], "text": doc["contents"]} for doc in corpus["docs"]]
     return corpus, build(tmp_path_factory.mktemp(request.param), docs)
+
+
+def test_the_unicode9_tables_read_from_their_data_file_are_those_recorded():
+    """unicode9_ranges.txt holds the ranges that unicode9.py held as Python until they moved there: the same
+    808 and 100 ranges (their digests taken before the move)."""
+    for table, count, digest in (
+        (unicode9.OTHER_RANGES, 808, "5260747170063a02b85fb323627fa78e91381e73ea4f8bf783894d02d5502239"),
+        (unicode9.PICTOGRAPHIC_RANGES, 100, "5174fb97f01de010bf4cd9edf2c90595d1f03268c985ff4d4ebf1ea8c39233fc"),
+    ):
+        assert (len(table), hashlib.sha256(repr(table).encode()).hexdigest()) == (count, digest)
 
 
 def test_the_analysis_of_every_recorded_string_is_pyserinis():

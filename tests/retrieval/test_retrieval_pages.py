@@ -16,6 +16,7 @@ from ragbench._retrieval.pages.late_interaction import LateInteractionRetriever
 from ragbench._retrieval.pages.maxsim import maxsim_scores, trec_order
 from ragbench._retrieval.pages.vidore_data import open_vidore
 from ragbench.api import ConfigError
+from ragbench.testing import load_retriever
 
 pytestmark = needs("torch", "safetensors", "datasets")  # not imported while the tests are collected
 
@@ -164,6 +165,12 @@ def test_a_damaged_or_foreign_index_folder_is_one_line_and_left_as_it_is(tmp_pat
     vectors.write_bytes(vectors.read_bytes()[:100])
     with pytest.raises(ConfigError, match="vectors.safetensors missing or damaged"):
         LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())
+    manifest = index / "manifest.json"
+    cut = manifest.read_bytes()[:20]
+    manifest.write_bytes(cut)
+    with pytest.raises(ConfigError, match=r"^index .*: manifest.json unreadable \(.*\); remove the folder to build"):
+        LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=FormulaEncoder())
+    assert manifest.read_bytes() == cut
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep", encoding="utf-8")
@@ -183,6 +190,24 @@ def test_siglip_scores_equal_vidore_benchmarks_siglip_retriever(tmp_path):
     hits = retriever.search(recorded["queries"], 6)
     assert [[{doc.id: doc.score for doc in row}[str(page)] for page in range(6)] for row in hits] == recorded["scores"]
     assert json.loads((tmp_path / "index" / "manifest.json").read_text())["tokens"] == 6  # one vector a page
+
+
+SIGLIP_OPTIONS = (
+    "pages=<str/null, default None>, index=<str/null, default None>, model=<str/null, default None>, "
+    "split=<str, default 'test'>, batch_size=<int, default 4>, query_batch_size=<int, default 4>, "
+    "device=<str, default 'cpu'>, encoder=<value, default None>, in_shards=<value, default None>"
+)
+
+
+@pytest.mark.parametrize("option", ["score_batch_size", "pool_factor", "dtype"])
+def test_siglip_takes_colpalis_options_but_maxsims_poolings_and_the_dtype(tmp_path, option):
+    with pytest.raises(ConfigError) as refused:
+        load_retriever("siglip", {option: 2})
+    assert str(refused.value) == (
+        f"--retriever-arg {option}=2: retriever siglip has no option '{option}' (accepted: {SIGLIP_OPTIONS})"
+    )
+    with pytest.raises(ConfigError, match=r"^retriever siglip: pass --retriever-arg model=FOLDER \(a SigLIP or CLIP"):
+        load_retriever("siglip", {"pages": str(VIDORE / "v2"), "index": str(tmp_path / "i")})
 
 
 def test_missing_options_and_a_model_it_cannot_load_are_one_line(tmp_path):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._errors import ConfigError
 from ..._types import JsonObject
+from ..option_paths import option_json
 
 E5_QUERY, E5_PASSAGE = "query: ", "passage: "
 BGE_QUERY = "Represent this sentence for searching relevant passages: "
@@ -64,8 +65,6 @@ def prefix(method: str, instruction: str | None, is_query: bool, text: str) -> s
 
 def model_config(model: str) -> JsonObject:
     """The encoder folder's config.json, read without loading the model; a ConfigError naming what is missing."""
-    import json
-
     path = Path(model).expanduser() / "config.json"
     if not path.is_file():
         where = "no such folder" if not path.parent.is_dir() else "no config.json in it"
@@ -73,12 +72,7 @@ def model_config(model: str) -> JsonObject:
             f"retriever faiss_index: model {model}: {where}; pass model=PATH, the local folder of the "
             "encoder the index was built with (e.g. a download of intfloat/e5-base-v2)"
         )
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"retriever faiss_index: model {model}: config.json unreadable ({exc}); download the model again"
-        ) from None
+    config = option_json(path, f"retriever faiss_index: model {model}", "download the model again")
     if not isinstance(config, dict):
         raise ConfigError(
             f"retriever faiss_index: model {model}: config.json is not an object; download the model again"

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._types import JsonObject
+from ..option_paths import option_json
 
 MANIFEST = "manifest.json"
 VECTORS = "vectors.safetensors"
@@ -44,12 +45,7 @@ def load_vectors(folder: Path, identity: JsonObject) -> list[Any] | None:
         if folder.is_dir() and not any(folder.iterdir()):
             return None
         raise ConfigError(f"index {folder}: holds no {MANIFEST} (not a page index ragbench built); choose a new folder")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"index {folder}: {MANIFEST} unreadable ({exc}); remove the folder to build it again"
-        ) from None
+    manifest = option_json(manifest_path, f"index {folder}", "remove the folder to build it again")
     if identity_of(manifest) != identity:
         differs = [key for key, value in identity.items() if manifest.get(key) != value]
         raise ConfigError(

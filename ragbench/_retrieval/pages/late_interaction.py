@@ -104,6 +104,7 @@ class LateInteractionRetriever(Retriever):
 
     name = "colpali"
     max_batch_size = 32
+    model_kind = "a colpali-engine model"  # what `model=` names, as a missing one is asked for
 
     def __init__(
         self,
@@ -128,7 +129,7 @@ class LateInteractionRetriever(Retriever):
             )
         if model is None and encoder is None:
             raise ConfigError(
-                "retriever colpali: pass --retriever-arg model=FOLDER (a colpali-engine model saved locally)"
+                f"retriever {self.name}: pass --retriever-arg model=FOLDER ({self.model_kind} saved locally)"
             )
         self.folder = Path(index).expanduser().resolve()  # `.` and `..` named as the folders they are
         for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),

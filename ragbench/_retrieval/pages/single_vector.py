@@ -21,7 +21,6 @@ from ..._values.images import Image
 from ..base import RetrievalError
 from ..pictures import opened_picture
 from .late_interaction import LateInteractionRetriever, PageEncoder
-from .shards import PageShards
 
 
 class DualEncoder:
@@ -64,38 +63,14 @@ class DualEncoder:
 
 
 class ImageDenseRetriever(LateInteractionRetriever):
-    """Single-vector pages of a ViDoRe dataset, their index saved at `index` and reused, scored by dot product."""
+    """Single-vector pages of a ViDoRe dataset, their index saved at `index` and reused, scored by dot product.
+    Its options are colpali's but those of MaxSim, token pooling and the model's dtype (`withheld_options`: the
+    registry does not offer them)."""
 
     name = "siglip"
     image_queries = True
-
-    def __init__(
-        self,
-        pages: str | None = None,
-        index: str | None = None,
-        model: str | None = None,
-        split: str = "test",
-        batch_size: int = 4,
-        query_batch_size: int = 4,
-        device: str = "cpu",
-        encoder: PageEncoder | None = None,
-        in_shards: PageShards | None = None,
-    ) -> None:
-        if model is None and encoder is None:
-            raise ConfigError(
-                "retriever siglip: pass --retriever-arg model=FOLDER (a SigLIP or CLIP model saved locally)"
-            )
-        super().__init__(
-            pages,
-            index,
-            model,
-            split=split,
-            batch_size=batch_size,
-            query_batch_size=query_batch_size,
-            device=device,
-            encoder=encoder,
-            in_shards=in_shards,
-        )
+    model_kind = "a SigLIP or CLIP model"
+    withheld_options = ("score_batch_size", "pool_factor", "dtype")
 
     @staticmethod
     def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:

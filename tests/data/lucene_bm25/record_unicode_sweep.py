@@ -1,5 +1,6 @@
-"""Re-make ragbench/_retrieval/lucene/unicode9.py: the code points that Lucene 9.9's StandardTokenizer (its grammar
-generated from Unicode 9.0 and emoji 11.0 data) classes otherwise than the `regex` package's current Unicode data.
+"""Re-make ragbench/_retrieval/lucene/unicode9_ranges.txt (the tables of lucene/unicode9.py): the code points that
+Lucene 9.9's StandardTokenizer (its grammar generated from Unicode 9.0 and emoji 11.0 data) classes otherwise than
+the `regex` package's current Unicode data.
 
 Each code point c (all planes but surrogates and private use) is analysed by pyserini's analyzer in four contexts:
 " c ", "abccd", "12c34", "ccx" and "אcב" (Hebrew letters: the quote rules). It is
@@ -23,7 +24,7 @@ import os
 import re
 from pathlib import Path
 
-TABLE = Path(__file__).parents[3] / "ragbench" / "_retrieval" / "lucene" / "unicode9.py"
+TABLE = Path(__file__).parents[3] / "ragbench" / "_retrieval" / "lucene" / "unicode9_ranges.txt"
 CODE_POINTS = [*range(0x20, 0xD800), *range(0xF900, 0x34000), *range(0xE0000, 0xE0200)]
 BATCH = 2000
 MARK = re.compile(r"^q([0-9a-f]{6})k$")
@@ -87,13 +88,12 @@ def main() -> None:
             else:
                 other.append(cp)
     print("by hand (check lucene/unicode9.py lists them):", [hex(cp) for cp in other])
-    lines = TABLE.read_text(encoding="utf-8").split("\n# generated below", 1)[0]
-    body = ["\n# generated below by tests/data/lucene_bm25/record_unicode_sweep.py: do not edit"]
-    for name, points in (("OTHER_RANGES", inert), ("PICTOGRAPHIC_RANGES", pictographic)):
+    header = [line for line in TABLE.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    body = []
+    for name, points in (("other", inert), ("pictographic", pictographic)):
         spans = [f"{a:04X}-{b:04X}" for a, b in ranges(points)]
-        rows = [" ".join(spans[i : i + 10]) for i in range(0, len(spans), 10)]
-        body.append(f'{name} = hex_ranges(\n    """\n' + "\n".join(rows) + '\n"""\n)')
-    TABLE.write_text(lines + "\n".join(body) + "\n", encoding="utf-8")
+        body += [f"{name}:", *(" ".join(spans[i : i + 10]) for i in range(0, len(spans), 10))]
+    TABLE.write_text("\n".join(header + body) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import pytest
 
 from ragbench._cost.estimate_figures import pilot_for
 from ragbench._cost.pilot import PilotSize
-from ragbench._cost.run_estimate import RunEstimate
+from ragbench._cost.run_estimate import RunEstimate, precision_line
 from ragbench._records import read_samples
 from ragbench._run.estimate.pilot_run import estimate
 from ragbench._run.plan.planning import run_registry
@@ -84,11 +84,13 @@ def test_a_sequenced_pilot_estimates_from_its_drawn_turns_and_counts_every_turn_
 
 def test_a_sequenced_pilot_is_grown_to_the_drawn_turns_its_spread_asks_for(tmp_path):
     """The second stage (--precision) compares the turns its dollars need with the drawn turns measured, not with
-    every turn that ran: here the 3 drawn turns ask for 6, and 6 ran (3 of them for their history) before it grew."""
+    every turn that ran: here the 3 drawn turns ask for 6, and 6 ran (3 of them for their history) before it grew;
+    the line that asks for a larger pilot says so."""
     size, seed, records = PilotSize(count=3), 5, DIALOGUES * TURNS
-    estimated(tmp_path / "first", seed, size)
+    [task] = estimated(tmp_path / "first", seed, size).tasks
     first = prompt_tokens(tmp_path / "first")
     wanted = pilot_for([first[position] for position in size.positions(records, f"{seed}:turns")], records)
-    assert wanted is not None and 3 < wanted <= len(first)
+    assert wanted is not None and 3 < wanted <= len(first) == task.done
+    assert f"need about {wanted} of its examples run, 3 have: " in str(precision_line(task))
     estimated(tmp_path / "grown", seed, size, precision=0.10)
     assert PilotSize(count=wanted).positions(records, f"{seed}:turns") <= set(prompt_tokens(tmp_path / "grown"))

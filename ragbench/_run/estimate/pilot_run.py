@@ -153,8 +153,10 @@ def estimate(
     tasks = []
     for planned in run.planned:
         lengths = None if counter is None else input_lengths(limited_records(planned, config.what.limit), counter)
-        now = read_totals(run, planned, prices, lengths, sampled(planned, drawn) if ran else None)
-        tasks.append(task_estimate(planned.name, records[planned.name], before[planned.name], now))
+        kept = sampled(planned, drawn) if ran else None
+        now = read_totals(run, planned, prices, lengths, kept)
+        measured = None if kept is None else len(now[0].observed)
+        tasks.append(task_estimate(planned.name, records[planned.name], before[planned.name], now, measured))
     estimate = RunEstimate(
         str(run.run_dir.path),
         tasks,

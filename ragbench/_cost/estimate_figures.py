@@ -245,8 +245,8 @@ def length_part(key: str) -> str | None:
 
 class Totals:
     """A task's figures added up: `paid`, over every sample saved (failed examples' calls were paid too), and
-    `observed`, the per-example figures of the finished examples, what the examples still to run are estimated
-    from; `inputs`, each finished example's own length in the model's tokens where a tokenizer counted them (None
+    `observed`, the per-example figures of the finished examples the examples still to run are estimated from (of
+    a sequenced task's pilot, those drawn: not the earlier turns run for their history); `inputs`, each finished example's own length in the model's tokens where a tokenizer counted them (None
     where one was not counted), and `rest`, the lengths of the examples still to run added up (None: not counted).
 
     The examples are read in the order of their keys, whatever order they were added in (the order they finished
@@ -257,11 +257,12 @@ class Totals:
         self._samples: list[tuple[str, dict[str, float], bool, float | None]] = []
         self.rest: float | None = None
 
-    def add(self, key: str, figures: Mapping[str, float], finished: bool, length: float | None = None) -> None:
-        """The sample of the example `key` (its checkpoint key: what orders the examples), its `figures`."""
-        self._samples.append((key, dict(figures), finished, length))
+    def add(self, key: str, figures: Mapping[str, float], observed: bool, length: float | None = None) -> None:
+        """The sample of the example `key` (its checkpoint key: what orders the examples), its `figures`; `observed`:
+        one the rest is estimated from (else only paid)."""
+        self._samples.append((key, dict(figures), observed, length))
 
-    def _finished(self) -> list[tuple[str, dict[str, float], bool, float | None]]:
+    def _observed(self) -> list[tuple[str, dict[str, float], bool, float | None]]:
         return sorted((each for each in self._samples if each[2]), key=lambda each: each[0])
 
     @property
@@ -272,11 +273,11 @@ class Totals:
 
     @property
     def observed(self) -> list[dict[str, float]]:
-        return [figures for _, figures, _, _ in self._finished()]
+        return [figures for _, figures, _, _ in self._observed()]
 
     @property
     def inputs(self) -> list[float | None]:
-        return [length for _, _, _, length in self._finished()]
+        return [length for _, _, _, length in self._observed()]
 
     def keys(self) -> list[str]:
         return sorted({*self.paid, *(key for each in self.observed for key in each)})

@@ -30,6 +30,7 @@ class TaskEstimate:
     paid: dict[str, float]
     pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
     beyond: str | None = None  # where the examples left are longer than any the pilot ran: the line saying so
+    measured: int | None = None  # the examples estimated from, where not all done are (a sequenced pilot's drawn)
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,11 @@ class RunEstimate:
         return out
 
 
-def task_estimate(name: str, records: int, before: tuple[Totals, int], now: tuple[Totals, int]) -> TaskEstimate:
+def task_estimate(
+    name: str, records: int, before: tuple[Totals, int], now: tuple[Totals, int], measured: int | None = None
+) -> TaskEstimate:
     """A task of `records` records estimated from its saved samples' totals and finished examples `now`, beside
-    those `before` the pilot ran."""
+    those `before` the pilot ran; `measured`: the examples of them it is estimated from, where not all are."""
     totals, done = now
     remaining = max(0, records - done)
     far = totals.beyond_met(remaining)
@@ -84,6 +87,7 @@ def task_estimate(name: str, records: int, before: tuple[Totals, int], now: tupl
         totals.paid,
         totals.pilot_for(records),
         beyond,
+        measured,
     )
 
 
@@ -155,10 +159,11 @@ def precision_line(task: TaskEstimate) -> str | None:
     for a larger pilot): that the point is not to be taken as within 10%, and what runs the pilot that puts it so."""
     far = reach(task)
     wide = "unbounded" if far == math.inf else f"{far:.0%}"
-    if task.pilot_for is not None and task.pilot_for > task.done:
+    measured = task.done if task.measured is None else task.measured
+    if task.pilot_for is not None and task.pilot_for > measured:
         return (
             f"{task.name}: the dollars within 10% of their point (95%) need about {task.pilot_for} of its examples run, "
-            f"{task.done} have: until they ran the point is within 10% of what the run costs only by chance (the "
+            f"{measured} have: until they ran the point is within 10% of what the run costs only by chance (the "
             f"interval reaches {wide} from it); --precision 10% runs them (so does --pilot {task.pilot_for}; a "
             "pilot holds the smaller ones)"
         )

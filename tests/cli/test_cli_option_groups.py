@@ -165,3 +165,19 @@ def test_a_run_command_line_reads_back_as_the_config_it_names(**options: Any) ->
     args += [] if options["max_cost"] is None else ["--max-cost", repr(options["max_cost"])]
     given = check_command.make_context("check", args).params
     assert run_config_of(given) == RunConfig.of(tasks=["demo"], **options)
+
+
+def test_an_absent_flag_reads_as_the_default_its_command_states() -> None:
+    """Each command's every option, not given, is read as that command's help states it: rescore's "(default: the
+    run's)" is None (the run's own value then), not the field's default."""
+    commands = {"run": main, "score": score_command, "reproduce": reproduce_command, "rescore": rescore_command}
+    for command, click_command in commands.items():
+        params = {p.opts[0]: p for p in click_command.params if isinstance(p, click.Option)}
+        read = config_fields(click_command.make_context(command, [], resilient_parsing=True).params, command)
+        for item in offered(command):
+            if not item.own or item.option.shape not in ("int", "float", "text"):
+                continue  # a flag, K=V pairs and lists are off or empty when absent
+            stated = params[item.flag.name].default
+            if "default: the run's" in item.flag.help:
+                assert stated is None, (command, item.flag.name)
+            assert read[item.option.name] == stated, (command, item.flag.name)

@@ -337,6 +337,7 @@ def test_a_point_whose_interval_reaches_beyond_10_percent_is_not_given_as_within
     task = SimpleNamespace(
         name="demo",
         done=60,
+        measured=None,
         pilot_for=pilot,
         totals={"usd:model": EstimatedTotal(100.0, low, high), "llm_calls": EstimatedTotal(9, 0, None)},
     )

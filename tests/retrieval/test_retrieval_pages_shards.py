@@ -194,6 +194,47 @@ def test_overwrite_keeps_the_old_index_until_the_new_one_is_built(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "no-model"]
 
 
+def test_a_second_build_of_one_out_is_refused_while_the_first_holds_it(tmp_path):
+    """Two page builds of one --out at once: the second is refused in one line before it touches anything (it
+    would swap its index over the first's, or remove the first's staging folders); once the first is gone, the
+    next build goes on (here to the model that does not load) and leaves no lock behind."""
+    out, pages = tmp_path / "index", str(VIDORE / "v2")
+    built(out, 2)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    (tmp_path / "no-model").mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pathlib import Path\n"
+            "from ragbench._retrieval.index.staging import held_lock\n"
+            "with held_lock(Path(sys.argv[1] + '.lock'), sys.argv[1], 'index build'):\n"
+            "    print('held', flush=True)\n    time.sleep(60)\n",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    build = ["index", "build", "--retriever", "colpali", "--corpus", pages, "--out", str(out),
+             "--model", str(tmp_path / "no-model"), "--overwrite", "--no-progress"]  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        refused = cli_here(*build)
+        assert refused.returncode == 2
+        assert refused.stderr.strip().splitlines() == [
+            f"ragbench: error: --out {out}: another ragbench index build is writing it ({out}.lock is locked); "
+            "wait for it to end, or choose another --out"
+        ]
+        assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    finally:
+        holder.kill()
+        holder.wait()
+    failed = cli_here(*build)
+    assert failed.returncode != 0 and "is locked" not in failed.stderr and "Traceback" not in failed.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "no-model"]  # the killed one's lock taken over
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
 @needs("ray", "transformers")
 def test_siglip_encoded_in_3_shards_on_a_3_node_ray_is_the_one_process_index(ray_cluster, tmp_path, monkeypatch):
     """Given relative paths from another folder than the tasks' (their raylet's): nothing written there."""

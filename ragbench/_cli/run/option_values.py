@@ -10,8 +10,8 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._values.options import parse_assignments
 from ..._values.run_config import RunConfig
-from ..._values.run_option import Declared, declared
-from .options import EVERY, offered
+from ..._values.run_option import declared
+from .options import EVERY, Offered, offered
 
 Fields = dict[str, Any]  # RunConfig fields by name
 
@@ -23,7 +23,7 @@ def split_names(value: str) -> list[str]:
 def config_fields(values: Mapping[str, Any], command: str) -> Fields:
     """The RunConfig fields of the options `command` offers (ConfigError: a malformed one); --human-labels and
     --price-table each read once now, so that a bad file fails before any work."""
-    fields = _read([item.option for item in offered(command) if item.own], values)
+    fields = _read([item for item in offered(command) if item.own], values)
     if "human_labels" in fields:
         read_judging_files(fields["human_labels"], fields["price_table"])
     return fields
@@ -36,20 +36,23 @@ def run_config_of(values: Mapping[str, Any]) -> RunConfig:
 
 def group_fields(values: Mapping[str, Any], group: type) -> Fields:
     """The fields of one group's options (a dataclass declaring them) from a command line's parsed values."""
-    return _read([option for option in declared(group) if option.option.flags], values)
+    return _read(
+        [Offered(option, option.option.flags[0], True) for option in declared(group) if option.option.flags], values
+    )
 
 
-def _read(options: list[Declared], values: Mapping[str, Any]) -> Fields:
+def _read(items: list[Offered], values: Mapping[str, Any]) -> Fields:
     fields: Fields = {}
-    for option in options:
-        fields[option.name] = _value(option, values, fields)
+    for item in items:
+        fields[item.option.name] = _value(item, values, fields)
     return fields
 
 
-def _value(option: Declared, values: Mapping[str, Any], fields: Fields) -> Any:
+def _value(item: Offered, values: Mapping[str, Any], fields: Fields) -> Any:
+    option = item.option
     if option.name in _READERS:
         return _READERS[option.name](values, fields)
-    flag = option.option.flags[0].name
+    flag = item.flag.name
     given = values.get(_key(flag))
     if option.shape == "flag":
         return bool(given) != (option.default is True)  # --no-NAME of a flag on by default
@@ -59,7 +62,7 @@ def _value(option: Declared, values: Mapping[str, Any], fields: Fields) -> Any:
         return list(given or ())
     if option.shape == "names":
         return split_names(given or "")
-    return option.default if given is None else given
+    return item.default if given is None else given
 
 
 def _key(flag: str) -> str:

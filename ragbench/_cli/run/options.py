@@ -39,6 +39,11 @@ class Offered:
     flag: Flag
     own: bool
 
+    @property
+    def default(self) -> Any:
+        """The default the command's wording states: rescore's "(default: the run's)" is None, not the field's."""
+        return self.option.default if self.flag.default is FIELD_DEFAULT else self.flag.default
+
     def decorator(self) -> Callable[[Command], Command]:
         """The click option."""
         flag, shape = self.flag, self.option.shape if self.own else "list"
@@ -48,8 +53,7 @@ class Offered:
         elif shape in ("pairs", "list"):
             settings["multiple"] = True
         else:
-            default = self.option.default if flag.default is FIELD_DEFAULT else flag.default
-            settings["default"] = None if shape == "names" else default
+            settings["default"] = None if shape == "names" else self.default
             settings.update(_typed(shape, flag))
         if flag.metavar:
             settings["metavar"] = flag.metavar

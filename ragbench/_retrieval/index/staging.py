@@ -60,6 +60,20 @@ def held_staging(out: Path) -> Iterator[Path]:
         os.close(handle)
 
 
+@contextmanager
+def held_lock(lock: Path, out: str | Path, build: str) -> Iterator[None]:
+    """`lock`, an empty folder beside `out` kept for the lock alone, held (`locked_folder`) while the block runs and
+    removed after: for a build whose own folders its index's save replaces (a page index's), so that no lock on
+    them would last the build. A killed build's is taken over by the next."""
+    handle = locked_folder(lock, out, build)
+    try:
+        yield
+    finally:
+        with suppress(OSError):  # one holding files is not ours to remove
+            lock.rmdir()
+        os.close(handle)
+
+
 def locked_folder(folder: Path, out: str | Path, build: str) -> int:
     """`folder` (made where missing), the one a `build` ("index build") of `out` writes, open and held with an
     exclusive `flock` until its descriptor (returned) is closed or the process ends; a ConfigError naming it and

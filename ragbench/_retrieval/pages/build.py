@@ -2,7 +2,9 @@
 index the retriever's first run would build (the same folder, manifest and vectors: a run naming the same pages,
 model and options reads it), in one process or, with --ray --shards S, encoded in shards (`shards`). An index
 --overwrite replaces is built beside it, in OUT.building, and takes its place only once complete: a bad option, a
-model that will not load or a kill leaves the old index as it was (and a killed build's shards to resume)."""
+model that will not load or a kill leaves the old index as it was (and a killed build's shards to resume). A build
+holds OUT.lock while it runs: a second build of the same --out is refused at once, not let swap its index over the
+first's or remove its staging folders."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..._errors import ConfigError
 from ..._values.options import construct
 from ..index.removal import empty_marked, set_aside
+from ..index.staging import held_lock
 from .index import FORMAT, MANIFEST
 from .late_interaction import LateInteractionRetriever
 from .shards import PageShards
@@ -66,32 +69,37 @@ def build_page_index(
         if option in options:
             raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
     folder = Path(out).expanduser().resolve()
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
-    if folder.is_dir() and any(folder.iterdir()):
-        if not overwrite:
-            raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
-        if not built_page_index(folder):
-            raise ConfigError(
-                f"--out {out} holds no page index ragbench built (no {MANIFEST} of one); --overwrite replaces only "
-                "an index: choose another folder"
-            )
-        target = folder.with_name(folder.name + ".building")
-    else:
-        target = folder
-    started = time.perf_counter()
-    retriever: LateInteractionRetriever = construct(
-        entry.load(),
-        {**options, "pages": corpus, "index": str(target)},
-        label,
-        injected={"registry": registry, "in_shards": shards},
-    )
-    if target != folder:  # the new index complete: the old one set aside, the new one put in its place
-        replaced = set_aside(folder)
-        os.rename(target, folder)
-        empty_marked(replaced)
+    with held_lock(folder.with_name(folder.name + ".lock"), out, "index build"):
+        target = _target(folder, out, overwrite)
+        started = time.perf_counter()
+        retriever: LateInteractionRetriever = construct(
+            entry.load(),
+            {**options, "pages": corpus, "index": str(target)},
+            label,
+            injected={"registry": registry, "in_shards": shards},
+        )
+        if target != folder:  # the new index complete: the old one set aside, the new one put in its place
+            replaced = set_aside(folder)
+            os.rename(target, folder)
+            empty_marked(replaced)
     kept = shards.kept if shards is not None else 0
     return PagesBuilt(entry.name, len(retriever.corpus), time.perf_counter() - started, kept)
+
+
+def _target(folder: Path, out: str, overwrite: bool) -> Path:
+    """Where the index is built: `folder`, or beside the index there that `overwrite` replaces."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return folder
+    if not overwrite:
+        raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
+    if not built_page_index(folder):
+        raise ConfigError(
+            f"--out {out} holds no page index ragbench built (no {MANIFEST} of one); --overwrite replaces only "
+            "an index: choose another folder"
+        )
+    return folder.with_name(folder.name + ".building")
 
 
 def built_page_index(folder: Path) -> bool:

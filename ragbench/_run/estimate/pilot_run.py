@@ -26,6 +26,7 @@ from ..._errors import RecordError
 from ..._records import read_samples
 from ..._registry import Registry
 from ..._storage.checkpoint import checkpoint_key
+from ..._task.protocols import Sequenced
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
@@ -49,10 +50,15 @@ def count_records(planned: PlannedTask, limit: int | None) -> int:
 
 
 def read_totals(
-    run: PlannedRun, planned: PlannedTask, prices: ModelPrices, lengths: dict[str, int] | None = None
+    run: PlannedRun,
+    planned: PlannedTask,
+    prices: ModelPrices,
+    lengths: dict[str, int] | None = None,
+    drawn: frozenset[int] | None = None,
 ) -> tuple[Totals, int]:
     """The task's saved samples, added up (`Totals`), and how many of them are finished; with the examples'
-    `lengths` (estimate_tokens.input_lengths), each finished one's and those of the examples still to run."""
+    `lengths` (estimate_tokens.input_lengths), each finished one's and those of the examples still to run. With
+    `drawn` (`sampled`), only the finished examples at those positions are what the rest is estimated from."""
     finished = finished_keys(run.run_dir, planned.name)
     totals = Totals()
     path = run.run_dir.sample_path(planned.name)
@@ -61,7 +67,8 @@ def read_totals(
             if not record.bad_record:
                 key = checkpoint_key(record.id, record.index)
                 length = None if lengths is None else lengths.get(key)
-                totals.add(key, example_figures(record, prices), finished=record.error is None, length=length)
+                observed = record.error is None and (drawn is None or record.index in drawn)
+                totals.add(key, example_figures(record, prices), observed, length=length)
     if lengths is not None:
         totals.rest = float(sum(length for key, length in lengths.items() if key not in finished))
     return totals, len(finished)
@@ -87,23 +94,39 @@ def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     return True
 
 
+def sampled(planned: PlannedTask, drawn: dict[str, frozenset[int]]) -> frozenset[int] | None:
+    """The positions a pilot drew of a sequenced task, whose pilot also runs the turns before each drawn one (their
+    answers are in its question, ragbench._run.sequences.drawn): those are paid and done, but not drawn, and earlier
+    turns, with shorter histories, are not like the rest. None for any other task: each example saved is one the
+    rest is estimated from."""
+    return drawn[planned.name] if isinstance(planned.task, Sequenced) else None
+
+
 def grown_pilot(
-    run: PlannedRun, size: PilotSize, records: dict[str, int], prices: ModelPrices, precision: float
-) -> bool:
-    """Stein's second stage: each task whose pilot's spread asks for more examples than ran for its dollars within
-    `precision` of their point (ragbench._cost.estimate_figures.pilot_for) runs the first that many of the seed's
-    order of its records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
+    run: PlannedRun,
+    size: PilotSize,
+    records: dict[str, int],
+    prices: ModelPrices,
+    precision: float,
+    drawn: dict[str, frozenset[int]],
+) -> dict[str, frozenset[int]] | None:
+    """Stein's second stage: each task whose pilot (`drawn`)'s spread asks for more examples than ran for its
+    dollars within `precision` of their point (ragbench._cost.estimate_figures.pilot_for) runs the first that many
+    of the seed's order of its records (the pilot that ran is the first of them), in the run's folder; the
+    positions drawn now, None where none asks."""
     from ..evaluator import Evaluator
 
-    drawn, more = {}, False
+    grown_drawn, more = {}, False
     for planned in run.planned:
-        totals, done = read_totals(run, planned, prices)
+        kept = sampled(planned, drawn)
+        totals, done = read_totals(run, planned, prices, drawn=kept)
+        measured = done if kept is None else len(totals.observed)
         wanted = totals.pilot_for(records[planned.name], precision) or 0
-        more |= wanted > done
-        grown = PilotSize(count=wanted) if wanted > done else size
-        drawn[planned.name] = grown.positions(records[planned.name], f"{run.config.what.seed}:{planned.name}")
+        more |= wanted > measured
+        grown = PilotSize(count=wanted) if wanted > measured else size
+        grown_drawn[planned.name] = grown.positions(records[planned.name], f"{run.config.what.seed}:{planned.name}")
     config = run.config.changed(resume=True, overwrite=False)
-    return more and run_pilot(Evaluator(config, run.registry).plan, drawn)
+    return grown_drawn if more and run_pilot(Evaluator(config, run.registry).plan, grown_drawn) else None
 
 
 def estimate(
@@ -125,13 +148,15 @@ def estimate(
     drawn = {name: size.positions(count, f"{config.what.seed}:{name}") for name, count in records.items()}
     ran = pilot and run_pilot(run, drawn)
     if ran and precision is not None:
-        grown_pilot(run, size, records, prices, precision)
+        drawn = grown_pilot(run, size, records, prices, precision, drawn) or drawn
     counter = model_counter(config.models.model, config.models.model_args)
     tasks = []
     for planned in run.planned:
         lengths = None if counter is None else input_lengths(limited_records(planned, config.what.limit), counter)
-        now = read_totals(run, planned, prices, lengths)
-        tasks.append(task_estimate(planned.name, records[planned.name], before[planned.name], now))
+        kept = sampled(planned, drawn) if ran else None
+        now = read_totals(run, planned, prices, lengths, kept)
+        measured = None if kept is None else len(now[0].observed)
+        tasks.append(task_estimate(planned.name, records[planned.name], before[planned.name], now, measured))
     estimate = RunEstimate(
         str(run.run_dir.path),
         tasks,

@@ -20,7 +20,7 @@ effect on crag_mm_single).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
 
+from ..task_options import check_choices, given_options
 from .agent_formats import AGENTS
 from .metrics import TOKENIZER_ENV, truncate_response
 from .prompting import CragMMPrompting
@@ -38,6 +39,12 @@ SPLITS = ("validation", "public_test")
 EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
 HISTORIES = ("gold", "own")
 SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
+CHOICES: dict[str, Collection[str]] = {
+    "split": SPLITS,
+    "evaluation": EVALUATIONS,
+    "agent": AGENTS,
+    "history": HISTORIES,
+}
 
 
 class CragMMTask(Task):
@@ -59,23 +66,9 @@ class CragMMTask(Task):
         agent: str = "open",
         history: str = "gold",
     ) -> None:
-        for name, value, allowed in (
-            ("split", split, SPLITS),
-            ("evaluation", evaluation, tuple(EVALUATIONS)),
-            ("agent", agent, AGENTS),
-            ("history", history, HISTORIES),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
-        super().__init__(
-            data_path,
-            split=split,
-            tokenizer=tokenizer,
-            evaluation=evaluation,
-            image_cache=image_cache,
-            agent=agent,
-            history=history,
-        )
+        options = given_options(locals())
+        check_choices(self.name, CHOICES, **options)
+        super().__init__(data_path, **options)
         self.prompting = CragMMPrompting(agent)
         self.split = split
         self.history = history

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, find_tokenizer_dir, parse_json, resolve_data_file
 
+from ..given_data import named_data
 from ..task_options import check_choices, given_options
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
@@ -321,14 +322,11 @@ class CragTask3(CragTask):
     read_records = staticmethod(read_task3_archive)
 
     def resolve_data(self) -> Path:
-        if self.data_path is not None:
-            if not self.data_path.exists():
-                raise ConfigError(f"--data {self.name}={self.data_path}: no such file or folder")
-            return self.data_path
         first = "part0" if self.version == "v5" else "part1"  # v5 parts are numbered from 0, v4 from 1
         local = data_dir() / f"crag_task_3_dev_{self.version}.tar.bz2.{first}"
-        if local.is_file():
-            return local
+        found = named_data(self) or (local if local.is_file() else None)
+        if found is not None:
+            return found
         raise ConfigError(
             f"task {self.name} needs the Task 3 archive parts (about 7.7 GB, facebookresearch/CRAG "
             f"data/crag_task_3_dev_{self.version}.tar.bz2.part*): put them in {data_dir()} "

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
 
+from ..given_data import named_data
 from ..task_options import check_choices, given_options
 from .agent_formats import AGENTS
 from .metrics import TOKENIZER_ENV, truncate_response
@@ -92,13 +93,10 @@ class CragMMTask(Task):
             check_llama32_tokenizer(self.name, self.tokenizer_path)
 
     def resolve_data(self) -> Path:
-        if self.data_path is not None:
-            if not self.data_path.exists():
-                raise ConfigError(f"--data {self.name}={self.data_path}: no such file or folder")
-            return self.data_path
         local = data_dir() / self.repo.rsplit("/", 1)[1]
-        if local.exists():
-            return local
+        found = named_data(self) or (local if local.exists() else None)
+        if found is not None:
+            return found
         raise refuse_missing(self.name, self.repo, REVISION, data_dir())
 
     def resolve_tokenizer(self) -> str:

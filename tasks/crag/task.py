@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, find_tokenizer_dir, parse_json, resolve_data_file
+from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
 from ..given_data import named_data
 from ..task_options import check_choices, given_options
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
 from .loader import Item, read_jsonl, read_task3_archive, record_parser
-from .metrics import TOKENIZER_ENV
+from .metrics import TOKENIZER
 from .prompting import CragPrompting, PageWork
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
@@ -230,14 +230,7 @@ class CragTask(Task):
         self.tokenizer_path = self.prompting.tokenizer_path = self.resolve_tokenizer()
 
     def resolve_tokenizer(self) -> str:
-        return find_tokenizer_dir(
-            self.name,
-            self.tokenizer_path,
-            TOKENIZER_ENV,
-            "llama2_tokenizer",
-            "CRAG scoring cuts predictions to 75 Llama-2 tokens and needs that tokenizer",
-            "facebookresearch/CRAG tokenizer/",
-        )
+        return TOKENIZER.find(self.name, self.tokenizer_path)
 
     def records(self, path: Path) -> Iterator[Item]:
         return self.read_records(path, parse=self._record_parser())

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
+from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split
 
 from ..given_data import named_data
 from ..task_options import check_choices, given_options
 from .agent_formats import AGENTS
-from .metrics import TOKENIZER_ENV, truncate_response
+from .metrics import TOKENIZER, truncate_response
 from .prompting import CragMMPrompting
 from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
 
@@ -100,14 +100,7 @@ class CragMMTask(Task):
         raise refuse_missing(self.name, self.repo, REVISION, data_dir())
 
     def resolve_tokenizer(self) -> str:
-        return find_tokenizer_dir(
-            self.name,
-            self.tokenizer_path,
-            TOKENIZER_ENV,
-            "llama32_tokenizer",
-            "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer",
-            "a folder with meta-llama/Llama-3.2-1B-Instruct's tokenizer.json",
-        )
+        return TOKENIZER.find(self.name, self.tokenizer_path)
 
     def load(self) -> Any:
         """The split as a `datasets.Dataset`, images left undecoded (bytes): from one Parquet file (the split

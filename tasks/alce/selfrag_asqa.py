@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from ragbench.api import ConfigError, Document, Example
+from ragbench.api import Document, Example
 from ragbench.api.text import TEMPLATES, fill
 
+from ..task_options import check_choices
 from .tasks import AlceAsqa, AlceAsqaPrompting, eval_py_truncation
 
 # Self-RAG's TASK_INST["asqa"] (retrieval_lm/utils.py), byte-exact.
@@ -39,18 +39,13 @@ class SelfRagAsqaPrompting(AlceAsqaPrompting):
         """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
         return INSTRUCTION + "## Input:\n\n" + example.question
 
-    def build_prompt(
-        self,
-        example: Example,
-        docs: list[Document] | None = None,
-        shot: int | None = None,
-        question: str | None = None,
-        **options: Any,
-    ) -> str:
+    def prompt_question(self, example: Example) -> str:
+        return self.query_text(example)
+
+    def compose(self, question: str, docs: list[Document], shot: int) -> str:
         """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs (no
         demonstrations: `shot` is ALCE's, taken in its place so that arguments mean what they mean there)."""
-        instruction = self.query_text(example) if question is None else question
-        return fill(self.template, instruction, docs, self.ndoc)
+        return fill(self.template, question, docs, self.ndoc)
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         return [{"role": "user", "content": prompt}]
@@ -76,8 +71,7 @@ class Asqa(AlceAsqa):
         retrieval: str | None = None,
     ) -> None:
         super().__init__(data_path, ndoc=ndoc, citations=citations, mauve=mauve, retrieval=retrieval)
-        if template not in TEMPLATES:
-            raise ConfigError(f"task asqa: template '{template}' is not one of {', '.join(TEMPLATES)}")
+        check_choices(self.name, {"template": TEMPLATES}, template=template)
         self.args["template"] = template
         self.prompting = replace(self.prompting, template=template)
         for alce_only in ("variant", "use_shorter", "shot", "seed", "run_py_cleanup", "use_sub_questions"):

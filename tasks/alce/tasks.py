@@ -36,6 +36,7 @@ from annotated_types import Ge, Lt
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, list_items, sent_tokenize
 
+from ..task_options import check_choices
 from .data import alce_data_file, data_files, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
 
@@ -82,8 +83,11 @@ class AlcePrompting(TaskPrompting):
     ) -> str:
         """run.py's prompt; `shot` and `question` override the task's demo count and the question shown,
         for systems with their own answer protocol (LLatrieval: 1 shot, the gold sub-questions)."""
-        docs = list(docs or [])
         shot = self.shot if shot is None else int(shot)
+        return self.compose(self.prompt_question(example) if question is None else question, list(docs or []), shot)
+
+    def compose(self, question: str, docs: list[Document], shot: int) -> str:
+        """The prompt of `question` over `docs` after `shot` demonstrations: ALCE's head and question."""
         prompt_file = load_prompt_file(self.dataset, self.variant)
         if docs and (not prompt_file.shows_documents or self.ndoc == 0):
             raise ValueError(
@@ -96,7 +100,6 @@ class AlcePrompting(TaskPrompting):
                 f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})"
             )
         head = head_prompt(self.dataset, self.variant, shot, self.ndoc, self.seed, self.use_shorter)
-        question = self.prompt_question(example) if question is None else question
         return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
@@ -155,18 +158,15 @@ class AlceTask(Task):
         run_py_cleanup: bool = True,
     ) -> None:
         retrieval = retrieval or self.default_retrieval
-        if retrieval not in self.files:
-            raise ConfigError(f"task {self.name}: retrieval '{retrieval}' is not one of {', '.join(self.files)}")
+        check_choices(self.name, {"retrieval": self.files}, retrieval=retrieval)
         load_prompt_file(self.dataset, variant)
         if (variant == "sum_or_ext") != (use_shorter is not None):
             raise ConfigError(
                 f"task {self.name}: variant sum_or_ext needs use_shorter=summary|extraction "
                 "(and use_shorter needs variant=sum_or_ext)"
             )
-        if use_shorter is not None and use_shorter not in SHORTER_FIELDS:
-            raise ConfigError(
-                f"task {self.name}: use_shorter '{use_shorter}' is not one of {', '.join(SHORTER_FIELDS)}"
-            )
+        if use_shorter is not None:
+            check_choices(self.name, {"use_shorter": SHORTER_FIELDS}, use_shorter=use_shorter)
         if int(shot) < 0 or int(ndoc) < 0:
             raise ConfigError(f"task {self.name}: shot and ndoc must be >= 0")
         citations = variant != "closedbook" if citations is None else bool(citations)

@@ -23,6 +23,7 @@ from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Ta
 from ragbench.api.data import decoded, given_handle, given_jsonl
 from ragbench.api.retrieval import relevance
 
+from ..given_data import given_data
 from .metrics import cutoffs
 
 QUERIES = "queries.jsonl"
@@ -125,12 +126,9 @@ class BeirTask(Task):
     @property
     def folder(self) -> Path:
         """The BEIR dataset folder --data names."""
-        if self.data_path is None:
-            raise ConfigError(
-                "task beir reads a BEIR dataset folder: pass --data beir=FOLDER (one holding "
-                f"{QUERIES} and {QRELS_FOLDER}/{self.split}.tsv)"
-            )
-        return self.data_path
+        return given_data(
+            self, "a BEIR dataset folder", "FOLDER", f" (one holding {QUERIES} and {QRELS_FOLDER}/{self.split}.tsv)"
+        )
 
     def prepare(self) -> None:
         for path in (self.folder / QUERIES, self.qrels_path):

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 
+from ..given_data import given_data
 from .data import EVIDENCE_QRELS, GOLD_QRELS, QUERIES, read_qrels, read_queries
 from .prompting import BrowseCompPlusPrompting
 from .runs import run_folder_records
@@ -30,18 +31,11 @@ class BrowseCompPlusTask(Task):
     )
     own_documents = False
 
-    def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
-        super().__init__(data_path, **args)
-
     @property
     def source(self) -> Path:
         """What --data names: a BrowseComp-Plus checkout, or its decrypted queries file."""
-        if self.data_path is None:
-            raise ConfigError(
-                "task browsecomp_plus reads the decrypted queries: pass --data browsecomp_plus=PATH, a "
-                f"BrowseComp-Plus checkout holding {QUERIES} (its README's decrypt command) or that file"
-            )
-        return self.data_path
+        where = f", a BrowseComp-Plus checkout holding {QUERIES} (its README's decrypt command) or that file"
+        return given_data(self, "the decrypted queries", "PATH", where)
 
     @property
     def queries_path(self) -> Path:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject, parse_json, tokenizer_in_context
 
+from .cut_tokenizer import CutTokenizer
 from .prompts import judge_prompt
 
 if TYPE_CHECKING:
@@ -41,6 +42,12 @@ if TYPE_CHECKING:
 MAX_PREDICTION_TOKENS = 75
 MISSING_PHRASE = "i don't know"
 TOKENIZER_ENV = "CRAG_LLAMA2_TOKENIZER"
+TOKENIZER = CutTokenizer(
+    TOKENIZER_ENV,
+    "llama2_tokenizer",
+    "CRAG scoring cuts predictions to 75 Llama-2 tokens and needs that tokenizer",
+    "facebookresearch/CRAG tokenizer/",
+)
 
 
 @lru_cache(maxsize=4)

@@ -31,6 +31,7 @@ import math
 import random
 import string
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -97,74 +98,64 @@ class _PageWriter:
         self.names.append(name)
         return name
 
+    def repeated(self, head: str, times: int, item: Callable[[], str], tail: str, joiner: str = "") -> str:
+        """`head`, then `times` items joined by `joiner`, then `tail`: the shape of every block but the ad. The
+        arguments are evaluated in the order the page's random draws were made (head, count, items)."""
+        return head + joiner.join(item() for _ in range(times)) + tail
+
     def paragraph(self) -> str:
         rng, name = self.rng, self.name
-        return (
-            f'<div class="{name(6)} article-body" data-track="{name()}"><p class="{name(5)}">'
-            + " ".join(_sentence(rng) for _ in range(rng.randint(1, 3)))
-            + "</p></div>"
-        )
+        head = f'<div class="{name(6)} article-body" data-track="{name()}"><p class="{name(5)}">'
+        return self.repeated(head, rng.randint(1, 3), lambda: _sentence(rng), "</p></div>", " ")
 
     def menu(self) -> str:
         """Link texts without punctuation: blingfire joins them into long "sentences"."""
         rng, name = self.rng, self.name
-        return (
-            f'<ul class="{name(6)}-menu">'
-            + "".join(
-                f'<li class="{name(5)}"><a href="/{rng.choice(WORDS)}/{name()}" class="{name(6)}">'
-                f"{' '.join(w.title() for w in rng.choices(WORDS, k=rng.randint(1, 3)))}</a></li>"
-                for _ in range(rng.randint(4, 12))
-            )
-            + "</ul>"
-        )
+
+        def link() -> str:
+            start = f'<li class="{name(5)}"><a href="/{rng.choice(WORDS)}/{name()}" class="{name(6)}">'
+            return start + " ".join(w.title() for w in rng.choices(WORDS, k=rng.randint(1, 3))) + "</a></li>"
+
+        return self.repeated(f'<ul class="{name(6)}-menu">', rng.randint(4, 12), link, "</ul>")
 
     def table(self) -> str:
         rng, name = self.rng, self.name
-        return (
-            '<table class="data"><tbody>'
-            + "".join(
-                "<tr>"
-                + "".join(f'<td class="{name(4)}">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>' for _ in range(4))
-                + "</tr>"
-                for _ in range(3)
+
+        def row() -> str:
+            return self.repeated(
+                "<tr>", 4, lambda: f'<td class="{name(4)}">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>', "</tr>"
             )
-            + "</tbody></table>"
-        )
+
+        return self.repeated('<table class="data"><tbody>', 3, row, "</tbody></table>")
 
     def script(self) -> str:
         rng, name = self.rng, self.name
-        return (
-            '<script>window.__state=window.__state||{};__state["'
-            + name()
-            + '"]={'
-            + ",".join(
-                f'"{rng.choice(WORDS)}_{name(4)}":"{name(rng.randint(6, 24))}"' for _ in range(rng.randint(20, 120))
-            )
-            + "};</script>"
-        )
+        head = '<script>window.__state=window.__state||{};__state["' + name() + '"]={'
+
+        def entry() -> str:
+            return f'"{rng.choice(WORDS)}_{name(4)}":"{name(rng.randint(6, 24))}"'
+
+        return self.repeated(head, rng.randint(20, 120), entry, "};</script>", ",")
 
     def style(self) -> str:
         rng, name = self.rng, self.name
-        return (
-            "<style>"
-            + "".join(
+
+        def rule() -> str:
+            return (
                 f".{name(6)}-{rng.choice(WORDS)}{{{rng.choice(['display:flex', 'margin:0', 'padding:4px 8px'])};"
                 f"{rng.choice(['line-height:1.5', 'font-size:14px', 'gap:8px', 'width:100%'])}}}"
-                for _ in range(rng.randint(20, 80))
             )
-            + "</style>"
-        )
+
+        return self.repeated("<style>", rng.randint(20, 80), rule, "</style>")
 
     def icon(self) -> str:
-        rng, name = self.rng, self.name
-        return (
-            f'<svg class="icon-{name(4)}" viewBox="0 0 24 24"><path d="'
-            + " ".join(
-                f"M{rng.randint(0, 24)}.{rng.randint(0, 99)} {rng.randint(0, 24)}.{rng.randint(0, 99)}"
-                for _ in range(rng.randint(10, 40))
-            )
-            + '"></path></svg>'
-        )
+        rng = self.rng
+        head = f'<svg class="icon-{self.name(4)}" viewBox="0 0 24 24"><path d="'
+
+        def point() -> str:
+            return f"{rng.randint(0, 24)}.{rng.randint(0, 99)}"
+
+        return self.repeated(head, rng.randint(10, 40), lambda: f"M{point()} {point()}", '"></path></svg>', " ")
 
     def ad(self) -> str:
         name = self.name

@@ -23,18 +23,20 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, find_tokenizer_dir, parse_json, resolve_data_file
+from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
+from ..given_data import named_data
+from ..task_options import check_choices, given_options
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
 from .loader import Item, read_jsonl, read_task3_archive, record_parser
-from .metrics import TOKENIZER_ENV
+from .metrics import TOKENIZER
 from .prompting import CragPrompting, PageWork
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
@@ -46,6 +48,13 @@ PROTOCOL_METRICS = {
 BASELINES = ("crag_repo", "straightforward")
 UPSTREAM_DATA = "https://github.com/facebookresearch/CRAG/raw/refs/heads/main/data/"
 SLICES = ("domain", "question_type", "static_or_dynamic", "popularity")
+CHOICES: dict[str, Collection[str]] = {
+    "split": SPLITS,
+    "judge_protocol": PROTOCOL_METRICS,
+    "baseline": BASELINES,
+    "version": ("v4", "v5"),
+    "page_executor": ("process", "thread"),
+}
 
 
 def _alt_answers(record: Mapping[str, object], where: str, number: int) -> list[str]:
@@ -149,39 +158,12 @@ class CragTask(Task):
         web_tokens: int = 4000,
         kg_tokens: int = 2000,
     ) -> None:
-        for name, value, allowed in (
-            ("split", split, SPLITS),
-            ("judge_protocol", judge_protocol, PROTOCOL_METRICS),
-            ("baseline", baseline, BASELINES),
-            ("version", version, ("v4", "v5")),
-            ("page_executor", page_executor, ("process", "thread")),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
+        options = given_options(locals())
+        check_choices(self.name, CHOICES, **options)
         self.uses_kg = self.kg_default if kg is None else bool(kg)
         if self.uses_kg and not self.kg_default:
             raise ConfigError(f"task {self.name} has no KG API (Task 1 is web pages only); use crag_t2 or crag_t3")
-        super().__init__(
-            data_path,
-            split=split,
-            version=version,
-            tokenizer=tokenizer,
-            judge_protocol=judge_protocol,
-            baseline=baseline,
-            kg=self.uses_kg,
-            kg_url=kg_url,
-            kg_dir=kg_dir,
-            allow_pickle=allow_pickle,
-            embedder=embedder,
-            embedder_device=embedder_device,
-            embedder_precision=embedder_precision,
-            embedder_batch_size=embedder_batch_size,
-            page_cache=page_cache,
-            page_executor=page_executor,
-            page_workers=page_workers,
-            web_tokens=web_tokens,
-            kg_tokens=kg_tokens,
-        )
+        super().__init__(data_path, **{**options, "kg": self.uses_kg})
         self.split, self.version = split, version
         self.scoring = replace(self.scoring, metrics=PROTOCOL_METRICS[judge_protocol])
         self.tokenizer_path = tokenizer
@@ -248,14 +230,7 @@ class CragTask(Task):
         self.tokenizer_path = self.prompting.tokenizer_path = self.resolve_tokenizer()
 
     def resolve_tokenizer(self) -> str:
-        return find_tokenizer_dir(
-            self.name,
-            self.tokenizer_path,
-            TOKENIZER_ENV,
-            "llama2_tokenizer",
-            "CRAG scoring cuts predictions to 75 Llama-2 tokens and needs that tokenizer",
-            "facebookresearch/CRAG tokenizer/",
-        )
+        return TOKENIZER.find(self.name, self.tokenizer_path)
 
     def records(self, path: Path) -> Iterator[Item]:
         return self.read_records(path, parse=self._record_parser())
@@ -340,14 +315,11 @@ class CragTask3(CragTask):
     read_records = staticmethod(read_task3_archive)
 
     def resolve_data(self) -> Path:
-        if self.data_path is not None:
-            if not self.data_path.exists():
-                raise ConfigError(f"--data {self.name}={self.data_path}: no such file or folder")
-            return self.data_path
         first = "part0" if self.version == "v5" else "part1"  # v5 parts are numbered from 0, v4 from 1
         local = data_dir() / f"crag_task_3_dev_{self.version}.tar.bz2.{first}"
-        if local.is_file():
-            return local
+        found = named_data(self) or (local if local.is_file() else None)
+        if found is not None:
+            return found
         raise ConfigError(
             f"task {self.name} needs the Task 3 archive parts (about 7.7 GB, facebookresearch/CRAG "
             f"data/crag_task_3_dev_{self.version}.tar.bz2.part*): put them in {data_dir()} "

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject, tokenizer_in_context
 
+from ..crag.cut_tokenizer import CutTokenizer
 from .prompts import judge_messages
 
 if TYPE_CHECKING:
@@ -46,6 +47,12 @@ if TYPE_CHECKING:
 
 MAX_RESPONSE_TOKENS = 75
 TOKENIZER_ENV = "CRAG_MM_LLAMA32_TOKENIZER"
+TOKENIZER = CutTokenizer(
+    TOKENIZER_ENV,
+    "llama32_tokenizer",
+    "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer",
+    "a folder with meta-llama/Llama-3.2-1B-Instruct's tokenizer.json",
+)
 UNPARSED = "judge_unparsed"
 _NOT_CLEAN = re.compile(r"[^a-z0-9\s]")
 _VERDICT = re.compile(r"\b(CORRECT|INCORRECT|WRONG)\b")

@@ -20,16 +20,18 @@ effect on crag_mm_single).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, find_tokenizer_dir, is_saved_dataset, iter_jsonl, load_split
+from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split
 
+from ..given_data import named_data
+from ..task_options import check_choices, given_options
 from .agent_formats import AGENTS
-from .metrics import TOKENIZER_ENV, truncate_response
+from .metrics import TOKENIZER, truncate_response
 from .prompting import CragMMPrompting
 from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
 
@@ -38,6 +40,12 @@ SPLITS = ("validation", "public_test")
 EVALUATIONS = {"upstream": ("crag_mm",), "corrected": ("crag_mm_corrected",)}
 HISTORIES = ("gold", "own")
 SLICES = ("image_source", "domain", "query_category", "image_quality", "dynamism")
+CHOICES: dict[str, Collection[str]] = {
+    "split": SPLITS,
+    "evaluation": EVALUATIONS,
+    "agent": AGENTS,
+    "history": HISTORIES,
+}
 
 
 class CragMMTask(Task):
@@ -59,23 +67,9 @@ class CragMMTask(Task):
         agent: str = "open",
         history: str = "gold",
     ) -> None:
-        for name, value, allowed in (
-            ("split", split, SPLITS),
-            ("evaluation", evaluation, tuple(EVALUATIONS)),
-            ("agent", agent, AGENTS),
-            ("history", history, HISTORIES),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
-        super().__init__(
-            data_path,
-            split=split,
-            tokenizer=tokenizer,
-            evaluation=evaluation,
-            image_cache=image_cache,
-            agent=agent,
-            history=history,
-        )
+        options = given_options(locals())
+        check_choices(self.name, CHOICES, **options)
+        super().__init__(data_path, **options)
         self.prompting = CragMMPrompting(agent)
         self.split = split
         self.history = history
@@ -99,24 +93,14 @@ class CragMMTask(Task):
             check_llama32_tokenizer(self.name, self.tokenizer_path)
 
     def resolve_data(self) -> Path:
-        if self.data_path is not None:
-            if not self.data_path.exists():
-                raise ConfigError(f"--data {self.name}={self.data_path}: no such file or folder")
-            return self.data_path
         local = data_dir() / self.repo.rsplit("/", 1)[1]
-        if local.exists():
-            return local
+        found = named_data(self) or (local if local.exists() else None)
+        if found is not None:
+            return found
         raise refuse_missing(self.name, self.repo, REVISION, data_dir())
 
     def resolve_tokenizer(self) -> str:
-        return find_tokenizer_dir(
-            self.name,
-            self.tokenizer_path,
-            TOKENIZER_ENV,
-            "llama32_tokenizer",
-            "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer",
-            "a folder with meta-llama/Llama-3.2-1B-Instruct's tokenizer.json",
-        )
+        return TOKENIZER.find(self.name, self.tokenizer_path)
 
     def load(self) -> Any:
         """The split as a `datasets.Dataset`, images left undecoded (bytes): from one Parquet file (the split

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, RecordError
+from ragbench.api import RecordError
 from ragbench.api.data import JsonObject, built_records, given_jsonl, require
+
+from ..given_data import all_found
 
 QUERIES = Path("prompt_data/query.jsonl")
 CRITERIA = Path("criteria_data/criteria.jsonl")
@@ -32,14 +34,13 @@ class ResearchTask:
 
 def data_files(folder: Path) -> dict[str, Path]:
     """The three files under the data folder; a missing one is a ConfigError naming it."""
-    files = {"queries": folder / QUERIES, "criteria": folder / CRITERIA, "references": folder / REFERENCES}
-    for what, path in files.items():
-        if not path.exists():  # what is there but no file: refused by its reader (given_files)
-            raise ConfigError(
-                f"DeepResearch Bench's {what} file {path} not found: --data names the repository's data/ folder "
-                f"(with {QUERIES}, {CRITERIA} and {REFERENCES})"
-            )
-    return files
+    return all_found(
+        {"queries": folder / QUERIES, "criteria": folder / CRITERIA, "references": folder / REFERENCES},
+        lambda what, path: (
+            f"DeepResearch Bench's {what} file {path} not found: --data names the repository's data/ "
+            f"folder (with {QUERIES}, {CRITERIA} and {REFERENCES})"
+        ),
+    )
 
 
 def read_tasks(path: Path) -> Iterator[ResearchTask | RecordError]:

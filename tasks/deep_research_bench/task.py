@@ -12,6 +12,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 
+from ..given_data import given_data
 from .data import by_prompt, data_files, read_tasks
 
 REPORT_FILES = "*.jsonl"
@@ -51,12 +52,8 @@ class DeepResearchBench(Task):
         return {"max_tokens": REPORT_TOKENS}
 
     def _files(self) -> dict[str, Path]:
-        if self.data_path is None:
-            raise ConfigError(
-                f"task {self.name} reads DeepResearch Bench's data: pass --data {self.name}=DATA, the data/ folder "
-                "of a clone of github.com/Ayanami0730/deep_research_bench"
-            )
-        return data_files(self.data_path)
+        where = ", the data/ folder of a clone of github.com/Ayanami0730/deep_research_bench"
+        return data_files(given_data(self, "DeepResearch Bench's data", "DATA", where))
 
     def prepare(self) -> None:
         self.path = self._files()["queries"]

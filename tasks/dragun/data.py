@@ -39,6 +39,7 @@ from ragbench.api.data import (
     utf8,
 )
 
+from ..given_data import all_found
 from .question_data import EXAMPLE_RUNS as QUESTION_EXAMPLE_RUNS
 from .question_data import QUESTION_ASSESSMENTS, QUESTION_RUNS
 
@@ -83,14 +84,13 @@ def files(folder: Path, task: str = "report") -> dict[str, Path]:
         else (ASSESSMENTS, RUNS, EXAMPLE_RUNS)
     )
     found = {"topics": folder / TOPICS, "rubrics": folder / RUBRICS, "assessments": folder / assessments}
-    found["runs"] = folder / runs
-    for what, path in found.items():
-        if not path.exists():
-            raise ConfigError(
-                f"DRAGUN's {what} {path} not found: --data names the resources repository's data/ folder (with "
-                f"{TOPICS}, {RUBRICS}/, {assessments} and {runs}/ holding the organizer runs {', '.join(examples)})"
-            )
-    return found
+    return all_found(
+        {**found, "runs": folder / runs},
+        lambda what, path: (
+            f"DRAGUN's {what} {path} not found: --data names the resources repository's data/ folder "
+            f"(with {TOPICS}, {RUBRICS}/, {assessments} and {runs}/ holding the organizer runs {', '.join(examples)})"
+        ),
+    )
 
 
 def read_topics(path: Path) -> Iterator[Topic | RecordError]:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
 
+from ..given_data import given_data
 from .data import (
     ASSESSMENT_ORDERS,
     EXAMPLE_RUNS,
@@ -81,12 +82,11 @@ class DragunTask(Task):
     track: ClassVar[str]  # "report" (Task 2) or "question" (Task 1)
 
     def _files(self) -> dict[str, Path]:
-        if self.data_path is None:
-            raise ConfigError(
-                f"task {self.name} reads DRAGUN's data: pass --data {self.name}=DATA, the data/ folder of "
-                "github.com/trec-dragun/resources with the topics, rubrics and assessments (docs/benchmarks/dragun.md)"
-            )
-        return files(self.data_path, self.track)
+        where = (
+            ", the data/ folder of github.com/trec-dragun/resources with the topics, rubrics and assessments "
+            "(docs/benchmarks/dragun.md)"
+        )
+        return files(given_data(self, "DRAGUN's data", "DATA", where), self.track)
 
     def prepare(self) -> None:
         self.path = self._files()["topics"]

@@ -7,26 +7,25 @@ import click
 
 from ragbench.api.run import config_errors_exit, exit_if_skipped
 
+from ..corpus_command import corpus_command
 
-@click.command("kilt-corpus")
-@click.option(
+
+@corpus_command(
+    "kilt-corpus",
     "--knowledge-source",
-    "source",
-    required=True,
-    help="KILT's kilt_knowledgesource.json: one page a line {wikipedia_id, wikipedia_title, text: [...]}",
+    "KILT's kilt_knowledgesource.json: one page a line {wikipedia_id, wikipedia_title, text: [...]}",
+    "passages JSONL to write: {id, wikipedia_id, title, text}, for index build --corpus",
+    click.option(
+        "--chunk-size", default=100, show_default=True, type=int, help="passage size in spaCy tokens (KILT's)"
+    ),
+    click.option(
+        "--spacy-model",
+        default="en_core_web_sm",
+        show_default=True,
+        help="spaCy pipeline whose sentences and tokens cut the passages (KILT's); 'sentencizer': spaCy's "
+        "rule-based sentence splitter, no model (other passages than KILT's)",
+    ),
 )
-@click.option(
-    "--out", required=True, help="passages JSONL to write: {id, wikipedia_id, title, text}, for index build --corpus"
-)
-@click.option("--chunk-size", default=100, show_default=True, type=int, help="passage size in spaCy tokens (KILT's)")
-@click.option(
-    "--spacy-model",
-    default="en_core_web_sm",
-    show_default=True,
-    help="spaCy pipeline whose sentences and tokens cut the passages (KILT's); 'sentencizer': spaCy's "
-    "rule-based sentence splitter, no model (other passages than KILT's)",
-)
-@click.option("--overwrite", is_flag=True, help="replace an existing --out file")
 def kilt_corpus_command(source: str, out: str, chunk_size: int, spacy_model: str, overwrite: bool) -> None:
     """Cut KILT's knowledge source into passages as KILT's create_kilt_data_paragraphs.py does for its
     retrieval baselines, each carrying its page's wikipedia_id for KILT's page-level retrieval metrics."""

@@ -20,7 +20,6 @@ passages across the whole file in the order its threads finish).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,8 @@ from typing import Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import given_jsonl, replacing
+
+from ..corpus_files import corpus_out, corpus_source, write_line
 
 SECTION_MARK = "Section::::"
 FIRST_SECTION = "Section::::Abstract"
@@ -119,13 +120,10 @@ def build_corpus(
 ) -> KnowledgeSourceStats:
     """Write `out` (JSONL passages for `ragbench index build --corpus`) from the knowledge source `source`,
     one page at a time; `out` appears only once complete."""
-    source, out = Path(source), Path(out)
-    if not source.exists():  # what is there but no file: refused by its reader (given_files)
-        raise ConfigError(f"--knowledge-source {source} not found; pass KILT's kilt_knowledgesource.json")
+    source = corpus_source(source, "--knowledge-source", "KILT's kilt_knowledgesource.json")
     if chunk_size < 1:
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
-    if out.exists() and not overwrite:
-        raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
+    out = corpus_out(out, overwrite)
     nlp = spacy_pipeline(model)
     stats = KnowledgeSourceStats()
     with replacing(out) as handle:
@@ -137,6 +135,6 @@ def build_corpus(
             page_id, title = str(page["wikipedia_id"]), str(page.get("wikipedia_title") or "")
             for n, (_, text) in enumerate(page_passages(page["text"], nlp, chunk_size)):
                 passage = {"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title, "text": text}
-                handle.write((json.dumps(passage, ensure_ascii=False) + "\n").encode("utf-8"))
+                write_line(handle, passage)
                 stats.passages += 1
     return stats

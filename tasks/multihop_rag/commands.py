@@ -7,37 +7,31 @@ import click
 
 from ragbench.api.run import config_errors_exit, exit_if_skipped
 
+from ..corpus_command import corpus_command
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE
 
 
-@click.command("multihop-rag-corpus")
-@click.option(
+@corpus_command(
+    "multihop-rag-corpus",
     "--corpus",
-    "source",
-    required=True,
-    help="MultiHop-RAG's dataset/corpus.json: a JSON list of {title, author, source, published_at, category, url, body}",
-)
-@click.option(
-    "--out",
-    required=True,
-    help="chunks JSONL to write: {id, title, url, text, metadata: {published_at, source, author, category}}, "
+    "MultiHop-RAG's dataset/corpus.json: a JSON list of {title, author, source, published_at, category, url, body}",
+    "chunks JSONL to write: {id, title, url, text, metadata: {published_at, source, author, category}}, "
     "for index build --corpus",
+    click.option(
+        "--chunk-size",
+        default=CHUNK_SIZE,
+        show_default=True,
+        type=int,
+        help="chunk size in tiktoken cl100k_base tokens, the article's metadata lines included (simple_retrieval.py's)",
+    ),
+    click.option(
+        "--chunk-overlap",
+        default=CHUNK_OVERLAP,
+        show_default=True,
+        type=int,
+        help="tokens of a chunk's last sentences repeated at the start of the next (llama-index 0.9's default)",
+    ),
 )
-@click.option(
-    "--chunk-size",
-    default=CHUNK_SIZE,
-    show_default=True,
-    type=int,
-    help="chunk size in tiktoken cl100k_base tokens, the article's metadata lines included (simple_retrieval.py's)",
-)
-@click.option(
-    "--chunk-overlap",
-    default=CHUNK_OVERLAP,
-    show_default=True,
-    type=int,
-    help="tokens of a chunk's last sentences repeated at the start of the next (llama-index 0.9's default)",
-)
-@click.option("--overwrite", is_flag=True, help="replace an existing --out file")
 def multihop_rag_corpus_command(source: str, out: str, chunk_size: int, chunk_overlap: int, overwrite: bool) -> None:
     """Cut MultiHop-RAG's articles into chunks as its simple_retrieval.py does (llama-index 0.9.40's
     SentenceSplitter), each keeping its article's title, url, published_at and source."""

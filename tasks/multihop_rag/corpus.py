@@ -13,7 +13,6 @@ and retrieval metric render (metrics.retrieved_text).
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import decoded, given_bytes, parse_json, replacing
 
+from ..corpus_files import corpus_out, corpus_source, write_line
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
 
 REQUIRED = ("title", "published_at", "source", "body")  # what JSONReader reads (a KeyError upstream)
@@ -88,11 +88,8 @@ def build_corpus(
 ) -> MultihopCorpusStats:
     """Write `out` (JSONL chunks for `ragbench index build --corpus`) from corpus.json `source`; `out`
     appears only once complete (a failure, a full disk, leaves no part of it)."""
-    source, out = Path(source), Path(out)
-    if not source.exists():  # what is there but no file: refused by its reader (given_files)
-        raise ConfigError(f"--corpus {source} not found; pass MultiHop-RAG's dataset/corpus.json")
-    if out.exists() and not overwrite:
-        raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
+    source = corpus_source(source, "--corpus", "MultiHop-RAG's dataset/corpus.json")
+    out = corpus_out(out, overwrite)
     splitter = SentenceSplitter(chunk_size, overlap)
     stats = MultihopCorpusStats()
     with replacing(out) as handle:
@@ -107,6 +104,6 @@ def build_corpus(
                 continue
             stats.articles += 1
             for chunk in chunks:
-                handle.write((json.dumps(chunk, ensure_ascii=False) + "\n").encode("utf-8"))
+                write_line(handle, chunk)
                 stats.chunks += 1
     return stats

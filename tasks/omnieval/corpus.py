@@ -37,6 +37,8 @@ from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.data import given_bytes, given_handle, parse_json, replacing
 from ragbench.api.text import TokenSplitter
 
+from ..corpus_files import corpus_out, write_line
+
 
 def upstream_metadata(title: str, file_path: str | None = None) -> str:
     """The metadata string llama-index takes off the chunk budget for an OmniEval document: the
@@ -170,9 +172,7 @@ def build_corpus(
     """Write `out` (corpus.jsonl) from the raw folder `root`; see the module docstring. Two passes
     over the folder, so no document list is held in memory: the chunks first, then the whole
     documents, as upstream orders them."""
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
+    out = corpus_out(out, overwrite)
     stats = OmniEvalCorpusStats()
     with replacing(out) as handle:  # a temporary file of its own, renamed over `out` (a link there replaced)
         _write_corpus(root, handle, splitter, path_as, stats)
@@ -185,8 +185,7 @@ def _write_corpus(
     limit = splitter.chunk_size
 
     def write(doc_id: str, title: str, text: str) -> None:
-        line = json.dumps({"id": doc_id, "title": title, "contents": text}, ensure_ascii=False) + "\n"
-        handle.write(line.encode("utf-8"))
+        write_line(handle, {"id": doc_id, "title": title, "contents": text})
 
     for doc in read_folder(root, path_as):
         if isinstance(doc, RecordError):

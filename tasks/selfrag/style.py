@@ -23,6 +23,7 @@ from ragbench.api import ConfigError, Document, Example, Prompt
 from ragbench.api.text import TEMPLATES, fill
 from ragbench.api.yaml_tasks import RecordPlace, YamlPrompting, YamlTask, yaml_task_class
 
+from ..task_options import check_choices
 from .formats import SquadFormat
 from .prompts import TASK_INSTRUCTIONS
 
@@ -74,13 +75,12 @@ class SelfRagPrompt(YamlTask):
     def __init__(
         self, data_path: str | Path | None = None, instruction_format: str = "baseline", template: str = "alpaca"
     ) -> None:
-        if instruction_format not in INSTRUCTION_FORMATS:
-            raise ConfigError(
-                f"task {self.name}: instruction_format '{instruction_format}' is not one of "
-                f"{', '.join(INSTRUCTION_FORMATS)}"
-            )
-        if template not in TEMPLATES:
-            raise ConfigError(f"task {self.name}: template '{template}' is not one of {', '.join(TEMPLATES)}")
+        check_choices(
+            self.name,
+            {"instruction_format": INSTRUCTION_FORMATS, "template": TEMPLATES},
+            instruction_format=instruction_format,
+            template=template,
+        )
         super().__init__(data_path)
         self.args.update(instruction_format=instruction_format, template=template)
         self.prompting = replace(
@@ -110,8 +110,7 @@ class SquadPrompt(SelfRagPrompt):
     paragraph (passages=context, reading comprehension)."""
 
     def __init__(self, data_path: str | Path | None = None, passages: str = "none", template: str = "alpaca") -> None:
-        if passages not in PASSAGES:
-            raise ConfigError(f"task {self.name}: passages '{passages}' is not one of {', '.join(PASSAGES)}")
+        check_choices(self.name, {"passages": PASSAGES}, passages=passages)
         super().__init__(data_path, template=template)
         self.args.pop("instruction_format")  # SQuAD has no task instruction: the question alone
         self.passages_from = self.args["passages"] = passages

@@ -28,6 +28,7 @@ from ragbench.api import (
 )
 from ragbench.api.text import cited_numbers, sent_tokenize
 
+from ..given_data import given_data
 from .ag_output import submission_records
 from .data import read_qrels, read_topics
 from .metric import DEPTH
@@ -98,12 +99,8 @@ class TrecRagTask(Task):
 
     @property
     def topics_path(self) -> Path:
-        if self.data_path is None:
-            raise ConfigError(
-                f"task {self.name} reads TREC RAG's topics: pass --data {self.name}=TOPICS and "
-                f"--task-arg {self.name}.qrels=QRELS (docs/benchmarks/trec-rag.md says where to get them)"
-            )
-        return self.data_path
+        where = f" and --task-arg {self.name}.qrels=QRELS (docs/benchmarks/trec-rag.md says where to get them)"
+        return given_data(self, "TREC RAG's topics", "TOPICS", where)
 
     def prepare(self) -> None:
         if self.qrels_path is None:

@@ -195,3 +195,18 @@ def test_vanilla_sends_the_rag_baseline_references_cut_at_4000_characters(tmp_pa
 def test_a_record_without_pages_gets_an_empty_reference_block(tmp_path):
     sample = run_crag(tmp_path, [crag_record(1, search_results=[])])[0]
     assert trace_prompts(sample["trace"])[0][1]["content"].startswith("\n------\n\nUsing only the references")
+
+
+def test_the_options_are_recorded_in_the_signatures_order_with_kg_as_the_task_resolves_it():
+    """What run.json records (`Task.config`): every option of the signature in its order, once, kg the task's own
+    resolution (on for Task 2 when not given); a value off its choices is one line naming them."""
+    import inspect
+
+    from ragbench.tasks.crag.task import CragTask2
+
+    task = CragTask2(web_tokens=10)
+    options = [name for name in inspect.signature(CragTask2.__init__).parameters if name not in ("self", "data_path")]
+    assert list(task.args) == options and task.args["kg"] is True and task.args["web_tokens"] == 10
+    with pytest.raises(ConfigError) as caught:
+        CragTask1(page_executor="fork")
+    assert str(caught.value) == "task crag_t1: page_executor 'fork' is not one of process, thread"

@@ -176,3 +176,15 @@ def test_a_folder_of_two_models_reports_is_refused_in_one_line(tmp_path):
         (tmp_path / name).write_text((REPORTS / "sample-model.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"expected one MODEL\.jsonl of reports .* found a\.jsonl, b\.jsonl"):
         list(RaceTask(DATA).prediction_records(tmp_path))
+
+
+def test_the_data_folder_is_asked_for_then_each_of_its_files(tmp_path):
+    """No --data: one line saying what to pass; a data folder without the queries file: one line naming it."""
+    with pytest.raises(ConfigError) as caught:
+        RaceTask().prepare()
+    assert str(caught.value) == (
+        "task deep_research_bench reads DeepResearch Bench's data: pass --data deep_research_bench=DATA, the data/ "
+        "folder of a clone of github.com/Ayanami0730/deep_research_bench"
+    )
+    with pytest.raises(ConfigError, match=r"^DeepResearch Bench's queries file .*query\.jsonl not found: --data"):
+        RaceTask(tmp_path).prepare()

@@ -152,3 +152,15 @@ def test_a_corpus_written_on_a_full_disk_ends_in_one_line_and_leaves_nothing(tmp
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert full.stderr.strip().splitlines()[-1].startswith("ragbench: error: No space left on device: "), full.stderr
+
+
+def test_the_corpus_commands_show_their_source_out_own_options_then_overwrite():
+    """The benchmarks' corpus commands are one shape (tasks/corpus_command.py), their options in this order."""
+    from ragbench.tasks import index_commands
+
+    commands = index_commands().commands
+    assert {name: [param.opts[0] for param in command.params] for name, command in commands.items()} == {
+        "kilt-corpus": ["--knowledge-source", "--out", "--chunk-size", "--spacy-model", "--overwrite"],
+        "multihop-rag-corpus": ["--corpus", "--out", "--chunk-size", "--chunk-overlap", "--overwrite"],
+        "omnieval-corpus": ["--docs", "--out", "--split", "--path-as", "--overwrite"],
+    }

@@ -35,9 +35,8 @@ from ...corpus.readers import passage_text
 from ...dense.retriever import (
     EMBEDDINGS_FILE,
     DenseBuilder,
-    check_index_encoder,
     checked_backend,
-    index_encoder,
+    checked_index_encoder,
 )
 from ...index.damage import IndexDamage, read_array
 from ...index.docstore import DocStore
@@ -109,12 +108,10 @@ class DenseShardsFront(BuiltShardsFront):
     ) -> None:
         super().__init__(index, shards)
         self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
-        options = self.manifest.options
-        self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
-        rows = self.first_row()
-        text = passage_text(self.stores[0].get(0), self.manifest.corpus.get("title", True))
-        check_index_encoder(self.encoder, options, rows, text, f"the index at {self.folder}")
-        del rows
+        self.encoder = checked_index_encoder(
+            self.manifest, self.first_row, lambda: self.stores[0].get(0), f"the index at {self.folder}",
+            (model, query_instruction, batch_size, device, query_style), registry,
+        )  # fmt: skip
 
     def payload(self, queries: list[str]) -> Any:
         return self.encoder.encode_queries(queries)

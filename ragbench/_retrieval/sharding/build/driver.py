@@ -45,15 +45,15 @@ from ...corpus.parts import (
 from ...corpus.readers import SEGMENTED, passage_text
 from ...index.built import KEPT_ERRORS, Manifest
 from ...index.progress import build_progress
-from ..kinds import sharded_kind
-from ..layout import foreign_entry, layout_record, read_layout, shards_folder
 from ..kind import ShardedKind
+from ..kinds import sharded_kind
+from ..layout import foreign_entry, layout_record, shards_folder
 from .kind import Stats, TermOrder, TextSettings
 from .repeated_ids import repeated_across
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder, ShardBuildState
 from .state_files import STEPS_FORMAT, bucket_name, shard_name
-from .store import StoreState, StoreTarget
+from .store import StoreFolder, StoreTarget
 from .store_lock import LOCK_SUFFIX, held_lock
 from .terms import merge_bucket
 from .worker import analyse_part, finish_part
@@ -110,14 +110,14 @@ def build_shards(
     with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext() as lease:
         if store is not None:
             store.check(overwrite, name)  # with --overwrite, the old shards no longer whole from here on
-        state: BuildFolder | StoreState = (
-            StoreState(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
+        state = ShardBuildState(
+            StoreFolder(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
         )
         try:
             on = runner()
             try:
                 steps = Shown(on, corpus_name(corpus), name, shards, progress)
-                return built(corpus, local, builder, parts, state, text, steps, before, started, overwrite, store)
+                return built(corpus, builder, parts, state, text, steps, before, started, overwrite, store)
             finally:
                 on.close()
         finally:
@@ -175,7 +175,7 @@ def corpus_name(corpus: str | Path) -> str:
 
 
 def built(
-    corpus: str | Path, out: Path, builder: ShardedKind, parts: list[CorpusPart], state: BuildFolder | StoreState,
+    corpus: str | Path, builder: ShardedKind, parts: list[CorpusPart], state: ShardBuildState,
     text: TextSettings, runner: Shown, before: tuple[tuple[str, int, int | str], ...], started: float,
     overwrite: bool, store: StoreTarget | None,
 ) -> ShardBuild:  # fmt: skip
@@ -213,11 +213,7 @@ def built(
     files = [(state.kept(n, "finished") if record is None else record)["files"] for n, record in enumerate(finished)]
     manifest_text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
     layout = partial(layout_record, name, manifest.doc_count, state.folder, folders, ranges, files)
-    if isinstance(state, StoreState):
-        return ShardBuild(manifest, state.publish(name, manifest_text, layout), kept)
-    folder = state.complete(manifest_text, layout, overwrite)
-    read_layout(folder, out)  # what was written is what a run reads
-    return ShardBuild(manifest, folder, kept)
+    return ShardBuild(manifest, state.publish(name, manifest_text, layout, overwrite), kept)
 
 
 def step_one(

@@ -20,11 +20,9 @@ query side over the shards (`front.BuiltShardsFront`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ...._types import Document
-
 
 Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
 TermOrder = Literal["sorted", "first_seen"]  # by word, or in the corpus's order of first sight (`terms`)

@@ -21,8 +21,8 @@ from ...corpus.parts import CorpusPart, PartReading, error_record, read_part
 from ...index.built import KEPT_ERRORS
 from ...index.docstore import DocStoreWriter
 from ...index.remote_docstore import write_block_record
-from ..layout import file_records
 from ..kind import ShardedKind
+from ..layout import file_records
 from .kind import Stats, TextSettings
 from .state_files import StateFiles, damaged_state, ids_name, record_name, shard_name, terms_name
 from .terms import file_record, write_part_terms

@@ -20,7 +20,7 @@ from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here
 
-pytestmark = needs("ray")
+pytestmark = [needs("ray"), pytest.mark.filterwarnings("ignore:.* is deprecated:DeprecationWarning")]  # PLUGIN's parts
 
 HEAD = '''
 """A tiny retriever kind: a passage's score is how many of the query's words it holds (ties: corpus order)."""

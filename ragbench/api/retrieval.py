@@ -17,12 +17,14 @@ installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) a
 offline, its QA or BEIR tables: `ViDoReData`), `qa_queries` (a ViDoRe V1 table's queries and their pages) and
 `id_column` (a V2 or V3 id column's spelling).
 
-A retriever kind that can be built in shards and searched on them names its `ShardedKind` in its catalogue entry
-(`shards: "pkg.module:KIND"`): its `ShardKind` (the shard-parallel build: each part analysed, the parts' small
-statistics merged, each shard's files finished), its `ShardSearcher` (one shard's search in a Ray actor) and its
-`BuiltShardsFront` (the run's side: a batch's payload, the shards' answers merged, `merge_top_k`); for the merged
-parallel build (`index build --ray`, one index), its `BlockKind` (a block of passages analysed by a `BlockWorker` on
-a Ray actor, as arrays, `json_array` and `from_json_array` carrying JSON values, then given to the kind's builder).
+A retriever kind that can be built in shards and searched on them is one `ShardedKind` subclass, whose object its
+catalogue entry names (`shards: "pkg.module:KIND"`): its members are the shard-parallel build (each part analysed,
+the parts' small statistics merged, each shard's files finished), its `ShardSearcher` (`search`: one shard's search
+in a Ray actor), its `BuiltShardsFront` (`shards_front`: the run's side: a batch's payload, the shards' answers
+merged, `merge_top_k`) and, for the merged parallel build (`index build --ray`, one index), its blocks (a block of
+passages analysed by a `BlockWorker` on a Ray actor, as arrays, `json_array` and `from_json_array` carrying JSON
+values, then given to the kind's builder). `ShardKind` and `BlockKind`, an earlier plugin's parts of a kind, and
+`ShardedKind(name, front, search, ...)` of such parts still work, deprecated (a DeprecationWarning).
 """
 
 from __future__ import annotations
@@ -40,10 +42,10 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.sharding.build.front import BuiltShardsFront
-    from ragbench._retrieval.sharding.build.kind import ShardKind
     from ragbench._retrieval.sharding.kind import ShardedKind
     from ragbench._retrieval.sharding.merge import merge_top_k
-    from ragbench._retrieval.sharding.merged_build.analysis import BlockKind, BlockWorker, from_json_array, json_array
+    from ragbench._retrieval.sharding.merged_build.analysis import BlockWorker, from_json_array, json_array
+    from ragbench._retrieval.sharding.parts import BlockKind, ShardKind
     from ragbench._retrieval.sharding.searcher import ShardSearcher
     from ragbench._retrieval.trec.grades import relevance
     from ragbench._retrieval.trec.measures import (
@@ -74,11 +76,11 @@ _MODULES = {
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
     "ragbench._retrieval.sharding.kind": ("ShardedKind",),
-    "ragbench._retrieval.sharding.build.kind": ("ShardKind",),
+    "ragbench._retrieval.sharding.parts": ("ShardKind", "BlockKind"),
     "ragbench._retrieval.sharding.searcher": ("ShardSearcher",),
     "ragbench._retrieval.sharding.build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharding.merge": ("merge_top_k",),
     "ragbench._retrieval.pages.vidore_data": ("open_vidore", "ViDoReData", "qa_queries", "id_column"),
-    "ragbench._retrieval.sharding.merged_build.analysis": ("BlockKind", "BlockWorker", "json_array", "from_json_array"),
+    "ragbench._retrieval.sharding.merged_build.analysis": ("BlockWorker", "json_array", "from_json_array"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

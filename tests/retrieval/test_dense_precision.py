@@ -82,7 +82,7 @@ def test_an_unknown_encoder_dtype_is_refused_in_one_line(tmp_path):
 
 
 def test_the_ray_builds_encoder_actors_encode_in_the_builds_dtype(tmp_path):
-    """`index build --ray`'s actors are made from the driver's builder (`BlockKind.settings`): its encoder dtype
+    """`index build --ray`'s actors are made from the driver's builder (`ShardedKind.settings`): its encoder dtype
     too."""
     from ragbench._retrieval.dense.retriever import DenseBuilder
     from ragbench._retrieval.sharding.kinds import sharded_kind
@@ -90,10 +90,10 @@ def test_the_ray_builds_encoder_actors_encode_in_the_builds_dtype(tmp_path):
 
     registry = installed_registry()
     builder = DenseBuilder(tmp_path, "embedded", encoder_dtype="float16", registry=registry)
-    blocks = sharded_kind(registry, "dense").blocks
-    settings = blocks.settings(builder, "first", registry)
+    kind = sharded_kind(registry, "dense")
+    settings = kind.settings(builder, "first", registry)
     assert settings["encoder"]["encoder_dtype"] == "float16"
-    actor = BlockAnalyser(blocks, settings)
+    actor = BlockAnalyser(kind, settings)
     assert {str(p.dtype) for p in actor.worker.encoder.model.parameters()} == {"torch.float16"}
     np.testing.assert_array_equal(
         actor.arrays(["a passage"])["embeddings"], builder.encoder.encode_passages(["a passage"])

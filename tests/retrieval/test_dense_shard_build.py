@@ -102,8 +102,8 @@ def test_a_model_that_does_not_load_ends_the_build_before_any_worker(tmp_path):
 
 
 def test_step_two_of_dense_takes_a_gpu_only_where_the_cluster_has_one():
-    from ragbench._retrieval.sharding.dense.build import DenseShards
+    from ragbench._retrieval.sharding.dense.kind import DenseKind
 
-    assert DenseShards({}).encodes_on_gpu() and DenseShards({"device": "cuda:1"}).encodes_on_gpu()
-    assert not DenseShards({"device": "cpu"}).encodes_on_gpu()
+    assert DenseKind({}).encodes_on_gpu() and DenseKind({"device": "cuda:1"}).encodes_on_gpu()
+    assert not DenseKind({"device": "cpu"}).encodes_on_gpu()
     assert [task_gpus(True, 8), task_gpus(True, 0), task_gpus(True, 0.5), task_gpus(False, 8)] == [1, 0, 0, 0]

@@ -293,7 +293,7 @@ def test_a_dense_build_resumed_with_a_changed_model_folder_reuses_no_block(tmp_p
     model's embeddings."""
     from ragbench._retrieval.sharding.kinds import sharded_kind
 
-    model_files = sharded_kind(installed_registry(), "dense").blocks.key_files
+    model_files = sharded_kind(installed_registry(), "dense").key_files
 
     model = tmp_path / "encoder"
     (model / "sub").mkdir(parents=True)

@@ -1,6 +1,6 @@
-"""Each retriever kind that shards is one object, its `ShardedKind`, named by its retriever's catalogue entry
-(`shards:`), the built-in kinds' and a plugin's alike: a built-in kind is one folder
-(ragbench/_retrieval/sharding/KIND/) whose parts name the same kind, and what every kind shares (sharding/,
+"""Each retriever kind that shards is one object of one class, its `ShardedKind` subclass, named by its retriever's
+catalogue entry (`shards:`), the built-in kinds' and a plugin's alike: a built-in kind is one folder
+(ragbench/_retrieval/sharding/KIND/) whose one kind class and parts name the same kind, and what every kind shares (sharding/,
 sharding/build/, sharding/merged_build/) names none and imports no kind's folder."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import ast
 
 import pytest
 
+from ragbench._retrieval.sharding.bm25.kind import Bm25Kind
 from ragbench._retrieval.sharding.kinds import sharded_kind, sharded_kinds
 from ragbench.api import ConfigError, hookimpl
 from ragbench.api.retrieval import ShardedKind, ShardSearcher
@@ -26,18 +27,26 @@ def test_each_built_in_kind_is_one_folder_whose_parts_name_it():
     folders = sorted(p.name for p in (RETRIEVAL / "sharding").iterdir() if (p / "search.py").is_file())
     assert sorted(kind.name for kind in kinds) == folders
     for kind in kinds:
+        folder = f"ragbench._retrieval.sharding.{kind.name}"
         assert sharded_kind(registry, kind.name) is kind
+        assert type(kind).__module__.startswith(folder) and type(kind).__bases__ in ((ShardedKind,), (Bm25Kind,))
         assert kind.front.name == kind.name, kind
         assert issubclass(kind.search, ShardSearcher)
-        assert kind.search.__module__ == f"ragbench._retrieval.sharding.{kind.name}.search"
-        assert kind.front.__module__ == f"ragbench._retrieval.sharding.{kind.name}.front"
-        if kind.build is not None:
-            assert kind.build.name == kind.name
-        for part in (kind.split, kind.foreign, kind.blocks and type(kind.blocks).settings):
-            assert not part or part.__module__.startswith(f"ragbench._retrieval.sharding.{kind.name}."), part
+        assert kind.search.__module__ == f"{folder}.search"
+        assert kind.front.__module__ == f"{folder}.front"
+        if kind.shards_front is not None:
+            assert kind.shards_front.name == kind.name and kind.shards_front.__module__.startswith(folder)
     assert sharded_kind(registry, "bge") is sharded_kind(registry, "dense")  # an alias: its kind's
     assert sharded_kind(registry, "provided") is None and sharded_kind(registry, "splade") is None
-    assert sharded_kind(registry, "faiss_index").build is None  # type: ignore[union-attr]
+    parts = {kind.name: (kind.splits, kind.builds_shards, kind.builds_blocks) for kind in kinds}
+    assert parts == {
+        "bm25": (True, True, True),
+        "lucene_bm25": (True, True, True),
+        "flashrag_bm25": (True, True, True),
+        "dense": (True, True, True),
+        "faiss_index": (True, False, False),
+        "tevatron_dense": (False, False, False),
+    }
 
 
 def catalogue(shards: str) -> object:

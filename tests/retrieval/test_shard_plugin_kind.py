@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 from conftest import needs, write_jsonl
+from ragbench._retrieval.sharding.build.driver import build_shards
+from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here
 
-pytestmark = needs("ray")
+pytestmark = [needs("ray"), pytest.mark.filterwarnings("ignore:.* is deprecated:DeprecationWarning")]  # PLUGIN's parts
 
-PLUGIN = '''
+HEAD = '''
 """A tiny retriever kind: a passage's score is how many of the query's words it holds (ties: corpus order)."""
 
 import json
@@ -94,10 +98,14 @@ class OverlapFront(BuiltShardsFront):
         return {}
 
 
-class OverlapShards(ShardKind):
-    name = "overlap"
-    front = OverlapFront
+class OverlapWorker:
+    def arrays(self, texts):
+        part = OverlapBuilder(None)
+        part.add(texts)
+        return {"rows": json_array(part.rows), "texts": json_array(part.texts)}
 
+'''
+BUILD = """
     def part_builder(self, folder):
         return OverlapPart(folder)
 
@@ -109,18 +117,8 @@ class OverlapShards(ShardKind):
 
     def options(self, shared):
         return {"passages": shared["passages"]}
-
-
-class OverlapWorker:
-    def arrays(self, texts):
-        part = OverlapBuilder(None)
-        part.add(texts)
-        return {"rows": json_array(part.rows), "texts": json_array(part.texts)}
-
-
-class OverlapBlocks(BlockKind):
-    fields = ("rows", "texts")
-
+"""
+BLOCKS = """
     def settings(self, builder, first, registry):
         return {}
 
@@ -130,26 +128,46 @@ class OverlapBlocks(BlockKind):
     def absorb(self, builder, arrays):
         builder.rows += from_json_array(arrays["rows"])
         builder.texts += from_json_array(arrays["texts"])
-
-
-KIND = ShardedKind("overlap", OverlapFront, OverlapSearch, build=OverlapShards, blocks=OverlapBlocks())
-
-
+"""
+HOOK = """
 @hookimpl
 def ragbench_catalog():
     entry = {"target": "overlap_plugin:Overlap", "shards": "overlap_plugin:KIND", "description": "word overlap"}
     return {"retrievers": {"overlap": entry}}
-'''
+"""
+PLUGIN = f"""{HEAD}
+class OverlapShards(ShardKind):
+    name = "overlap"
+    front = OverlapFront
+{BUILD}
+
+class OverlapBlocks(BlockKind):
+    fields = ("rows", "texts")
+{BLOCKS}
+
+KIND = ShardedKind("overlap", OverlapFront, OverlapSearch, build=OverlapShards, blocks=OverlapBlocks())
+{HOOK}"""  # an earlier plugin's kind, of parts (deprecated)
+ONE_CLASS = f"""{HEAD}
+class OverlapKind(ShardedKind):
+    name, front, search, shards_front, fields = "overlap", OverlapFront, OverlapSearch, OverlapFront, ("rows", "texts")
+{BUILD}{BLOCKS}
+
+KIND = OverlapKind()
+{HOOK}"""  # today's kind: one ShardedKind subclass
 WORDS = ["river", "king", "queen", "castle", "song", "winter", "moses", "sang"]
 QUERIES = ["river king", "the song of the queen", "winter moses sang castle", "castle", "zzz"]
 
 
 @pytest.fixture
-def plugin(tmp_path, monkeypatch) -> Path:
-    """The plugin laid out as pip installs it, on this process's path and its subprocesses' (Ray's workers')."""
+def plugin(tmp_path, monkeypatch, request) -> Path:
+    """The plugin (PLUGIN, or the text `request.param` names) laid out as pip installs it, on this process's path
+    and its subprocesses' (Ray's workers')."""
     site = tmp_path / "site"
     site.mkdir()
-    (site / "overlap_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    text = {"ONE_CLASS": ONE_CLASS}.get(getattr(request, "param", None), PLUGIN)
+    (site / "overlap_plugin.py").write_text(text, encoding="utf-8")
+    sys.modules.pop("overlap_plugin", None)  # this text's module, not one an earlier test imported
+    request.addfinalizer(lambda: sys.modules.pop("overlap_plugin", None))
     info = site / "overlap_plugin-0.0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: overlap-plugin\nVersion: 0.0.1\n")
@@ -204,3 +222,32 @@ def test_index_build_help_names_every_kind_registered_a_plugins_too(plugin):
     assert f"--retriever TEXT the retriever whose index to build: {built} (ragbench list retrievers)" in text
     assert f"--ray [ADDRESS] analyse the passages on a pool of Ray actors ({kinds})" in text
     assert f"--shards INTEGER with --ray: build the index ({kinds}, colpali, siglip) as S shards" in text
+
+
+@pytest.mark.parametrize("plugin", ["ONE_CLASS", "PARTS"], indirect=True)
+def test_a_plugin_kind_one_class_or_of_parts_is_built_in_shards_that_answer_as_its_one_index(plugin, tmp_path):
+    """Today's kind (one `ShardedKind` subclass) and an earlier plugin's, of parts (`ShardKind`, `BlockKind`,
+    `ShardedKind(name, front, search, ...)`: a DeprecationWarning each), built in shards in this process: the
+    shards, searched apart and merged by the kind's front, answer as its one-process index."""
+    docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        registry = installed_registry()
+        kind = sharded_kind(registry, "overlap")
+    deprecated = sorted(str(w.message).split(" is deprecated")[0] for w in warned if w.category is DeprecationWarning)
+    parts = (plugin / "overlap_plugin.py").read_text("utf-8") == PLUGIN
+    assert deprecated == (["BlockKind", "ShardKind", "ShardedKind(name, front, search, ...) of parts"] if parts else [])
+    assert kind is not None and kind.builds_shards and kind.builds_blocks and not kind.splits
+    build_shards(corpus, tmp_path / "built", "overlap", {}, 3, registry=registry)
+    front = built_shards_front(kind, str(tmp_path / "built"), 3)(str(tmp_path / "built"), 3)  # type: ignore[misc]
+    try:
+        layout = front.layout(3)
+        found = [kind.search(shard, front.shard_options()).top_k(front.payload(QUERIES), 5) for shard in layout.shards]
+        answers = front.answers(QUERIES, found, 5)
+    finally:
+        front.close()
+    build_index(corpus, tmp_path / "one", "overlap", {}, progress=False, registry=registry)
+    expected = load_retriever("overlap", {"index": str(tmp_path / "one")}, registry=registry).search(QUERIES, 5)
+    assert [[(d.text, d.score) for d in hits] for hits in answers] == [[(d.text, d.score) for d in h] for h in expected]
+    assert sum(map(len, expected)) > 10

@@ -47,7 +47,7 @@ def parallel_kinds(registry: Registry) -> list[str]:
     """The kinds `--ray` builds (their passages analysed by Ray actors: a `ShardedKind` with blocks)."""
     from ..._retrieval.sharding.kinds import sharded_kinds
 
-    return [kind.name for kind in sharded_kinds(registry) if kind.blocks is not None]
+    return [kind.name for kind in sharded_kinds(registry) if kind.builds_blocks]
 
 
 def shard_kinds(registry: Registry) -> list[str]:
@@ -55,4 +55,4 @@ def shard_kinds(registry: Registry) -> list[str]:
     from ..._retrieval.pages.build import page_kinds
     from ..._retrieval.sharding.kinds import sharded_kinds
 
-    return [kind.name for kind in sharded_kinds(registry) if kind.build is not None] + page_kinds(registry)
+    return [kind.name for kind in sharded_kinds(registry) if kind.builds_shards] + page_kinds(registry)

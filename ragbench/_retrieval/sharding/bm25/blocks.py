@@ -12,16 +12,12 @@ entry.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ...bm25.retriever import BM25Builder, id_triples, make_tokenizer, token_ids
-from ..merged_build.analysis import BlockKind, WorkerSettings, from_json_array, json_array
-
-if TYPE_CHECKING:
-    from ...._registry import Registry
-
+from ...bm25.retriever import id_triples, make_tokenizer, token_ids
+from ..merged_build.analysis import WorkerSettings, json_array
 
 TOKENIZER_DICTS = ("word_to_stem", "stem_to_sid", "word_to_id")
 
@@ -36,21 +32,6 @@ class Bm25BlockWorker:
         triples, lengths = id_triples(token_ids(tokenizer, texts))
         dicts = {name: getattr(tokenizer, name) for name in TOKENIZER_DICTS}
         return {**triples, "lengths": lengths, "vocabulary": json_array(dicts)}
-
-
-class Bm25Blocks(BlockKind):
-    fields: ClassVar[tuple[str, ...]] = ("doc", "term", "tf", "lengths", "vocabulary")
-
-    def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings:
-        return {"stopwords": builder.stopwords, "stemmer": builder.stemmer_name, "tokenizer": builder.tokenizer_name}
-
-    def worker(self, settings: WorkerSettings) -> Bm25BlockWorker:
-        return Bm25BlockWorker(settings)
-
-    def absorb(self, builder: BM25Builder, arrays: dict[str, np.ndarray]) -> None:
-        remap = merge_tokenizer(builder.tokenizer, from_json_array(arrays["vocabulary"]))
-        triples = {"doc": arrays["doc"], "term": remap[arrays["term"]], "tf": arrays["tf"]}
-        builder.add_postings(triples, arrays["lengths"])
 
 
 def merge_tokenizer(tokenizer: Any, block: dict[str, dict[str, Any]]) -> np.ndarray:

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ...bm25.retriever import BM25Builder, CorpusStats, make_stemmer, query_tokens
+from ...bm25.retriever import BM25Builder, make_stemmer, query_tokens
 from ..build.front import BuiltShardsFront
-from ..build.kind import ShardKind, Stats
-from ..build.terms import merged_terms
+from ..build.kind import Stats
 from ..searcher import ShardOptions
 from .blocks import TOKENIZER_DICTS
 
@@ -86,40 +85,3 @@ class Bm25ShardsFront(BuiltShardsFront):
 
     def shard_options(self) -> ShardOptions:
         return {"mmap": self.mmap}
-
-
-class Bm25Shards(ShardKind):
-    """bm25's shard build (module docstring); `options`: BM25Builder's (--build-arg)."""
-
-    name = "bm25"
-    front: ClassVar[type[BuiltShardsFront]] = Bm25ShardsFront
-    term_order = "first_seen"
-
-    def part_builder(self, folder: Path) -> Bm25PartBuilder:
-        return Bm25PartBuilder(folder, **self.build_options)
-
-    def reopened(self, folder: Path) -> Bm25PartBuilder:
-        return Bm25PartBuilder.reopened(folder, self.build_options)
-
-    def merge(self, stats: list[Stats]) -> Stats:
-        return {
-            "n_docs": sum(part["n_docs"] for part in stats),
-            "total_length": sum(part["total_length"] for part in stats),
-            "options": stats[0]["options"],
-        }
-
-    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
-        builder = self.reopened(folder)
-        words, doc_freqs = merged_terms(shared["buckets"], self.term_order)
-        vocab = {word: number for number, word in enumerate(words)}
-        local = builder.tokenizer.get_vocab_dict()
-        numbers = np.zeros(len(local), dtype=np.int64)
-        for term, number in local.items():
-            numbers[number] = vocab[term]
-        n_docs = int(shared["n_docs"])
-        corpus = CorpusStats(doc_freqs, n_docs, shared["total_length"] / n_docs)
-        builder.write_files(vocab, corpus, numbers)
-
-    def options(self, shared: Stats) -> Stats:
-        """The one index's manifest options."""
-        return {**shared["options"], "vocabulary": shared["terms"], "postings": shared["postings"]}

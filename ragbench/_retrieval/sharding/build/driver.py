@@ -45,14 +45,15 @@ from ...corpus.parts import (
 from ...corpus.readers import SEGMENTED, passage_text
 from ...index.built import KEPT_ERRORS, Manifest
 from ...index.progress import build_progress
+from ..kind import ShardedKind
 from ..kinds import sharded_kind
-from ..layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, Stats, TermOrder, TextSettings
+from ..layout import foreign_entry, layout_record, shards_folder
+from .kind import Stats, TermOrder, TextSettings
 from .repeated_ids import repeated_across
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder, ShardBuildState
 from .state_files import STEPS_FORMAT, bucket_name, shard_name
-from .store import StoreState, StoreTarget
+from .store import StoreFolder, StoreTarget
 from .store_lock import LOCK_SUFFIX, held_lock
 from .terms import merge_bucket
 from .worker import analyse_part, finish_part
@@ -85,7 +86,7 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end; with `progress`,
     each step's shards done counted on stderr (`Shown`)."""
     text = text or TextSettings()
-    name, kind_class = shard_build_kind(registry, kind, shards, text)
+    name, sharded = shard_build_kind(registry, kind, shards, text)
     corpus = corpus if is_remote(corpus) else absolute_path(corpus)  # an object of a store: its URL
     store = StoreTarget(str(out), shards) if is_remote(out) else None
     parts = corpus_parts(corpus, shards)  # each task reads its part at the driver's path, wherever it runs
@@ -104,37 +105,36 @@ def build_shards(
         "text": [text.title, text.split, text.split_header, text.chunk_size],
         "steps_format": STEPS_FORMAT,
     }
-    builder = kind_class(options, registry, text)
+    builder = sharded.for_build(options, registry, text)
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
     with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext() as lease:
         if store is not None:
             store.check(overwrite, name)  # with --overwrite, the old shards no longer whole from here on
-        state: BuildFolder | StoreState = (
-            StoreState(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
+        state = ShardBuildState(
+            StoreFolder(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
         )
         try:
             on = runner()
             try:
                 steps = Shown(on, corpus_name(corpus), name, shards, progress)
-                return built(corpus, local, builder, parts, state, text, steps, before, started, overwrite, store)
+                return built(corpus, builder, parts, state, text, steps, before, started, overwrite, store)
             finally:
                 on.close()
         finally:
             state.close()  # a local build's folder lock; the driver's scratch folder of a build into a store
 
 
-def shard_build_kind(registry: Registry, kind: str, shards: int, text: TextSettings) -> tuple[str, type[ShardKind]]:
+def shard_build_kind(registry: Registry, kind: str, shards: int, text: TextSettings) -> tuple[str, ShardedKind]:
     """The retriever `kind`'s name and its shard build; a ConfigError where it has none, or the counts are not."""
     name = registry.entry("retrievers", kind).name
     sharded = sharded_kind(registry, name)
-    kind_class: type[ShardKind] | None = sharded.build if sharded else None
-    if kind_class is None:
+    if sharded is None or not sharded.builds_shards:
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:
         raise ConfigError(f"--shards {shards}: must be at least 1")
     if text.chunk_size < 1:
         raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
-    return name, kind_class
+    return name, sharded
 
 
 def check_local_target(out: str | Path, local: Path, target: Path, overwrite: bool) -> None:
@@ -175,7 +175,7 @@ def corpus_name(corpus: str | Path) -> str:
 
 
 def built(
-    corpus: str | Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder | StoreState,
+    corpus: str | Path, builder: ShardedKind, parts: list[CorpusPart], state: ShardBuildState,
     text: TextSettings, runner: Shown, before: tuple[tuple[str, int, int | str], ...], started: float,
     overwrite: bool, store: StoreTarget | None,
 ) -> ShardBuild:  # fmt: skip
@@ -213,15 +213,11 @@ def built(
     files = [(state.kept(n, "finished") if record is None else record)["files"] for n, record in enumerate(finished)]
     manifest_text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
     layout = partial(layout_record, name, manifest.doc_count, state.folder, folders, ranges, files)
-    if isinstance(state, StoreState):
-        return ShardBuild(manifest, state.publish(name, manifest_text, layout), kept)
-    folder = state.complete(manifest_text, layout, overwrite)
-    read_layout(folder, out)  # what was written is what a run reads
-    return ShardBuild(manifest, folder, kept)
+    return ShardBuild(manifest, state.publish(name, manifest_text, layout, overwrite), kept)
 
 
 def step_one(
-    builder: ShardKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Shown,
+    builder: ShardedKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Shown,
     finished: list[Any],
 ) -> list[Stats]:  # fmt: skip
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed. A shard

@@ -4,7 +4,7 @@ every file's size and content digest checked), and the hits' documents from the 
 (memory-mapped; a lookup reads one line). An index in an object store (index=s3://.../INDEX) is served where it
 lies: its manifest and shards.json fetched (`remote.remote_layout`), each shard's docs store read by ranged reads
 (`RemoteDocStore`: two a hit, never a whole file on this node, each checked by its blocks' digests), a file its front needs (lucene_bm25's vocabulary)
-fetched alone and verified (`shard_file`); the shard actors fetch their own shards' other files. A kind's front (its ShardKind's `front`) adds what a batch's payload
+fetched alone and verified (`shard_file`); the shard actors fetch their own shards' other files. A kind's front (its ShardedKind's `shards_front`) adds what a batch's payload
 needs (`payload`, `shard_options`) and, where they do not merge by (score, passage number), how the shards'
 answers merge (`answers`).
 """

@@ -1,6 +1,6 @@
-"""What a shard build's driver reads of its state (`ShardBuildState`): the steps a killed build did, kept where their
-records and the files they name still match. A local build's state is `BuildFolder`, a build into an object store's
-`store.StoreState` (`state_files` names the files).
+"""What a shard build's driver reads of its state (`ShardBuildState`, one value): the steps a killed build did, kept
+where their records and the files they name still match. Where the state lies is a part it holds (`BuildPlace`): a
+local build's `BuildFolder`, a build into an object store's `store.StoreFolder` (`state_files` names the files).
 
 `BuildFolder` is the folder a local build writes into, `INDEX/shards-S.building`, renamed `INDEX/shards-S` once
 every shard is finished and its shards.json written (so a build cut short leaves no shards.json: nothing is served).
@@ -20,10 +20,9 @@ merged: kept while those and its own file are the same.
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +31,7 @@ from ...._errors import ConfigError
 from ...._storage.content_digest import content_digest
 from ...._storage.own_trees import remove_all_but_links
 from ...index.staging import MANIFEST_FILE, locked_folder
-from ..layout import LAYOUT_FILE, foreign_entry
+from ..layout import LAYOUT_FILE, foreign_entry, read_layout
 from .kind import Stats
 from .state_files import (
     BUCKETS_DIR,
@@ -50,32 +49,62 @@ from .state_files import (
 )
 
 
-class ShardBuildState(ABC):
-    """What a driver reads of a build's state (`files`): the steps a killed build did that are kept, each
-    checked against its record (`kept`, `kept_bucket`); what a found problem does is the place's (`damaged`)."""
+class BuildPlace(Protocol):
+    """Where a build's state lies (`ShardBuildState.place`): a local build's folder (`BuildFolder`) or a build into an
+    object store's prefix there (`store.StoreFolder`); each found problem is the place's to handle (`damaged`)."""
 
     files: StateFiles
 
-    @abstractmethod
+    @property
+    def folder(self) -> Path:
+        """The driver's folder of the state: where it writes the manifest and shards.json."""
+
     def damaged(self, record: str, where: str, problem: str) -> None:
         """A record, or a file it names (`where`), found not as recorded (`problem`): the step then done again, or
         the build refused."""
 
-    @abstractmethod
     def problem(self, where: str, entry: Any) -> str | None:
         """How the file at `where` differs from its record `entry` (None where it does not)."""
 
-    @abstractmethod
-    def close(self) -> None:
-        """What the driver holds of the state let go, at the end of the build, whether it completed or failed."""
+    def finished_file(self, number: int, name: str) -> str:
+        """Where shard `number`'s finished file `name` is."""
 
-    @abstractmethod
     def held(self) -> None:
         """The build's lock confirmed held now, before a step changes the state; a ConfigError where it was lost."""
 
-    def finished_file(self, number: int, name: str) -> str:
-        """Where shard `number`'s finished file `name` is (here: in its building folder)."""
-        return self.files.location(f"{shard_name(number)}/{name}")
+    def discard(self) -> None:
+        """The build's state removed: no build of its key can complete."""
+
+    def close(self) -> None:
+        """What the driver holds of the state let go, at the end of the build, whether it completed or failed."""
+
+    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path | str:
+        """The manifest, then shards.json (`layout()`, which digests the manifest), put where a run reads them:
+        the shards' folder, or its URL."""
+
+
+class ShardBuildState:
+    """A build's state, one value whatever holds it (its `place`: a local folder or an object store): the steps a
+    killed build did that are kept, each checked against its record (`kept`, `kept_bucket`)."""
+
+    def __init__(self, place: BuildPlace) -> None:
+        self.place, self.files = place, place.files
+
+    @property
+    def folder(self) -> Path:
+        return self.place.folder
+
+    def held(self) -> None:
+        self.place.held()
+
+    def discard(self) -> None:
+        self.place.discard()
+
+    def close(self) -> None:
+        self.place.close()
+
+    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path | str:
+        return self.place.publish(kind, manifest_text, layout, replace)
 
     def kept(self, number: int, step: str, check: bool = True) -> Any:
         """What step `step` ("analysed", "finished") of shard `number` recorded, when its files still match the
@@ -91,17 +120,17 @@ class ShardBuildState(ABC):
         except FileNotFoundError:
             return None
         except (OSError, DamagedRecord) as exc:
-            return self.damaged(name, self.files.location(name), problem_of(exc))
+            return self.place.damaged(name, self.files.location(name), problem_of(exc))
         wanted = files(record)
         for where, entry in (wanted or {}).items():
-            if (problem := self.problem(where, entry)) is not None:
-                return self.damaged(name, where, problem)
+            if (problem := self.place.problem(where, entry)) is not None:
+                return self.place.damaged(name, where, problem)
         return None if wanted is None else record
 
     def recorded_files(self, number: int, step: str, record: Any, check: bool) -> dict[str, Any]:
         """The files (where they are: their records) a step's `record` names, checked by `kept`."""
         if step == "finished":
-            return {self.finished_file(number, name): entry for name, entry in record["files"].items()}
+            return {self.place.finished_file(number, name): entry for name, entry in record["files"].items()}
         named = {f"{shard_name(number)}/{name}": entry for name, entry in record["files"].items()} if check else {}
         if check:
             named[ids_name(number)] = record["ids"]
@@ -137,7 +166,7 @@ class ShardBuildState(ABC):
         return self.files.path(shard_name(number))
 
 
-class BuildFolder(ShardBuildState):
+class BuildFolder:
     """The building folder of `target` (INDEX/shards-S) for a build of `key` (module docstring)."""
 
     def __init__(self, target: Path, key: Stats, out: str | Path) -> None:
@@ -169,6 +198,10 @@ class BuildFolder(ShardBuildState):
         except (OSError, ValueError):  # damaged: not this build's key (the folder is emptied)
             return None
 
+    def finished_file(self, number: int, name: str) -> str:
+        """In its building folder."""
+        return self.files.location(f"{shard_name(number)}/{name}")
+
     def damaged(self, record: str, where: str, problem: str) -> None:
         """The record removed: its step is done again."""
         self.files.removed(record)
@@ -187,10 +220,10 @@ class BuildFolder(ShardBuildState):
         """The folder's lock let go (held since the build began; over the shards once they are renamed into place)."""
         os.close(self.lock)
 
-    def complete(self, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path:
+    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path:
         """The step records removed, the manifest and then shards.json (`layout()`, which digests the manifest)
         written, the folder renamed into `target` (shards already there replaced with `replace`, if ragbench made
-        them)."""
+        them), read back as a run reads it."""
         for path in self.folder.iterdir():
             if path.is_file() and not path.is_symlink() and path.name.endswith((".json", IDS_SUFFIX, TERMS_SUFFIX)):
                 path.unlink()
@@ -210,6 +243,7 @@ class BuildFolder(ShardBuildState):
                     raise ConfigError(f"{problem}; ragbench replaces only a split it made: move it away")
                 remove_tree(self.target)
         self.folder.rename(self.target)
+        read_layout(self.target, self.target.parent)  # what was written is what a run reads
         return self.target
 
 

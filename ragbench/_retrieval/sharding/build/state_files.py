@@ -4,7 +4,7 @@ NNN.terms.jsonl (the part's terms), NNN.ids.npy (its passages' id hashes), terms
 (a merged bucket and its record), shard-build.json (the build's key).
 
 A local build's state is its building folder, which every node sees (`state`). A build into an object store keeps
-it under the store's prefix INDEX/shards-S.building (`store.StoreState`): each task works in a scratch folder of
+it under the store's prefix INDEX/shards-S.building (`store.StoreFolder`): each task works in a scratch folder of
 its own in its node's cache (`working`), fetches there what it reads, verified by the size and content digest its
 record holds, puts in the store what it wrote (one PUT an object, whole or not at all; a step's record put last,
 after the files it names) and removes its scratch folder. Nothing of the state then lives on one node: any machine

@@ -6,7 +6,7 @@ build of that kind provably wrote them (`StoreTarget.check`): its shards.json, t
 nothing it does not name; anything else is the user's and is refused in one line, nothing touched.
 
 The build's state (each part's step-1 files, the step records a resumed build keeps, the merged terms, the build's
-key) lives in the store too, under INDEX/shards-S.building/ (`StoreState`, `state_files`): no node holds any of it
+key) lives in the store too, under INDEX/shards-S.building/ (`StoreFolder`, `state_files`): no node holds any of it
 once its task is done, so a build lost mid-way is resumed by the same command from any machine given the same --out.
 A run never reads that prefix; the driver removes it once shards.json is published. An object of it that is not what
 its record says (a record not whole JSON, a file of another size, or of another content digest when a task fetches
@@ -36,7 +36,6 @@ from ...index.staging import MANIFEST_FILE
 from ..layout import LAYOUT_FILE, manifest_sha256, named, named_files
 from ..remote import remote_layout
 from .kind import Stats
-from .state import ShardBuildState
 from .state_files import BUILD_FILE, StateFiles, damaged_state, shard_name
 from .store_lock import Lease
 
@@ -104,9 +103,9 @@ class StoreTarget:
         )
 
 
-class StoreState(ShardBuildState):
-    """The state of a build of `key` into `target`, under the store's prefix INDEX/shards-S.building/ (module
-    docstring): resumed where it holds the same key, emptied where it holds another's, refused where it holds
+class StoreFolder:
+    """Where the state of a build of `key` into `target` lies (a `state.BuildPlace`): under the store's prefix
+    INDEX/shards-S.building/ (module docstring): resumed where it holds the same key, emptied where it holds another's, refused where it holds
     objects but no key (not a ragbench build's)."""
 
     def __init__(self, target: StoreTarget, key: Stats, lease: Lease) -> None:
@@ -170,9 +169,10 @@ class StoreState(ShardBuildState):
         """The driver's scratch folder removed from this node."""
         self.files.cleared()
 
-    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str]) -> str:
+    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str], replace: bool) -> str:
         """The manifest, then shards.json (`layout()`, which digests the manifest) put in the store beside the
-        shards the tasks put there; read back as a run reads them; the build's state then removed."""
+        shards the tasks put there; read back as a run reads them; the build's state then removed. (Shards there
+        already were checked, and with `replace` their shards.json removed, before the build began: `StoreTarget`.)"""
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / MANIFEST_FILE).write_text(manifest_text, encoding="utf-8")
         (self.folder / LAYOUT_FILE).write_text(layout(), encoding="utf-8")

@@ -5,7 +5,7 @@ every part's frequencies of its bucket's terms and writes them in the kind's ord
 reads the buckets merged in that order (`merged_terms`): a term's place in it is its number in the whole corpus.
 The driver gets only each file's record and counts.
 
-A kind numbers its terms (`ShardKind.term_order`) by word ("sorted": lucene_bm25) or in the corpus's order of first
+A kind numbers its terms (`ShardedKind.term_order`) by word ("sorted": lucene_bm25) or in the corpus's order of first
 sight ("first_seen": bm25s, whose one-process build numbers a term when it first meets it): a term's first sight is
 the first part holding it, at that part's own number for it.
 """

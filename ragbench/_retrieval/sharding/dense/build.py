@@ -31,20 +31,18 @@ from ...._errors import ConfigError
 from ...._storage.block_digests import BlockMismatch, CheckedRanges
 from ...._storage.locations import joined
 from ...._types import JsonObject
-from ...._values.options import construct
 from ...corpus.readers import passage_text
 from ...dense.retriever import (
     EMBEDDINGS_FILE,
     DenseBuilder,
-    check_index_encoder,
     checked_backend,
-    index_encoder,
+    checked_index_encoder,
 )
 from ...index.damage import IndexDamage, read_array
 from ...index.docstore import DocStore
-from ...index.remote_docstore import checked_ranges, write_block_record
+from ...index.remote_docstore import checked_ranges
 from ..build.front import BuiltShardsFront
-from ..build.kind import ShardKind, Stats
+from ..build.kind import Stats
 from ..searcher import ShardOptions
 
 NPY_HEAD = 4096  # bytes read for a .npy file's header (numpy pads a 2-d array's to 128)
@@ -52,7 +50,7 @@ EMBEDDINGS_BLOCKS = "embeddings.blocks.json"  # the digests of embeddings.npy's 
 
 
 class PassageCount:
-    """Step 1 of a dense shard: its passages counted (their texts are encoded in step 2, `DenseShards.finish`)."""
+    """Step 1 of a dense shard: its passages counted (their texts are encoded in step 2, `kind.DenseKind.finish`)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder, self.passages = folder, 0
@@ -110,12 +108,10 @@ class DenseShardsFront(BuiltShardsFront):
     ) -> None:
         super().__init__(index, shards)
         self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
-        options = self.manifest.options
-        self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
-        rows = self.first_row()
-        text = passage_text(self.stores[0].get(0), self.manifest.corpus.get("title", True))
-        check_index_encoder(self.encoder, options, rows, text, f"the index at {self.folder}")
-        del rows
+        self.encoder = checked_index_encoder(
+            self.manifest, self.first_row, lambda: self.stores[0].get(0), f"the index at {self.folder}",
+            (model, query_instruction, batch_size, device, query_style), registry,
+        )  # fmt: skip
 
     def payload(self, queries: list[str]) -> Any:
         return self.encoder.encode_queries(queries)
@@ -159,74 +155,3 @@ def head_row(embeddings: CheckedRanges) -> np.ndarray:
     start = stream.tell()
     row = embeddings.read(start, start + shape[1] * dtype.itemsize)
     return np.frombuffer(row, dtype=dtype).reshape(1, shape[1])
-
-
-class DenseShards(ShardKind):
-    """dense's shard build (module docstring); `build_options` are `DenseBuilder`'s."""
-
-    name = "dense"
-    front = DenseShardsFront
-
-    def prepare(self, first_text: str) -> None:
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as scratch:  # the builder's .npy goes there, unwritten
-            builder = self.builder(Path(scratch))
-            self.described = builder.finish()  # the manifest's options, as the one-process build writes them
-            del builder  # the model: each worker loads its own
-
-    def builder(self, folder: Path) -> DenseBuilder:
-        """The one-process build's builder of the build's options (an unknown or mistyped one refused as there)."""
-        label = "index build --retriever dense"
-        builder: DenseBuilder = construct(
-            DenseBuilder, self.build_options, label, positional=(folder,), injected={"registry": self.registry}
-        )
-        return builder
-
-    def encodes_on_gpu(self) -> bool:
-        """Step 2 encodes: on a GPU where the cluster has one, unless the build names another device."""
-        device = self.build_options.get("device")
-        return device is None or str(device).startswith("cuda")
-
-    def part_builder(self, folder: Path) -> PassageCount:
-        return PassageCount(folder)
-
-    def merge(self, stats: list[Stats]) -> Stats:
-        counts = [int(part["passages"]) for part in stats]
-        return {
-            "folders": [str(part["folder"]) for part in stats],
-            "starts": np.concatenate([[0], np.cumsum(counts)]).tolist(),
-        }
-
-    def shards_read(self, number: int, shared: Stats) -> list[int]:
-        """The shards its first and last chunk of rows reach into (`finish` encodes whole chunks of the corpus, as
-        the one-process build does)."""
-        starts: list[int] = shared["starts"]
-        start, stop, chunk = starts[number], starts[number + 1], self.text.chunk_size
-        first = start - start % chunk
-        end = min(first + ((stop - 1 - first) // chunk + 1) * chunk, starts[-1])
-        return [
-            shard
-            for shard in range(len(starts) - 1)
-            if shard != number and starts[shard] < end and starts[shard + 1] > first
-        ]
-
-    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
-        folders: list[str] = shared["folders"]
-        starts: list[int] = shared["starts"]
-        number = folders.index(folder.name)
-        start, stop, total = starts[number], starts[number + 1], starts[-1]
-        chunk = self.text.chunk_size
-        builder = self.builder(folder)  # writes folder/embeddings.npy
-        texts = ChunkTexts(folder.parent, folders, starts[:-1], self.text.title)
-        try:
-            for first in range(start - start % chunk, stop, chunk):
-                vectors = builder.encoder.encode_passages(texts.texts(first, min(first + chunk, total)))
-                builder.embeddings.append(vectors[max(start, first) - first : min(stop, first + chunk) - first])
-        finally:
-            texts.close()
-        builder.embeddings.close()
-        write_block_record(folder, (EMBEDDINGS_FILE,), EMBEDDINGS_BLOCKS)  # what the run's check of row 0 reads by
-
-    def options(self, shared: Stats) -> Stats:
-        return dict(self.described)

@@ -1,5 +1,5 @@
-"""faiss_index (FlashRAG's faiss file, checked as read; no shard-parallel build): its split (`split`), its run-side
-front (`front`), its shard search (`search`)."""
+"""faiss_index's sharding (FlashRAG's faiss file, checked as read, `foreign`; no shard-parallel build): its split
+(`split`), its run-side front (`front`), its shard search (`search`)."""
 
 from __future__ import annotations
 
@@ -8,4 +8,13 @@ from .front import FaissQueries
 from .search import FaissShardSearch
 from .split import faiss_file, split_faiss
 
-KIND = ShardedKind("faiss_index", FaissQueries, FaissShardSearch, split=split_faiss, foreign=faiss_file)
+
+class FaissKind(ShardedKind):
+    name = "faiss_index"
+    front = FaissQueries
+    search = FaissShardSearch
+    split = staticmethod(split_faiss)
+    foreign = staticmethod(faiss_file)
+
+
+KIND = FaissKind()

@@ -8,14 +8,13 @@ the one index's retriever reads them; FlashRAG's numba heap replayed over the sh
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ...._errors import ConfigError
 from ...bm25.flashrag import LABEL, FlashRagBM25Builder, FlashRagBM25Retriever, english_stopwords, query_words
 from ...corpus.jsonl_rows import JsonlRows
 from ...option_paths import option_path
-from ..bm25.build import Bm25PartBuilder, Bm25Shards
+from ..bm25.build import Bm25PartBuilder
 from ..build.front import BuiltShardsFront
 from ..build.kind import Stats
 from ..fronts import Answers, per_query
@@ -64,21 +63,3 @@ class FlashRagShardsFront(BuiltShardsFront, FlashRagBM25Retriever):
     def close(self) -> None:
         self.rows.close()
         BuiltShardsFront.close(self)
-
-
-class FlashRagShards(Bm25Shards):
-    """flashrag_bm25's shard build (module docstring); `options`: FlashRagBM25Builder's (language)."""
-
-    name = "flashrag_bm25"
-    front = FlashRagShardsFront
-
-    def prepare(self, first_text: str) -> None:
-        if self.build_options.get("language", "auto") == "auto":
-            chinese = FlashRagBM25Builder.first_is_chinese(first_text)
-            self.build_options["language"] = "zh" if chinese else "en"
-
-    def part_builder(self, folder: Path) -> FlashRagPartBuilder:
-        return FlashRagPartBuilder(folder, **self.build_options)
-
-    def reopened(self, folder: Path) -> Bm25PartBuilder:
-        return FlashRagPartBuilder.reopened(folder, self.build_options)

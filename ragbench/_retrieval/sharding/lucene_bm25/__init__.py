@@ -1,22 +1,7 @@
-"""lucene_bm25: its split (`split`), its run-side front (`front`), its shard search (`search`), its shard build
-(`build`), its blocks in a merged parallel build (`blocks`)."""
+"""lucene_bm25's sharding: one kind (`kind.LuceneKind`), the object its catalogue entry names."""
 
 from __future__ import annotations
 
-from ...lucene.retriever import LuceneBM25Retriever
-from ..kind import ShardedKind
-from .blocks import LuceneBlocks
-from .build import LuceneShards
-from .front import LuceneQueries
-from .search import LuceneShardSearch
-from .split import split_lucene
+from .kind import LuceneKind
 
-KIND = ShardedKind(
-    "lucene_bm25",
-    LuceneQueries,
-    LuceneShardSearch,
-    split=split_lucene,
-    checked=LuceneBM25Retriever,
-    build=LuceneShards,
-    blocks=LuceneBlocks(),
-)
+KIND = LuceneKind()

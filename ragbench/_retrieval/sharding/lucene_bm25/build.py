@@ -14,21 +14,17 @@ numbers it, global document frequencies) and writes the shard's postings in thos
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...._storage.json_list import write_json_list
-from ...lucene.analyzer import ANALYZER_VERSION
-from ...lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, anserini_scores, norms, query_terms
+from ...lucene.retriever import FILES_DIR, LuceneBM25Builder, anserini_scores, query_terms
 from ..build.front import BuiltShardsFront
-from ..build.kind import ShardKind, Stats
-from ..build.terms import merged_terms
+from ..build.kind import Stats
 from ..fronts import Answers, per_query
 from ..searcher import ShardOptions, TopK
-from .split import DOC_FREQS, STATS
 
 WORDS, LENGTHS = "words.json", "lengths.npy"  # step 1's vocabulary (first-sight order) and lengths, in the spill
 
@@ -98,44 +94,3 @@ class LuceneShardsFront(BuiltShardsFront):
                 doc.score = score
             found.append([doc for _, doc in ranked])
         return found
-
-
-class LuceneShards(ShardKind):
-    """lucene_bm25's shard build (module docstring)."""
-
-    name = "lucene_bm25"
-    front = LuceneShardsFront
-
-    def part_builder(self, folder: Path) -> LucenePartBuilder:
-        return LucenePartBuilder(folder)
-
-    def merge(self, stats: list[Stats]) -> Stats:
-        return {
-            "docs_with_terms": sum(int(part["docs_with_terms"]) for part in stats),
-            "total_terms": sum(int(part["total_terms"]) for part in stats),
-        }
-
-    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
-        builder = LucenePartBuilder.reopened(folder)
-        words, doc_freqs = merged_terms(shared["buckets"], self.term_order)
-        out = folder / FILES_DIR
-        out.mkdir()
-        builder.write_postings(out, builder.term_places(words), len(words))
-        np.save(out / "norms.npy", norms(builder.all_lengths()))
-        np.save(out / "id_ranks.npy", builder.id_ranks())  # its own passages' order of ids
-        np.save(out / DOC_FREQS, doc_freqs)
-        write_json_list(out / "terms.json", words)
-        stats = {key: shared[key] for key in ("docs_with_terms", "total_terms")}
-        (out / STATS).write_text(json.dumps(stats), encoding="utf-8")
-        shutil.rmtree(builder.spill)
-
-    def options(self, shared: Stats) -> Stats:
-        """The one index's manifest options."""
-        return {
-            "analyzer": ANALYZER_VERSION,
-            "terms": shared["terms"],
-            "postings": shared["postings"],
-            "docs_with_terms": shared["docs_with_terms"],
-            "total_terms": shared["total_terms"],
-            "segment_text": SEGMENT_TEXT,
-        }

@@ -45,8 +45,8 @@ def build_parallel(
     RAY_ADDRESS variable's Ray, else one of this process's own."""
     kind = registry.entry("retrievers", kind).name
     parts = sharded_kind(registry, kind)
-    if parts is None or parts.blocks is None:
-        built = ", ".join(known.name for known in sharded_kinds(registry) if known.blocks is not None)
+    if parts is None or not parts.builds_blocks:
+        built = ", ".join(known.name for known in sharded_kinds(registry) if known.builds_blocks)
         raise ConfigError(f"--ray builds {built} indexes, not {kind}; build it without --ray")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
@@ -65,9 +65,9 @@ def build_parallel(
         "corpus": str(corpus.resolve()),
         "corpus_files": [list(entry) for entry in corpus_state(corpus)],
         **{name: build.get(name) for name in ("chunk_size", "title", "split", "split_header")},
-        "model_files": parts.blocks.key_files(options),
+        "model_files": parts.key_files(options),
     }
-    feeder = RayFeeder(parts.blocks, out, key, ray_address, workers, registry)
+    feeder = RayFeeder(parts, out, key, ray_address, workers, registry)
     try:
         manifest = build_index(corpus, out, kind, options, registry=registry, feeder=feeder, **build)
     finally:

@@ -4,7 +4,7 @@
 The driver reads the corpus as a one-process build does (the docs store, bad records and the passage count stay
 its work) and cuts it into blocks of `--chunk-size` passages. Each block goes, with its texts (so the workers need
 no view of the driver's disk), to an idle actor of a pool of `workers` (`ray.util.ActorPool`): each actor
-(`analysis.BlockAnalyser`: its kind's worker, `BlockKind.worker`: the BM25 kinds' tokenizer settings, or the dense
+(`analysis.BlockAnalyser`: its kind's worker, `ShardedKind.worker`: the BM25 kinds' tokenizer settings, or the dense
 encoder, one GPU each where the cluster has GPUs) is made once, so a dense actor loads its model once for the whole build. At most WINDOW_BLOCKS blocks a
 worker are held (sent, or done and not yet given to the builder), so the driver holds a window of the corpus's
 texts, not all of them. Each block's file is written into the build state (`state`) as it arrives; the blocks are
@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...._errors import ConfigError
 from ...._ray_connect import join_ray
-from .analysis import BlockAnalyser, BlockKind, WorkerSettings
+from ..kind import ShardedKind
+from .analysis import BlockAnalyser, WorkerSettings
 from .state import BuildState, texts_digest
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ WINDOW_BLOCKS = 4  # blocks held a worker: sent to it or waiting for their turn 
 
 
 class RayFeeder:
-    """Feeds a builder of `blocks`' kind through a pool of Ray actors (module docstring) on the Ray at `address` ("" or
+    """Feeds a builder of `kind` through a pool of Ray actors (module docstring) on the Ray at `address` ("" or
     None: the RAY_ADDRESS variable's, else a Ray of its own; one this process already joined is used as it is),
     with `workers` actors (default: one a CPU of the cluster, for dense one a GPU where it has GPUs). The build
     state of `out` for `key` is opened when the build starts feeding (`index.build_index` then holds `out`'s lock);
@@ -41,14 +42,14 @@ class RayFeeder:
 
     def __init__(
         self,
-        blocks: BlockKind,
+        kind: ShardedKind,
         out: Path,
         key: dict[str, Any],
         address: str | None,
         workers: int | None,
         registry: Registry,
     ) -> None:
-        self.blocks, self.out, self.key, self.address, self.workers = blocks, out, key, address, workers
+        self.kind, self.out, self.key, self.address, self.workers = kind, out, key, address, workers
         self.registry = registry  # the run's, for a dense encoder's query style
         self.reused = self.analysed = 0
         self.actors: list[Any] = []  # the pool's actors, made as blocks need them (a dense one loads the model once)
@@ -67,12 +68,12 @@ class RayFeeder:
             return
         self.start_ray()
         state = BuildState(self.out, self.key)
-        settings = self.blocks.settings(builder, first[0], self.registry)
+        settings = self.kind.settings(builder, first[0], self.registry)
         self.pool = ActorPool([])
         held: deque[tuple[int, str, Any]] = deque()  # (block, digest, arrays or None while analysed), corpus order
         for number, block in enumerate(chain([first], chunks)):
             digest = texts_digest(block)
-            arrays = state.read(number, digest, self.blocks.fields)
+            arrays = state.read(number, digest, self.kind.fields)
             if arrays is None:
                 if not self.pool.has_free() and len(self.actors) < self.pool_size:  # made as blocks need them
                     self.actors.append(self.new_actor(settings))
@@ -107,10 +108,10 @@ class RayFeeder:
             while number not in self.written:
                 self.write_done(state, wait=True)
             self.written.discard(number)
-            arrays = state.read(number, digest, self.blocks.fields)
+            arrays = state.read(number, digest, self.kind.fields)
             if arrays is None:  # written a moment ago, whole: only a disk that lost it gets here
                 raise ConfigError(f"parallel index build: block file {state.path(number)} was lost or damaged")
-        self.blocks.absorb(builder, arrays)
+        self.kind.absorb(builder, arrays)
 
     def new_actor(self, settings: WorkerSettings) -> Any:
         """An actor of the pool; one whose process or node is lost is made again and its block sent again."""
@@ -119,14 +120,14 @@ class RayFeeder:
         remote: Any = ray.remote(BlockAnalyser)
         return remote.options(
             num_cpus=1, num_gpus=self.gpus, max_restarts=-1, max_task_retries=-1, scheduling_strategy="SPREAD"
-        ).remote(self.blocks, settings)
+        ).remote(self.kind, settings)
 
     def start_ray(self) -> None:
         import ray
 
         self.own_ray = join_ray(self.address, "--ray ")
         resources = ray.cluster_resources()
-        self.gpus = 1.0 if self.blocks.gpu and resources.get("GPU", 0) >= 1 else 0.0
+        self.gpus = 1.0 if self.kind.gpu and resources.get("GPU", 0) >= 1 else 0.0
         unit = "GPU" if self.gpus else "CPU"
         self.pool_size = self.workers or max(1, int(resources.get(unit, 1)))
         if self.pool_size > resources.get(unit, 0):  # actors no node can hold: their blocks would wait forever

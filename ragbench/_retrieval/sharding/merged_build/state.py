@@ -7,6 +7,10 @@ key resumes from its blocks, one with another key empties it first. A folder of 
 file), a link or a file is refused, never emptied. Each block is written to `block-N.npz.partial` and renamed, so a
 block file is whole; one that is damaged all the same (cut short, another block's, unreadable) is not trusted: it
 is computed again. A block file records the sha256 of its block's texts, which the build checks.
+
+Not a shard build's state (`build.state.ShardBuildState`): that one records each shard's steps and the files they
+wrote, locally or in an object store, for shards a run serves; this one caches analysed blocks of one index, built
+on this machine, removed once the index is complete (`remove_state`). They share the key's rule (same key: resumed; another: emptied).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbe
 `ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`),
 the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers itself in its `hooks.py` (the
 record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
-package of the one entry point, so a new one needs no packaging edit. What several folders share is a module
-here: the --data checks (given_data), the options (task_options), the corpus commands and builders
+package of the one entry point, so a new one needs no packaging edit. What several folders share is in
+`shared/`: the --data checks (given_data), the options (task_options), the corpus commands and builders
 (corpus_command, corpus_files)."""
 
 from importlib import import_module, resources

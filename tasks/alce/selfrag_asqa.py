@@ -19,7 +19,7 @@ from pathlib import Path
 from ragbench.api import Document, Example
 from ragbench.api.text import TEMPLATES, fill
 
-from ..task_options import check_choices
+from ..shared.task_options import check_choices
 from .tasks import AlceAsqa, AlceAsqaPrompting, eval_py_truncation
 
 # Self-RAG's TASK_INST["asqa"] (retrieval_lm/utils.py), byte-exact.

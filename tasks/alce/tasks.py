@@ -36,7 +36,7 @@ from annotated_types import Ge, Lt
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, list_items, sent_tokenize
 
-from ..task_options import check_choices
+from ..shared.task_options import check_choices
 from .data import alce_data_file, data_files, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
 

@@ -23,7 +23,7 @@ from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Ta
 from ragbench.api.data import decoded, given_handle, given_jsonl
 from ragbench.api.retrieval import relevance
 
-from ..given_data import given_data
+from ..shared.given_data import given_data
 from .metrics import cutoffs
 
 QUERIES = "queries.jsonl"

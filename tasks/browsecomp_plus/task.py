@@ -13,7 +13,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 
-from ..given_data import given_data
+from ..shared.given_data import given_data
 from .data import EVIDENCE_QRELS, GOLD_QRELS, QUERIES, read_qrels, read_queries
 from .prompting import BrowseCompPlusPrompting
 from .runs import run_folder_records

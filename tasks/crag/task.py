@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
-from ..given_data import named_data
-from ..task_options import check_choices, given_options
+from ..shared.given_data import named_data
+from ..shared.task_options import check_choices, given_options
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
 from .loader import Item, read_jsonl, read_task3_archive, record_parser

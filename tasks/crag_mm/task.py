@@ -28,8 +28,8 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split
 
-from ..given_data import named_data
-from ..task_options import check_choices, given_options
+from ..shared.given_data import named_data
+from ..shared.task_options import check_choices, given_options
 from .agent_formats import AGENTS
 from .metrics import TOKENIZER, truncate_response
 from .prompting import CragMMPrompting

@@ -15,7 +15,7 @@ from typing import Any
 from ragbench.api import RecordError
 from ragbench.api.data import JsonObject, built_records, given_jsonl, require
 
-from ..given_data import all_found
+from ..shared.given_data import all_found
 
 QUERIES = Path("prompt_data/query.jsonl")
 CRITERIA = Path("criteria_data/criteria.jsonl")

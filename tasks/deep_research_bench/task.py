@@ -12,7 +12,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 
-from ..given_data import given_data
+from ..shared.given_data import given_data
 from .data import by_prompt, data_files, read_tasks
 
 REPORT_FILES = "*.jsonl"

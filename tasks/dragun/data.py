@@ -39,7 +39,7 @@ from ragbench.api.data import (
     utf8,
 )
 
-from ..given_data import all_found
+from ..shared.given_data import all_found
 from .question_data import EXAMPLE_RUNS as QUESTION_EXAMPLE_RUNS
 from .question_data import QUESTION_ASSESSMENTS, QUESTION_RUNS
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
 
-from ..given_data import given_data
+from ..shared.given_data import given_data
 from .data import (
     ASSESSMENT_ORDERS,
     EXAMPLE_RUNS,

@@ -7,7 +7,7 @@ import click
 
 from ragbench.api.run import config_errors_exit, exit_if_skipped
 
-from ..corpus_command import corpus_command
+from ..shared.corpus_command import corpus_command
 
 
 @corpus_command(

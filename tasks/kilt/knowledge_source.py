@@ -28,7 +28,7 @@ from typing import Any
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import given_jsonl, replacing
 
-from ..corpus_files import corpus_out, corpus_source, write_line
+from ..shared.corpus_files import corpus_out, corpus_source, write_line
 
 SECTION_MARK = "Section::::"
 FIRST_SECTION = "Section::::Abstract"

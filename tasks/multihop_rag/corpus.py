@@ -21,7 +21,7 @@ from typing import Any
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import decoded, given_bytes, parse_json, replacing
 
-from ..corpus_files import corpus_out, corpus_source, write_line
+from ..shared.corpus_files import corpus_out, corpus_source, write_line
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
 
 REQUIRED = ("title", "published_at", "source", "body")  # what JSONReader reads (a KeyError upstream)

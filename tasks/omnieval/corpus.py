@@ -37,7 +37,7 @@ from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.data import given_bytes, given_handle, parse_json, replacing
 from ragbench.api.text import TokenSplitter
 
-from ..corpus_files import corpus_out, write_line
+from ..shared.corpus_files import corpus_out, write_line
 
 
 def upstream_metadata(title: str, file_path: str | None = None) -> str:

@@ -23,7 +23,7 @@ from ragbench.api import ConfigError, Document, Example, Prompt
 from ragbench.api.text import TEMPLATES, fill
 from ragbench.api.yaml_tasks import RecordPlace, YamlPrompting, YamlTask, yaml_task_class
 
-from ..task_options import check_choices
+from ..shared.task_options import check_choices
 from .formats import SquadFormat
 from .prompts import TASK_INSTRUCTIONS
 

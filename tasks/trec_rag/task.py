@@ -28,7 +28,7 @@ from ragbench.api import (
 )
 from ragbench.api.text import cited_numbers, sent_tokenize
 
-from ..given_data import given_data
+from ..shared.given_data import given_data
 from .ag_output import submission_records
 from .data import read_qrels, read_topics
 from .metric import DEPTH

@@ -155,7 +155,7 @@ def test_a_corpus_written_on_a_full_disk_ends_in_one_line_and_leaves_nothing(tmp
 
 
 def test_the_corpus_commands_show_their_source_out_own_options_then_overwrite():
-    """The benchmarks' corpus commands are one shape (tasks/corpus_command.py), their options in this order."""
+    """The benchmarks' corpus commands are one shape (tasks/shared/corpus_command.py), their options in this order."""
     from ragbench.tasks import index_commands
 
     commands = index_commands().commands

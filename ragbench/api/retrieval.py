@@ -21,10 +21,11 @@ A retriever kind that can be built in shards and searched on them is one `Sharde
 catalogue entry names (`shards: "pkg.module:KIND"`): its members are the shard-parallel build (each part analysed,
 the parts' small statistics merged, each shard's files finished), its `ShardSearcher` (`search`: one shard's search
 in a Ray actor), its `BuiltShardsFront` (`shards_front`: the run's side: a batch's payload, the shards' answers
-merged, `merge_top_k`) and, for the merged parallel build (`index build --ray`, one index), its blocks (a block of
-passages analysed by a `BlockWorker` on a Ray actor, as arrays, `json_array` and `from_json_array` carrying JSON
-values, then given to the kind's builder). `ShardKind` and `BlockKind`, an earlier plugin's parts of a kind, and
-`ShardedKind(name, front, search, ...)` of such parts still work, deprecated (a DeprecationWarning).
+merged, `merge_top_k`; it serves a split of the one index too, so one class can be `front` as well) and, for the
+merged parallel build (`index build --ray`, one index), its blocks (a block of passages analysed by a `BlockWorker`
+on a Ray actor, as arrays, `json_array` and `from_json_array` carrying JSON values, then given to the kind's
+builder). `ShardKind` and `BlockKind`, an earlier plugin's parts of a kind, and `ShardedKind(name, front, search,
+...)` of such parts still work, deprecated (a DeprecationWarning).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from typing import Any, ClassVar, Protocol
 from ..._types import Document, JsonObject
 from ..base import RetrievalError
 from .layout import Layout, shard_layout
-from .merge import merge_top_k
 from .searcher import ShardOptions, TopK
 
 Answers = Sequence[list[Document] | RetrievalError]
@@ -39,14 +38,6 @@ class SplitLayout:
 
     def layout(self, shards: int) -> Layout:
         return shard_layout(self.name, self.split_source(), shards)  # type: ignore[attr-defined]
-
-
-class MergedHits(SplitLayout):
-    """Answers merged by (score, passage number) and read from the index's docs store (dense, bm25)."""
-
-    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
-        merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]
-        return self.hits([ids for _, ids in merged], [scores for scores, _ in merged])  # type: ignore[attr-defined,no-any-return]
 
 
 class Front(Protocol):

@@ -81,7 +81,8 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     if built is not None:
         front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
     else:
-        front = construct(parts.front, args, f"retriever {kind}", injected={"registry": registry})
+        injected = {"registry": registry, "shards": shards}  # a split's front that serves built shards too takes it
+        front = construct(parts.front, args, f"retriever {kind}", injected=injected)
     try:
         layout = remote_layout(name, url, Path(args["index"]), shards) if url and not built else front.layout(shards)
         return ShardedRetriever(front, ShardPool(layout, parts.search, front.shard_options(), address), url)

@@ -19,10 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ...bm25.retriever import BM25Builder, make_stemmer, query_tokens
-from ..build.front import BuiltShardsFront
+from ...bm25.retriever import BM25Builder
 from ..build.kind import Stats
-from ..searcher import ShardOptions
 from .blocks import TOKENIZER_DICTS
 
 PART = "part.json"  # step 1's tokenizer dictionaries, in the spill
@@ -65,23 +63,3 @@ class Bm25PartBuilder(BM25Builder):
         builder.n_docs = len(builder.lengths[0])
         builder.doc_freqs = np.load(spill / DOC_FREQS)
         return builder
-
-
-class Bm25ShardsFront(BuiltShardsFront):
-    """bm25's query side over shards it was built in: the manifest's tokenizer, the shards' docs stores; answers
-    merged by (score, passage number), as the one index ranks them."""
-
-    name = "bm25"
-
-    def __init__(self, index: str | None = None, shards: int = 1, mmap: bool = True) -> None:
-        super().__init__(index, shards)
-        self.mmap = bool(mmap)
-        options = self.manifest.options
-        self.stopwords, self.stemmer = options["stopwords"], make_stemmer(options["stemmer"])
-        self.jieba = options.get("tokenizer") == "jieba"
-
-    def payload(self, queries: list[str]) -> Any:
-        return query_tokens(queries, self.stopwords, self.stemmer, self.jieba)
-
-    def shard_options(self) -> ShardOptions:
-        return {"mmap": self.mmap}

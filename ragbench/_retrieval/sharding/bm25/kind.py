@@ -1,6 +1,7 @@
-"""bm25's sharding (`sharding.kind.ShardedKind`): its split (`split`), its run-side fronts (`front`; `build`'s over
-shards it built), its shard search (`search`), its shard build (`build`: step 1's `Bm25PartBuilder`; step 2 here)
-and its blocks in a merged parallel build (`blocks`: a worker's tokenization; `absorb` here)."""
+"""bm25's sharding (`sharding.kind.ShardedKind`): its split (`split`), its run-side front (`front`: one class, over
+its split and over shards it built), its shard search (`search`), its shard build (`build`: step 1's
+`Bm25PartBuilder`; step 2 here) and its blocks in a merged parallel build (`blocks`: a worker's tokenization;
+`absorb` here)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from ..build.terms import merged_terms
 from ..kind import ShardedKind
 from ..merged_build.analysis import WorkerSettings, from_json_array
 from .blocks import Bm25BlockWorker, merge_tokenizer
-from .build import Bm25PartBuilder, Bm25ShardsFront
-from .front import Bm25Queries
+from .build import Bm25PartBuilder
+from .front import Bm25Front
 from .search import Bm25ShardSearch
 from .split import split_bm25
 
@@ -32,10 +33,10 @@ class Bm25Kind(ShardedKind):
     """bm25 (module docstring); a build's options are `BM25Builder`'s (--build-arg)."""
 
     name = "bm25"
-    front: type[Front] = Bm25Queries  # typed as the base's: flashrag_bm25's kind is this one's
+    front: type[Front] = Bm25Front  # typed as the base's: flashrag_bm25's kind is this one's
     search: type[ShardSearcher] = Bm25ShardSearch
     checked: type[IndexedRetriever] | None = BM25Retriever
-    shards_front: type[BuiltShardsFront] | None = Bm25ShardsFront
+    shards_front: type[BuiltShardsFront] | None = Bm25Front  # one front: split or built as shards
     term_order = "first_seen"
     fields = ("doc", "term", "tf", "lengths", "vocabulary")
     split = staticmethod(split_bm25)

@@ -20,32 +20,15 @@ writes them), then dropped; each step 2 loads its own.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from numpy.lib import format as npy
 
-from ...._errors import ConfigError
-from ...._storage.block_digests import BlockMismatch, CheckedRanges
-from ...._storage.locations import joined
-from ...._types import JsonObject
 from ...corpus.readers import passage_text
-from ...dense.retriever import (
-    EMBEDDINGS_FILE,
-    DenseBuilder,
-    checked_backend,
-    checked_index_encoder,
-)
-from ...index.damage import IndexDamage, read_array
+from ...dense.retriever import DenseBuilder
 from ...index.docstore import DocStore
-from ...index.remote_docstore import checked_ranges
-from ..build.front import BuiltShardsFront
 from ..build.kind import Stats
-from ..searcher import ShardOptions
 
-NPY_HEAD = 4096  # bytes read for a .npy file's header (numpy pads a 2-d array's to 128)
 EMBEDDINGS_BLOCKS = "embeddings.blocks.json"  # the digests of embeddings.npy's blocks, written beside it
 
 
@@ -83,75 +66,3 @@ class ChunkTexts:
     def close(self) -> None:
         for store in self.stores.values():
             store.close()
-
-
-class DenseShardsFront(BuiltShardsFront):
-    """dense's query side over shards it was built in: the encoder (the manifest's model, instruction, style and
-    encoder dtype, checked against shard 0's row 0), the shards' docs stores; the shards hold the rows. Options
-    as `DenseRetriever`'s."""
-
-    name = "dense"
-
-    def __init__(
-        self,
-        index: str | None = None,
-        shards: int = 1,
-        model: str | None = None,
-        query_instruction: str | None = None,
-        backend: str = "numpy",
-        chunk_rows: int = 32768,
-        batch_size: int = 64,
-        device: str | None = None,
-        query_style: str | None = None,
-        *,
-        registry: Any,
-    ) -> None:
-        super().__init__(index, shards)
-        self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
-        self.encoder = checked_index_encoder(
-            self.manifest, self.first_row, lambda: self.stores[0].get(0), f"the index at {self.folder}",
-            (model, query_instruction, batch_size, device, query_style), registry,
-        )  # fmt: skip
-
-    def payload(self, queries: list[str]) -> Any:
-        return self.encoder.encode_queries(queries)
-
-    def shard_options(self) -> ShardOptions:
-        return {"chunk_rows": self.chunk_rows, "backend": self.backend, "corpus_rows": self.manifest.doc_count}
-
-    def metadata(self) -> JsonObject:
-        return {**super().metadata(), "encoder_dtype": self.encoder.dtype, "backend": self.backend}
-
-    def first_row(self) -> np.ndarray:
-        """Row 0 of shard 0's embeddings (a 1-row array): memory-mapped from its folder; in an object store, read
-        by two ranged reads (the .npy header, then the row), each checked by the digests of its blocks the build
-        recorded (`EMBEDDINGS_BLOCKS`), never the whole file (an earlier build's, which recorded none: fetched
-        whole and checked by its content digest); damaged or written over: a ConfigError."""
-        shard = self.checked.shards[0]
-        if not shard.source or EMBEDDINGS_BLOCKS not in {name for name, _, _ in shard.written}:
-            return read_array(self.shard_file(0, EMBEDDINGS_FILE).parent, EMBEDDINGS_FILE)[:1]
-        url = joined(shard.source, EMBEDDINGS_FILE)
-        try:
-            return head_row(checked_ranges(shard.source, self.shard_file(0, EMBEDDINGS_BLOCKS), EMBEDDINGS_FILE))
-        except BlockMismatch as exc:
-            fix = self.checked.fix
-            raise ConfigError(f"retriever dense: {exc}: it was written over (damaged); {fix}") from None
-        except IndexDamage as exc:
-            raise ConfigError(f"retriever dense: {exc} (damaged); {self.checked.fix}") from None
-        except ValueError as exc:
-            raise ConfigError(
-                f"retriever dense: {url}: not a readable .npy array of vectors ({exc}) (damaged)"
-            ) from None
-
-
-def head_row(embeddings: CheckedRanges) -> np.ndarray:
-    """Row 0 of the .npy array of vectors `embeddings` reads (a 1-row array); a ValueError where it is not one."""
-    stream = io.BytesIO(embeddings.read(0, NPY_HEAD))
-    version = npy.read_magic(stream)
-    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-    shape, fortran, dtype = read_header(stream)
-    if len(shape) != 2 or fortran or not shape[0]:
-        raise ValueError(f"holds an array of shape {shape}, not rows of vectors")
-    start = stream.tell()
-    row = embeddings.read(start, start + shape[1] * dtype.itemsize)
-    return np.frombuffer(row, dtype=dtype).reshape(1, shape[1])

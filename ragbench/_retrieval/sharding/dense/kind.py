@@ -1,8 +1,8 @@
-"""dense's sharding (`sharding.kind.ShardedKind`): its split (`split`), its run-side fronts (`front`; `build`'s over
-shards it built), its shard search (`search`), its shard build (`build`'s docstring: step 1 counts a shard's
-passages, step 2 here encodes the chunks its rows fall in) and its blocks in a merged parallel build: the passages'
-embeddings, by the encoder a worker loads once (one GPU a worker where the cluster has GPUs); an interrupted build's
-blocks are its model's only while the model's files are unchanged (`key_files`)."""
+"""dense's sharding (`sharding.kind.ShardedKind`): its split (`split`), its run-side front (`front`: one class, over
+its split and over shards it built), its shard search (`search`), its shard build (`build`'s docstring: step 1
+counts a shard's passages, step 2 here encodes the chunks its rows fall in) and its blocks in a merged parallel
+build: the passages' embeddings, by the encoder a worker loads once (one GPU a worker where the cluster has GPUs);
+an interrupted build's blocks are its model's only while the model's files are unchanged (`key_files`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from ...index.remote_docstore import write_block_record
 from ..build.kind import Stats
 from ..kind import ShardedKind
 from ..merged_build.analysis import EncoderSettings, WorkerSettings
-from .build import EMBEDDINGS_BLOCKS, ChunkTexts, DenseShardsFront, PassageCount
-from .front import DenseQueries
+from .build import EMBEDDINGS_BLOCKS, ChunkTexts, PassageCount
+from .front import DenseFront
 from .search import DenseShardSearch
 from .split import split_dense
 
@@ -39,10 +39,10 @@ class DenseKind(ShardedKind):
     """dense (module docstring); a build's options are `DenseBuilder`'s."""
 
     name = "dense"
-    front = DenseQueries
+    front = DenseFront
     search = DenseShardSearch
     checked = DenseRetriever
-    shards_front = DenseShardsFront
+    shards_front = DenseFront  # one front: split or built as shards
     fields = ("embeddings",)
     gpu = True
     split = staticmethod(split_dense)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...index.built import IndexedRetriever
 from ...lucene.retriever import FILES_DIR, LuceneBM25Retriever, anserini_scores, check_segment_text, query_terms
-from ..bm25.front import Bm25Queries
+from ..bm25.front import Bm25Front
 from ..fronts import Answers, SplitLayout, per_query
 from ..merge import merge_top_k
 from ..searcher import ShardOptions, TopK
@@ -22,7 +22,7 @@ class LuceneQueries(SplitLayout, IndexedRetriever):
     name = LuceneBM25Retriever.name
     option_types = LuceneBM25Retriever.option_types
     required_options = LuceneBM25Retriever.required_options
-    front_files = (*Bm25Queries.front_files, f"{FILES_DIR}/terms.json", f"{FILES_DIR}/id_ranks.npy")
+    front_files = (*Bm25Front.front_files, f"{FILES_DIR}/terms.json", f"{FILES_DIR}/id_ranks.npy")
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)

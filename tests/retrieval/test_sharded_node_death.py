@@ -17,7 +17,7 @@ import threading
 import pytest
 
 from conftest import needs
-from ragbench._retrieval.sharding.lucene_bm25.front import LuceneQueries
+from ragbench._retrieval.sharding.lucene_bm25.front import LuceneFront
 from ragbench._retrieval.sharding.retriever import ShardedRetriever
 from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry
@@ -70,7 +70,7 @@ def test_a_node_lost_mid_run_costs_nothing_the_run_scores_as_on_one_machine(tmp_
     common = {"tasks": [TASK], "data": {TASK: str(data)}, "system": "vanilla", "retriever": "lucene_bm25"}
     alone = run(tmp_path, "alone", model="scripted:echo", retriever_args={"index": str(index)}, **common)
 
-    monkeypatch.setattr(LuceneQueries, "max_batch_size", 2)  # five searches: the node dies in the second
+    monkeypatch.setattr(LuceneFront, "max_batch_size", 2)  # five searches: the node dies in the second
     search, calls, lost, lock = ShardedRetriever.search, [], [], threading.Lock()
 
     def search_then_lose_a_node(self, queries, k):

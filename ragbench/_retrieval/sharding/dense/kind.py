@@ -42,7 +42,7 @@ class DenseKind(ShardedKind):
     front = DenseFront
     search = DenseShardSearch
     checked = DenseRetriever
-    shards_front = DenseFront  # one front: split or built as shards
+    shards_front = DenseFront
     fields = ("embeddings",)
     gpu = True
     split = staticmethod(split_dense)

@@ -1,5 +1,5 @@
-"""lucene_bm25's sharding (`sharding.kind.ShardedKind`): its split (`split`), its run-side fronts (`front`;
-`build`'s over shards it built), its shard search (`search`), its shard build (`build`: step 1's
+"""lucene_bm25's sharding (`sharding.kind.ShardedKind`): its split (`split`), its run-side front (`front`: one
+class, over its split and over shards it built), its shard search (`search`), its shard build (`build`: step 1's
 `LucenePartBuilder`; step 2 here) and its blocks in a merged parallel build (`LuceneBlockWorker`)."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ..build.kind import Stats
 from ..build.terms import merged_terms
 from ..kind import ShardedKind
 from ..merged_build.analysis import WorkerSettings, from_json_array, json_array
-from .build import LucenePartBuilder, LuceneShardsFront
-from .front import LuceneQueries
+from .build import LucenePartBuilder
+from .front import LuceneFront
 from .search import LuceneShardSearch
 from .split import DOC_FREQS, STATS, split_lucene
 
@@ -41,10 +41,10 @@ class LuceneKind(ShardedKind):
     """lucene_bm25 (module docstring)."""
 
     name = "lucene_bm25"
-    front = LuceneQueries
+    front = LuceneFront
     search = LuceneShardSearch
     checked = LuceneBM25Retriever
-    shards_front = LuceneShardsFront
+    shards_front = LuceneFront
     fields = ("doc", "term", "tf", "lengths", "words")
     split = staticmethod(split_lucene)
 

@@ -9,9 +9,9 @@ alone and verified (`shard_file`); the shard actors fetch their own shards' othe
 index (`ragbench index shard`: shards-S holds no manifest of its own, `split`): the one index's manifest and docs
 store, checked as its retriever checks them (`IndexedRetriever.check_files`), its layout read when the pool asks
 (`SplitLayout`; in an object store the run reads it, `remote`). A kind's front (its ShardedKind's `shards_front`, and
-`front` where the kind's split is served by the same class: bm25, lucene_bm25, dense) adds what a batch's payload needs
-(`payload`, `shard_options`) and, where they do not merge by (score, passage number), how the shards' answers merge
-(`answers`).
+`front` where the kind's split is served by the same class: bm25, lucene_bm25, dense) adds what a batch's payload
+needs (`payload`, `shard_options`) and, where they do not merge by (score, passage number), how the shards' answers
+merge (`answers`).
 """
 
 from __future__ import annotations

@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
 from .option_bounds import MAX_INFLIGHT, number_problem, too_many
 from .run_option import SCORED, found, option
+
+DEFAULT_INFLIGHT = 64
+MAX_DEFAULT_INFLIGHT = 256
+
+
+def examples_in_flight(given: int | None, engine: Any = None) -> int:
+    """`--max-inflight`, or by default enough examples for the model engine to fill one batch (or use
+    its concurrency) when each has one call waiting: a closed-book run of 64 in flight fed an `hf` engine
+    whose `batch_size=auto` was 256 batches of 64, a fraction of the tokens per second of full batches (docs/
+    performance.md, "Figures behind the code"). At least 64; at most 256, since each example in flight holds
+    its data (a CRAG Task 3 example: 50 web pages)."""
+    if given is not None:
+        return given
+    if engine is None:
+        return DEFAULT_INFLIGHT
+    capacity: int = max(engine.max_batch_size, engine.max_concurrency if engine.concurrent else 0)
+    return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
 
 
 @dataclass(frozen=True)

@@ -21,23 +21,6 @@ from .retrieval import RunRetrieval
 from .run_option import declared
 from .what import RunWhat
 
-DEFAULT_INFLIGHT = 64
-MAX_DEFAULT_INFLIGHT = 256
-
-
-def examples_in_flight(given: int | None, engine: Any = None) -> int:
-    """`--max-inflight`, or by default enough examples for the model engine to fill one batch (or use
-    its concurrency) when each has one call waiting: a closed-book run of 64 in flight fed an `hf` engine
-    whose `batch_size=auto` was 256 batches of 64, a fraction of the tokens per second of full batches (docs/
-    performance.md, "Figures behind the code"). At least 64; at most 256, since each example in flight holds
-    its data (a CRAG Task 3 example: 50 web pages)."""
-    if given is not None:
-        return given
-    if engine is None:
-        return DEFAULT_INFLIGHT
-    capacity: int = max(engine.max_batch_size, engine.max_concurrency if engine.concurrent else 0)
-    return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
-
 
 def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> dict[str, Any]:
     """`retriever_args` with the index cache's index of a task's own corpus named by its key (its folder's name:

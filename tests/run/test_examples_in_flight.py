@@ -11,7 +11,7 @@ import types
 import pytest
 
 from conftest import write_jsonl
-from ragbench._config.run_config import examples_in_flight
+from ragbench._config.limits import examples_in_flight
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Prediction, System
 from ragbench.testing import Registry

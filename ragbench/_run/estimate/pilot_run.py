@@ -17,7 +17,8 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..._config.run_config import RunConfig, examples_in_flight
+from ..._config.limits import examples_in_flight
+from ..._config.run_config import RunConfig
 from ..._cost.estimate_figures import Totals, example_figures, summed
 from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
 from ..._cost.pilot import Pilot, PilotEnded, PilotSize

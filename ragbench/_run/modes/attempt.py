@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from ..._config.run_config import examples_in_flight
+from ..._config.limits import examples_in_flight
 from ..._cost.pilot import Pilot, PilotEnded
 from ..._cost.prices import model_urls
 from ..._cost.run_cost import AttemptMeter, CallReports

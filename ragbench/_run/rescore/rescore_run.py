@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..._checks import Preflight
-from ..._config.run_config import RunConfig, examples_in_flight, run_options
+from ..._config.limits import examples_in_flight
+from ..._config.run_config import RunConfig, run_options
 from ..._cost.cost_schema import RescoringCost
 from ..._cost.prices import model_urls, recorded_urls
 from ..._cost.run_cost import CallReports, attempt_cost

@@ -139,7 +139,7 @@ def pilot_of(figures: list[dict[str, float]], lengths: list[int] | None, order: 
 
     totals = Totals()
     for i in order:
-        totals.add(f"{i:06d}", figures[i], finished=True, length=None if lengths is None else lengths[i])
+        totals.add(f"{i:06d}", figures[i], observed=True, length=None if lengths is None else lengths[i])
     if lengths is not None:
         totals.rest = float(sum(lengths) - sum(lengths[i] for i in order))
     return totals

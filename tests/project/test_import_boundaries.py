@@ -52,6 +52,9 @@ def folder(module: str) -> str:
     return "core"
 
 
+TASKS_SHARED = "ragbench.tasks.shared"  # the --data checks, options, corpus commands several benchmarks share
+
+
 def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
     edges = set()
     for source, targets in graph.items():
@@ -59,6 +62,8 @@ def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
             mine, theirs = folder(source), folder(target)
             if theirs == "core" or mine == theirs or (mine in layers.PLUGIN_PACKAGES and target.startswith(mine + ".")):
                 continue
+            if theirs == TASKS_SHARED and mine.startswith("ragbench.tasks."):
+                continue  # what the benchmark folders share (tasks/shared/): neutral to them, no system's
             edges.add((source, target))
     return edges
 

@@ -124,6 +124,7 @@ class LateInteractionRetriever(Retriever):
         """`encoder` a stand-in for the model's (tests); `in_shards` encodes the pages in shards (`pages.shards`:
         `ragbench index build --ray --shards S`) where the index is not built yet."""
         self.refuse_missing(index is None, model is None and encoder is None)
+        assert index is not None  # refused above
         self.folder = Path(index).expanduser().resolve()  # `.` and `..` named as the folders they are
         for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),
                               ("score_batch_size", score_batch_size), ("pool_factor", pool_factor)):  # fmt: skip

@@ -148,6 +148,36 @@ def test_every_import_goes_down_the_layer_table():
     assert not problems, "imports against the layers (tools/import_layers.py LAYERS):\n" + "\n".join(problems)
 
 
+# The rooms that still name a room beside or above them for the type checker alone (an import under
+# TYPE_CHECKING: no arrow at run time, yet the room's code is read against the other's types). No other joins them:
+# a room below another types what it hands up or reads back with types of its own (issue 92: the cost room's
+# `CostSections`, `CostFigures`, `CostedRun`, where it named the reports' results.json and compare's `Run`).
+TYPED_UPWARD = {
+    "_components",
+    "_context",
+    "_engines",
+    "_llm",
+    "_metric",
+    "_retrieval",
+    "_scheduler",
+    "_storage",
+    "_system",
+    "_task",
+    "_values",
+}
+
+
+def test_no_other_room_names_one_above_it_even_for_the_type_checker():
+    units = layers.unit_graph(import_graph(type_checking=True))
+    upward = {
+        source: sorted(target for target in targets if layers.DEPTH[target] <= layers.DEPTH[source])
+        for source, targets in units.items()
+        if layers.LAYERS[layers.DEPTH[source]] is not layers.LAYERS[0]
+    }
+    named = {source: targets for source, targets in upward.items() if targets and source not in TYPED_UPWARD}
+    assert not named, f"type-only imports of a room above (give the lower room a type of its own): {named}"
+
+
 def test_the_table_check_refuses_an_arrow_up_or_sideways_and_a_plugin_reaching_inside():
     units = {
         "_storage": {"_run": ["ragbench._storage.x -> ragbench._run.y"]},

@@ -330,3 +330,17 @@ def test_a_corpus_still_being_written_while_it_is_indexed_leaves_no_index(tmp_pa
     ):
         build_index(corpus, tmp_path / "index", "bm25", chunk_size=8, progress=False, registry=installed_registry())
     assert sorted(path.name for path in tmp_path.iterdir()) == ["c.tsv"]
+
+
+def test_a_failed_page_build_leaves_no_folder_it_made_for_its_lock(tmp_path):
+    """The folders above --out that the lock beside it needed are removed with the lock when the build left them
+    empty (a bad option, a model that does not load), kept when the index is in them."""
+    from ragbench._retrieval.index.staging import held_lock
+
+    out = tmp_path / "a" / "b" / "index"
+    with pytest.raises(ConfigError, match="a bad option"), held_lock(out.with_name("index.lock"), out, "index build"):
+        raise ConfigError("a bad option")
+    assert list(tmp_path.iterdir()) == []
+    with held_lock(out.with_name("index.lock"), out, "index build"):
+        out.mkdir()
+    assert [path.relative_to(tmp_path).as_posix() for path in sorted(tmp_path.rglob("*"))] == ["a", "a/b", "a/b/index"]

@@ -62,10 +62,12 @@ def held_lock(lock: Path, out: str | Path, build: str) -> Iterator[None]:
     while the block runs and removed after: for a build whose own folders its index's save replaces (a page
     index's), so that no lock on them would last the build. A killed build's (its mark there) is taken over by the
     next; anything else there before (the user's: a file, a link, a folder without the mark, even an empty one) is
-    refused in one line and left as it is."""
+    refused in one line and left as it is. The folders above it made for it are removed with it where the build
+    left them empty (a build that failed)."""
     not_ours = f"--out {out}: {lock} is not a folder a ragbench {build} made"
     refuse_no_folder(lock, not_ours)
     made = not lock.exists()
+    above = [folder for folder in lock.parents if not folder.exists()]  # the nearest first
     handle = locked_folder(lock, out, build)
     mark = lock / BUILD_MARK
     try:
@@ -77,7 +79,8 @@ def held_lock(lock: Path, out: str | Path, build: str) -> Iterator[None]:
         finally:
             with suppress(OSError):  # files put there since are not ours to remove
                 mark.unlink()
-                lock.rmdir()
+                for folder in (lock, *above):
+                    folder.rmdir()
     finally:
         os.close(handle)
 

@@ -143,11 +143,13 @@ class ShardedKind:
 Splitter = Callable[[Path, list[Path], list[tuple[int, int]]], None]  # (index, shard folders, passage ranges)
 
 
-def deprecated(what: str) -> None:
+def deprecated(what: str, stacklevel: int = 3) -> None:
+    """A DeprecationWarning of `what`, named at the plugin's line: `stacklevel` counts this function's frame and the
+    caller's (`__init_subclass__` adds ABCMeta's, a third)."""
     warnings.warn(
         f"{what} is deprecated: a sharded kind is one ShardedKind subclass (docs/scale-out.md, Adding a kind)",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
@@ -161,7 +163,7 @@ class ShardKind(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        deprecated("ShardKind")
+        deprecated("ShardKind", stacklevel=4)  # the class statement, past ABCMeta.__new__
 
     def __init__(self, options: Stats, registry: Registry | None = None, text: TextSettings | None = None) -> None:
         self.build_options, self.registry, self.text = dict(options), registry, text or TextSettings()
@@ -196,7 +198,7 @@ class BlockKind(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        deprecated("BlockKind")
+        deprecated("BlockKind", stacklevel=4)  # the class statement, past ABCMeta.__new__
 
     @abstractmethod
     def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings: ...

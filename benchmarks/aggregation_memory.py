@@ -42,7 +42,7 @@ from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.plan.planning import plan
 from ragbench._run.plan.planning import run_registry
 from ragbench._storage.rundir import RunDir
-from ragbench._values.run_config import RunConfig
+from ragbench._config.run_config import RunConfig
 
 folder, task, iterations = sys.argv[1], sys.argv[2], int(sys.argv[3])
 config = RunConfig.of(tasks=[task], system="closed_book", model="scripted:echo", output=folder, progress=False,

@@ -139,7 +139,7 @@ def pilot_of(figures: list[dict[str, float]], lengths: list[int] | None, order: 
 
     totals = Totals()
     for i in order:
-        totals.add(f"{i:06d}", figures[i], finished=True, length=None if lengths is None else lengths[i])
+        totals.add(f"{i:06d}", figures[i], observed=True, length=None if lengths is None else lengths[i])
     if lengths is not None:
         totals.rest = float(sum(lengths) - sum(lengths[i] for i in order))
     return totals
@@ -150,11 +150,11 @@ def redrawn(run: Path, setup: list[str], prices: Path, pilot: str, draws: int, p
     grown as `--precision` grows it), estimated by the same code (`Totals`) from the samples saved: per figure, the
     share of pilots whose interval held the actual total and whose point was within 10% of it (one pilot is one
     draw: these say how often it lands)."""
+    from ragbench._config.run_config import RunConfig
     from ragbench._cost.estimate_figures import example_figures
     from ragbench._cost.estimate_tokens import model_counter
     from ragbench._cost.prices import ModelPrices, read_price_table
     from ragbench._records import read_samples
-    from ragbench._values.run_config import RunConfig
 
     judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []
     args = dict([setup[setup.index("--model-arg") + 1].split("=", 1)]) if "--model-arg" in setup else {}

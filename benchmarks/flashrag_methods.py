@@ -45,13 +45,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ragbench._config.run_config import RunConfig
 from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval.index.built import build_index
 from ragbench._run.evaluator import Evaluator
 from ragbench._values.llm_calls import Request
-from ragbench._values.run_config import RunConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.flashrag_parity import fake_flare_model as flare_model

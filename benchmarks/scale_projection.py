@@ -65,7 +65,7 @@ def build_sample(kind: str, corpus: str, half: str, warm: str, out: str, chunk_s
     from ragbench._retrieval.sharding.split import split_index
 
     registry = installed_registry()
-    blocks = sharded_kind(registry, kind).blocks  # type: ignore[union-attr]
+    blocks = sharded_kind(registry, kind)  # its blocks: a merged build's settings, worker and absorb
     worker = [0.0]
 
     def feeder(builder: Any, chunks: Any) -> None:

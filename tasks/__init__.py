@@ -6,7 +6,8 @@ the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers 
 record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
 package of the one entry point, so a new one needs no packaging edit. What several folders share is in
 `shared/`: the --data checks (given_data), the options (task_options), the corpus commands and builders
-(corpus_command, corpus_files)."""
+(corpus_command, corpus_files), a tokenizer found by its variable or folder (cut_tokenizer): what a benchmark
+folder may import besides ragbench.api and its own modules."""
 
 from importlib import import_module, resources
 from typing import Any

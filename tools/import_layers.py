@@ -122,10 +122,11 @@ LAYERS = (
         {"_records": "`SampleRecord`: the one typed sample record, and its reader `read_samples`"},
     ),
     Layer(
-        "files and data types",
+        "files, data types and a run's configuration",
         {
             "_storage": "run folders, the JSONL reader and writer, response and page caches, data files",
             "_types": "`Example`, `Document`, `Prediction`, `Step`: the data plugins exchange",
+            "_config": "`RunConfig`: a run's options in groups, each option declared once, and the run's identity",
             "_checks": "`Preflight`: the pre-flight's problem collector and probes",
             "_imports": "importing a `module:attribute` target",
             "_ray_connect": "joining or starting Ray: a cluster's address probed within a deadline, one line a failure",
@@ -134,7 +135,7 @@ LAYERS = (
     Layer(
         "values",
         {
-            "_values": "a run's config and options, an LLM call's request and response, what JSON holds",
+            "_values": "an LLM call's request and response, plugins' typed options, what JSON holds, URLs' credentials",
             "_plugin_calls": "the guard around every call into plugin code: what it raises, told and counted",
         },
     ),

@@ -1,5 +1,5 @@
 """How many test files reach into ragbench's internals (issue 80): the `tests/**/test_*.py` files that import a
-private module of ragbench (`ragbench._run`, `from ragbench._values.config import RunConfig`, `from ragbench
+private module of ragbench (`ragbench._run`, `from ragbench._config.run_config import RunConfig`, `from ragbench
 import _registry`), anywhere in the file, and the strings that name a name inside a private module by its dotted
 path, the targets of monkeypatches by string (`monkeypatch.setattr("ragbench._run.x.y", ...)`,
 `mock.patch("ragbench._...")`, or `"ragbench._cli.main.split_names"` in a parametrize list that a patch is later

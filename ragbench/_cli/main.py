@@ -14,11 +14,11 @@ from typing import Any
 import click
 import cloup
 
+from .._config.output import RunOutput
+from .._config.run_config import RunConfig
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .._values.environment import environment_problems
-from .._values.run_config import RunConfig
-from .._values.run_groups import RunOutput
 from .cache.command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group

@@ -13,10 +13,10 @@ from typing import Any
 
 import click
 
+from .._config.run_config import RunConfig
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.lifetime.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
-from .._values.run_config import RunConfig
 from .._values.urls import redact_urls
 from .install_hints import for_this_install
 from .registry import command_registry

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import click
 import cloup
 
+from .._config.option_bounds import too_many
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
-from .._values.option_bounds import too_many
 from .._values.options import parse_assignments
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from .base import Refiner, Reranker
 
 if TYPE_CHECKING:
+    from .._config.retrieval import RunRetrieval
     from .._registry import Registry
-    from .._values.run_groups import RunRetrieval
 
 
 def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *, registry: Registry) -> Any:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._config.retrieval import RunRetrieval
 from .._errors import ConfigError
 from .._retrieval.corpus.readers import passage_text
 from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
 from .._types import Document, JsonObject
-from .._values.run_groups import RunRetrieval
 from .base import Refiner, Reranker
 
 

@@ -10,7 +10,7 @@ the estimate with its lines and JSON (`run_estimate`).
 Other rooms call it and keep no cost logic: the run meters, caps and assembles with it, and runs the pilot
 (ragbench._run.estimate.pilot_run: a run mode given a `Pilot` runs it); the reports, the command line and the viewer
 show its lines and tables. It sits below them, above the engines, the scheduler (whose `SpendGate`,
-ragbench._values.spend_gate, the cap answers) and the run folder, whose figures it prices; the engines read the
+ragbench._scheduler.spend_gate, the cap answers) and the run folder, whose figures it prices; the engines read the
 vendors' usage counts (ragbench._engines.hosted.usage_counts) and keep their batch bookkeeping
 (ragbench._engines.batches).
 """

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from .._records import SampleRecord
 from .._types import Step, json_object
 from .._values.json_values import MAX_DEPTH
 from .._values.tool_calls import ToolCall, tools_of
-from .cost_schema import Budget, RepeatedWork
-
-if TYPE_CHECKING:
-    from .._reports.results.schema import Results, TaskSections
+from .cost_schema import Budget, CostFigures, CostSections, RepeatedWork
 
 # The quantities of `budget`, each a mean per scored example, in the order results.json and the tables show them.
 QUANTITIES = {
@@ -122,7 +119,7 @@ class BudgetTally:
             out["passages_shown"] = DOCS_UNKNOWN
         return out
 
-    def sections(self) -> TaskSections:
+    def sections(self) -> CostSections:
         """{"budget": ..., "repeated_work": ...} of the task; nothing where no example was scored."""
         if not self.examples:
             return {}
@@ -132,7 +129,7 @@ class BudgetTally:
         return {"budget": budget, "repeated_work": cast(RepeatedWork, dict(self.repeats))}
 
 
-def repeated_work_lines(results: Results) -> list[str]:
+def repeated_work_lines(results: CostFigures) -> list[str]:
     """A warning per kind of work that bought nothing (`repeated_work`), with what to do about it: the console's
     summary, report.md and the viewer's run page."""
     metadata = json_object(results.config.get("retriever_metadata"))

@@ -12,13 +12,10 @@ or why there is none.
 from __future__ import annotations
 
 from itertools import chain
-from typing import TYPE_CHECKING
 
 from .._records import SampleRecord
+from .cost_schema import CostSections
 from .prices import SOME_JUDGE, ModelPrices, TokenUsage
-
-if TYPE_CHECKING:
-    from .._reports.results.schema import TaskSections
 
 
 class ModelCostTally:
@@ -33,7 +30,7 @@ class ModelCostTally:
             if step.kind == "llm":
                 self.usage.add(step, step.role)
 
-    def sections(self) -> TaskSections:
+    def sections(self) -> CostSections:
         """{"model_cost": figures}; nothing where the system called no model."""
         return {"model_cost": self.usage.figures(self.prices)} if self.usage.calls else {}
 
@@ -52,7 +49,7 @@ class JudgeCostTally:
             name = step.name.removeprefix("judge:") or "judge"
             self.by_metric.setdefault(name, TokenUsage()).add(step, step.role or SOME_JUDGE)
 
-    def sections(self) -> TaskSections:
+    def sections(self) -> CostSections:
         """{"judge_cost": {metric: figures}}; nothing where no judge was called."""
         out = {name: usage.figures(self.prices) for name, usage in sorted(self.by_metric.items())}
         return {"judge_cost": out} if out else {}

@@ -4,10 +4,9 @@ same lines on a run's page)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .._reports.results.schema import Results
+from .cost_schema import CostFigures
 
 
 def money_phrase(cost: Mapping[str, Any]) -> str:
@@ -44,7 +43,7 @@ def _prompt_cache_phrase(cost: Mapping[str, Any]) -> str:
     return f" ({cache['read_tokens']} read from the prompt cache, {cache['write_tokens']} written{saved})"
 
 
-def judge_cost_lines(results: Results) -> list[str]:
+def judge_cost_lines(results: CostFigures) -> list[str]:
     """One line per task and judged metric: its judge calls, tokens and money."""
     return [
         f"{task}: judging {name}: {_calls_phrase(cost)}"
@@ -53,7 +52,7 @@ def judge_cost_lines(results: Results) -> list[str]:
     ]
 
 
-def model_cost_lines(results: Results) -> list[str]:
+def model_cost_lines(results: CostFigures) -> list[str]:
     """One line per task: the system's own model calls, tokens and money."""
     return [
         f"{task}: the system's model{'' if cost.get('by_model') else ' ' + (cost.get('model') or '?')}: "

@@ -2,11 +2,12 @@
 run's, every attempt added up (`Cost`; one attempt's figures, `AttemptCost`, are run.json's record:
 ragbench._storage.run_record), the traced calls' tokens and price (`TokenCost`), a task's cost per correct answer
 (`Efficiency`) and its work per example (`Budget`, `RepeatedWork`). Each is a `TypedDict`: a dict at
-run time, as the files read."""
+run time, as the files read. What the cost room counts and reads back of results.json is typed here too
+(`CostSections`, `CostFigures`, `CostedRun`), so that it never names the results room above it that holds them."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 from .._storage.page_cache import PageCachesStats, PageCacheStats
 from .._storage.run_record import AttemptCost, CallCounts
@@ -180,3 +181,41 @@ class RepeatedWork(RepeatedWorkCounts, total=False):
     tool_calls: int
     malformed_tool_calls: int
     invalid_tool_calls: int
+
+
+class CostSections(TypedDict, total=False):
+    """A task's sections of results.json that the cost room counts (each of its tallies' `sections()`); the
+    results' `TaskSections` holds them among its others."""
+
+    budget: Budget
+    repeated_work: RepeatedWork
+    judge_cost: dict[str, TokenCost]
+    model_cost: TokenCost
+    efficiency: Efficiency
+
+
+class CostFigures(Protocol):
+    """results.json as the cost room's lines and tables read it (the results' `Results` is one): the run's config,
+    each task's values and the cost sections, by task."""
+
+    @property
+    def config(self) -> JsonObject: ...
+    @property
+    def results(self) -> dict[str, dict[str, float | None]]: ...
+    @property
+    def repeated_work(self) -> dict[str, RepeatedWork] | None: ...
+    @property
+    def model_cost(self) -> dict[str, TokenCost] | None: ...
+    @property
+    def judge_cost(self) -> dict[str, dict[str, TokenCost]] | None: ...
+    @property
+    def efficiency(self) -> dict[str, Efficiency] | None: ...
+
+
+class CostedRun(Protocol):
+    """A run of `ragbench compare`'s cost table (compare's `Run` is one): its label and its results.json."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def results(self) -> CostFigures: ...

@@ -12,13 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .cost_schema import Latency
+from .cost_schema import CostedRun, Latency
 from .efficiency_lines import dollars, number
-
-if TYPE_CHECKING:
-    from .._reports.compare.comparison import Run
 
 
 def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -53,7 +50,7 @@ def cost_unit(rows: list[CostRow]) -> str:
     return "usd" if priced else "tokens"
 
 
-def cost_rows(runs: list[Run]) -> dict[tuple[str, str], tuple[str, list[CostRow]]]:
+def cost_rows(runs: Sequence[CostedRun]) -> dict[tuple[str, str], tuple[str, list[CostRow]]]:
     """By (task, key) that some run counts correct answers of and none has graded (a value inside its range: an F1
     whose values were all 0 or 1 in one run is graded in another): the cost unit and each run's row, the front
     marked."""
@@ -85,7 +82,7 @@ def _cost(value: float | None) -> float:
     return math.inf if value is None else value
 
 
-def cost_markdown(runs: list[Run]) -> str:
+def cost_markdown(runs: Sequence[CostedRun]) -> str:
     """The cost table of every run (empty where no run has `efficiency`), front members marked "yes"; each row starts
     with its run, so that no reader takes it for a comparison's row (those start with the task)."""
     table = cost_rows(runs)
@@ -128,7 +125,7 @@ def _front(front: bool | None, unit: str) -> str:
     return f"yes ({'$' if unit == 'usd' else 'tokens'})" if front else "no"
 
 
-def front_lines(runs: list[Run]) -> list[str]:
+def front_lines(runs: Sequence[CostedRun]) -> list[str]:
     """The console's part of the cost table: per task and key, the runs on the front and the others, each with its
     value and cost per correct answer (the whole table: `cost_markdown`)."""
     lines = []

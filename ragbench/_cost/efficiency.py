@@ -19,16 +19,11 @@ samples' traces (every record, failed ones too: their calls were made, and they 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._metric import Metric, key_spec, reported_keys, saved_value
 from .._records import SampleRecord
 from .budget import NO_TOKENS
-from .cost_schema import Efficiency, KeyEfficiency, Latency
+from .cost_schema import CostSections, Efficiency, KeyEfficiency, Latency
 from .prices import PER, ModelPrices
-
-if TYPE_CHECKING:
-    from .._reports.results.schema import TaskSections
 
 KINDS = {"llm": "llm", "retrieval": "search"}  # a step's kind -> the call kind `latency_seconds` names
 
@@ -106,7 +101,7 @@ class EfficiencyTally:
                 total += (prompt * model.price["prompt"] + completion * model.price["completion"]) / PER
         return (None, "; ".join(dict.fromkeys(notes))) if notes else (total, None)
 
-    def sections(self) -> TaskSections:
+    def sections(self) -> CostSections:
         """{"efficiency": figures}; nothing where no record carries a trace (outputs made elsewhere: what they cost is
         not known, not 0)."""
         if not self.traced:

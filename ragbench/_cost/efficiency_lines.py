@@ -4,10 +4,7 @@ searches per example and its calls' latency."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .._reports.results.schema import Results
+from .cost_schema import CostFigures
 
 COLUMNS = ("tokens / correct", "$ / correct")
 
@@ -21,7 +18,7 @@ def dollars(value: float | None) -> str:
     return "-" if value is None else f"${value:.6f}" if value < 0.01 else f"${value:.4f}"
 
 
-def cost_cells(results: Results, task: str, key: str) -> tuple[str, str]:
+def cost_cells(results: CostFigures, task: str, key: str) -> tuple[str, str]:
     """The tokens and dollars per correct answer of a task's key: "-" where no correct answer was counted, the key
     counts none (no bounded range) or a model has no price."""
     figures = (results.efficiency or {}).get(task)
@@ -31,11 +28,11 @@ def cost_cells(results: Results, task: str, key: str) -> tuple[str, str]:
     return number(entry.get("tokens_per_correct")), dollars(entry.get("usd_per_correct"))
 
 
-def has_cost_columns(results: Results) -> bool:
+def has_cost_columns(results: CostFigures) -> bool:
     return any(figures.get("per_correct") for figures in (results.efficiency or {}).values())
 
 
-def efficiency_parts(results: Results) -> dict[str, str]:
+def efficiency_parts(results: CostFigures) -> dict[str, str]:
     """Per task: its LLM calls and searches per example, its tokens and the latency of each call kind sent (why
     it has no dollar figures is the `model_cost` line's): what follows "TASK: per example " in its line."""
     parts = {}
@@ -53,6 +50,6 @@ def efficiency_parts(results: Results) -> dict[str, str]:
     return parts
 
 
-def efficiency_lines(results: Results) -> list[str]:
+def efficiency_lines(results: CostFigures) -> list[str]:
     """`efficiency_parts`, each a line of its task's."""
     return [f"{task}: per example {part}" for task, part in efficiency_parts(results).items()]

@@ -43,13 +43,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._config.judging import RunJudging
+from .._config.models import RunModels
 from .._engines import EMBEDDED_MODEL
 from .._errors import ConfigError
 from .._registry import Registry
 from .._storage.given_files import given_text
 from .._storage.jsonl import parse_json
 from .._types import JsonObject, Step
-from .._values.run_groups import RunJudging, RunModels
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .cost_schema import ModelTokens, PromptCache, TokenCost
 from .vendor_prices import CACHE_KEYS, DamagedPriceList, Price, price_entry, vendor_prices

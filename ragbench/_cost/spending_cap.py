@@ -19,10 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._config.judging import RunJudging
+from .._config.models import RunModels
 from .._in_flight import ExamplesInFlight
 from .._values.billed import TOKEN_COUNTS, Billed
 from .._values.llm_calls import Request, Response
-from .._values.run_groups import RunJudging, RunModels
 from .prices import ModelPrices, run_prices, usd_of
 from .vendor_prices import Price
 

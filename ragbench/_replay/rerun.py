@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._config.run_config import RUN_OPTIONS, RunConfig
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
-from .._values.run_config import RUN_OPTIONS, RunConfig
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 

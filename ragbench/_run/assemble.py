@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from .._config.run_config import RunConfig
 from .._cost.budget import BudgetTally
 from .._cost.call_cost import JudgeCostTally, ModelCostTally
 from .._cost.cost_schema import Cost
@@ -24,7 +25,6 @@ from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
 from .._types import JsonObject
-from .._values.run_config import RunConfig
 from .judges.labels_and_prices import Judging, judging_of
 from .plan.planning import PlannedTask
 
@@ -111,7 +111,7 @@ def scored_task(
         for tally in tallies:
             tally.add(record)
     for tally in tallies:
-        scores.update(tally.sections())
+        scores = {**scores, **tally.sections()}  # the cost room's sections (`CostSections`) among them
     add_ppi(scores["details"], scores.get("human_agreement", {}))  # each judged value's PPI interval beside it
     return scores
 

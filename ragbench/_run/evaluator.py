@@ -13,10 +13,10 @@ import logging
 import threading
 
 from .._checks import Preflight
+from .._config.run_config import RunConfig
 from .._engines import preload
 from .._registry import Registry
 from .._storage.rundir import RunDir
-from .._values.run_config import RunConfig
 from .example import sample_record
 from .lifetime.interrupted import RunInterrupted
 from .lifetime.workers import refuse_in_worker_start

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .._components.pooling import Components
+from .._config.run_config import RunConfig
 from .._cost.prices import model_urls
 from .._cost.run_cost import CallReports, ServiceReports
 from .._cost.spending_cap import CapStopped, SpendingCap, spending_cap
@@ -51,7 +52,6 @@ from .._storage.run_record import AttemptCost
 from .._storage.rundir import RunDir
 from .._types import JsonObject
 from .._values.ceiling import Ceiling
-from .._values.run_config import RunConfig
 from .lifetime.resources import RunResources
 from .models.metric_models import CallRoute, MetricModels
 from .models.run_engines import Engines, load_engines

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._config.run_config import run_options
 from .._cost.budget import QUANTITIES, repeated_work_lines
 from .._cost.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
 from .._reports.judging.human_agreement_lines import judging_by_task
@@ -21,7 +22,6 @@ from .._reports.results.slice_labels import NONE, SliceLabels, SliceValue
 from .._reports.results.slice_plots import slice_rows
 from .._system import System
 from .._types import JsonObject, JsonValue
-from .._values.run_config import run_options
 from .example import example_page
 from .page_data import (
     ExamplePage,

@@ -43,10 +43,9 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.sharding.build.front import BuiltShardsFront
-    from ragbench._retrieval.sharding.kind import ShardedKind
+    from ragbench._retrieval.sharding.kind import BlockKind, ShardedKind, ShardKind
     from ragbench._retrieval.sharding.merge import merge_top_k
     from ragbench._retrieval.sharding.merged_build.analysis import BlockWorker, from_json_array, json_array
-    from ragbench._retrieval.sharding.parts import BlockKind, ShardKind
     from ragbench._retrieval.sharding.searcher import ShardSearcher
     from ragbench._retrieval.trec.grades import relevance
     from ragbench._retrieval.trec.measures import (
@@ -76,8 +75,7 @@ _MODULES = {
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
-    "ragbench._retrieval.sharding.kind": ("ShardedKind",),
-    "ragbench._retrieval.sharding.parts": ("ShardKind", "BlockKind"),
+    "ragbench._retrieval.sharding.kind": ("ShardedKind", "ShardKind", "BlockKind"),
     "ragbench._retrieval.sharding.searcher": ("ShardSearcher",),
     "ragbench._retrieval.sharding.build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharding.merge": ("merge_top_k",),

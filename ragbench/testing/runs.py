@@ -220,7 +220,7 @@ def run_eval(
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
     plugin's tests need not install it). `registry`: the registry the run finds its components in (a test's own,
     `Registry.discover(plugins=...)`), which the classes and modules named are added to; None: a new one of the
-    installed plugins. `output`: the run folder, kept; None: a temporary one, removed once read. Other keywords are options of the run (`ragbench._values.run_config.RunConfig`: seed,
+    installed plugins. `output`: the run folder, kept; None: a temporary one, removed once read. Other keywords are options of the run (`ragbench._config.run_config.RunConfig`: seed,
     max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse: a
     `PreflightError` (a `ConfigError` whose `problems` are its lines) where the run's pre-flight does.
     """

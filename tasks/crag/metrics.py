@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject, parse_json, tokenizer_in_context
 
-from .cut_tokenizer import CutTokenizer
+from ..shared.cut_tokenizer import CutTokenizer
 from .prompts import judge_prompt
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject, tokenizer_in_context
 
-from ..crag.cut_tokenizer import CutTokenizer
+from ..shared.cut_tokenizer import CutTokenizer
 from .prompts import judge_messages
 
 if TYPE_CHECKING:

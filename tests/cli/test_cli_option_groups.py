@@ -1,4 +1,4 @@
-"""A run's options are declared once, on their group's field (ragbench._values.run_groups): every command that takes
+"""A run's options are declared once, on their group's field (ragbench._config, a module per group): every command that takes
 one offers that declaration (in its own wording where it differs), and builds from it only the RunConfig fields of
 the options it offers."""
 
@@ -18,8 +18,8 @@ from ragbench._cli.run.estimate import estimate_command
 from ragbench._cli.run.option_values import config_fields, group_fields, run_config_of
 from ragbench._cli.run.options import RUN_GROUPS, Offered, offered
 from ragbench._cli.run_folder_commands import reproduce_command, rescore_command
-from ragbench._values.run_config import RunConfig
-from ragbench._values.run_option import declared, option, pairs
+from ragbench._config.run_config import RunConfig
+from ragbench._config.run_option import declared, option, pairs
 
 GROUPED = {item.flag.name for item in offered("run")}
 # an option of another meaning under a run option's name: score's --data is its one task's data file
@@ -45,7 +45,9 @@ def test_no_command_of_a_run_declares_a_run_option_of_its_own() -> None:
         for name in declared.findall(inspect.getsource(command.callback))  # its decorators with it
         if name in GROUPED and (command.name, name) not in OTHER_MEANING
     ]
-    assert not copies, f"declare these on their field (ragbench/_values/run_groups.py) and offer them: {copies}"
+    assert not copies, (
+        f"declare these on their field (their group's module of ragbench/_config/) and offer them: {copies}"
+    )
 
 
 def test_the_run_check_and_estimate_offer_every_group_whole() -> None:
@@ -71,7 +73,7 @@ def test_the_commands_offer_as_many_options_as_before() -> None:
 
 
 def test_each_group_of_options_builds_the_group_a_run_config_holds() -> None:
-    """The options' groups are the RunConfig's own groups (ragbench._values.run_groups), nothing of their own;
+    """The options' groups are the RunConfig's own groups (ragbench._config), nothing of their own;
     a command line that gives none of a group's options builds the group's defaults."""
     held = {type(getattr(RunConfig.of(tasks=["demo"]), field.name)) for field in dataclasses.fields(RunConfig)}
     assert set(RUN_GROUPS) == held

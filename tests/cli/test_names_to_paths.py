@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
+from ragbench._config.run_config import RunConfig
 from ragbench._errors import ConfigError, shown_value
 from ragbench._storage.rundir import RunDir
 from ragbench._values.names import NAME_RULE, checked_name, inside, name_problem
-from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
 from ragbench._view.site import Site

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._config.judging import RunJudging
+from ragbench._config.models import RunModels
+from ragbench._config.run_config import RunConfig
 from ragbench._cost.estimate_figures import EstimatedTotal, extrapolated, pilot_for, regressed
 from ragbench._cost.pilot import MIN_PILOT, PilotSize
 from ragbench._cost.prices import ModelPrices
 from ragbench._run.estimate.pilot_run import unknowns
-from ragbench._values.run_config import RunConfig
-from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.api import ConfigError
 from support.helpers import cli_here
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from ragbench._config.run_config import RunConfig
 from ragbench._cost.estimate_figures import pilot_for
 from ragbench._cost.pilot import PilotSize
 from ragbench._cost.run_estimate import RunEstimate, precision_line
 from ragbench._records import read_samples
 from ragbench._run.estimate.pilot_run import estimate
 from ragbench._run.plan.planning import run_registry
-from ragbench._values.run_config import RunConfig
 from ragbench.api import Example, Task, TaskPrompting, TaskScoring
 from ragbench.testing import ScriptedLLM
 from ragbench.testing.runs import _run_options

@@ -9,10 +9,11 @@ import json
 
 import pytest
 
+from ragbench._config.judging import RunJudging
+from ragbench._config.models import RunModels
+from ragbench._config.run_config import RunConfig
 from ragbench._cost.call_cost import JudgeCostTally, ModelCostTally
 from ragbench._cost.prices import ModelPrices
-from ragbench._values.run_config import RunConfig
-from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import SampleRecord

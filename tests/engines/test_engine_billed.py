@@ -16,6 +16,8 @@ from test_engine_gemini import answer
 from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate, server  # noqa: F401 (fixture)
 
 from conftest import needs
+from ragbench._config.judging import RunJudging
+from ragbench._config.models import RunModels
 from ragbench._cost.cost_lines import model_cost_lines
 from ragbench._cost.prices import ModelPrices, TokenUsage
 from ragbench._cost.spending_cap import SpendingCap
@@ -24,7 +26,6 @@ from ragbench._scheduler import CallStats, Scheduler
 from ragbench._types import Step
 from ragbench._values.billed import Billed
 from ragbench._values.llm_calls import EngineError, Response
-from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.testing import load_engine
 from support.helpers import run
 

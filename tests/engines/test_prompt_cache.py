@@ -19,6 +19,7 @@ from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate
 from test_engine_openai_tools import SEARCH
 
 from conftest import needs
+from ragbench._config.run_config import RunConfig
 from ragbench._cost.call_cost import ModelCostTally
 from ragbench._cost.prices import ModelPrices, read_price_table
 from ragbench._engines.hosted.anthropic import AnthropicEngine
@@ -28,7 +29,6 @@ from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench._values.response_checks import response_problem
-from ragbench._values.run_config import RunConfig
 from ragbench.api import ConfigError, SampleRecord
 from ragbench.api.engines import Request, Response, Sampling
 

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 from test_rescore import popqa_run
 
+from ragbench._config.run_config import RunConfig
 from ragbench._reports.judging.judge_agreement import judge_agreement_lines
 from ragbench._reports.results.file import read_results
 from ragbench._run.judges.raters import headline_draws, headline_is_a_rater, raters
 from ragbench._statistics.rater_agreement import agreement, judged_interval
-from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import Metric, MetricDeclaration

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragbench._config.option_bounds import MAX_INFLIGHT, MAX_JUDGE_REPEATS
+from ragbench._config.run_config import RunConfig
 from ragbench._cost.prices import read_price_table
 from ragbench._reports.judging.human_labels import read_human_labels
 from ragbench._run.judges.raters import compares, raters
 from ragbench._run.plan.preflight import check_run_options
-from ragbench._values.option_bounds import MAX_INFLIGHT, MAX_JUDGE_REPEATS
-from ragbench._values.run_config import RunConfig
 from ragbench._yaml_tasks.located import SpecError, read_yaml_text
 from ragbench.api import ConfigError, Metric, MetricDeclaration, Preflight
 from ragbench.testing import installed_registry

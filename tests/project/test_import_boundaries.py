@@ -52,6 +52,9 @@ def folder(module: str) -> str:
     return "core"
 
 
+TASKS_SHARED = "ragbench.tasks.shared"  # the --data checks, options, corpus commands several benchmarks share
+
+
 def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
     edges = set()
     for source, targets in graph.items():
@@ -59,6 +62,8 @@ def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
             mine, theirs = folder(source), folder(target)
             if theirs == "core" or mine == theirs or (mine in layers.PLUGIN_PACKAGES and target.startswith(mine + ".")):
                 continue
+            if theirs == TASKS_SHARED and mine.startswith("ragbench.tasks."):
+                continue  # what the benchmark folders share (tasks/shared/): neutral to them, no system's
             edges.add((source, target))
     return edges
 
@@ -146,6 +151,36 @@ def test_the_table_names_every_unit_once():
 def test_every_import_goes_down_the_layer_table():
     problems = layers.against_table(layers.unit_graph(import_graph(type_checking=False)))
     assert not problems, "imports against the layers (tools/import_layers.py LAYERS):\n" + "\n".join(problems)
+
+
+# The rooms that still name a room beside or above them for the type checker alone (an import under
+# TYPE_CHECKING: no arrow at run time, yet the room's code is read against the other's types). No other joins them:
+# a room below another types what it hands up or reads back with types of its own (issue 92: the cost room's
+# `CostSections`, `CostFigures`, `CostedRun`, where it named the reports' results.json and compare's `Run`).
+TYPED_UPWARD = {
+    "_components",
+    "_context",
+    "_engines",
+    "_llm",
+    "_metric",
+    "_retrieval",
+    "_scheduler",
+    "_storage",
+    "_system",
+    "_task",
+    "_values",
+}
+
+
+def test_no_other_room_names_one_above_it_even_for_the_type_checker():
+    units = layers.unit_graph(import_graph(type_checking=True))
+    upward = {
+        source: sorted(target for target in targets if layers.DEPTH[target] <= layers.DEPTH[source])
+        for source, targets in units.items()
+        if layers.LAYERS[layers.DEPTH[source]] is not layers.LAYERS[0]
+    }
+    named = {source: targets for source, targets in upward.items() if targets and source not in TYPED_UPWARD}
+    assert not named, f"type-only imports of a room above (give the lower room a type of its own): {named}"
 
 
 def test_the_table_check_refuses_an_arrow_up_or_sideways_and_a_plugin_reaching_inside():

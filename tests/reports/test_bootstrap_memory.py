@@ -8,10 +8,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from ragbench._config.option_bounds import MAX_BOOTSTRAP_ITERATIONS
 from ragbench._reports.aggregation import task_scores
 from ragbench._statistics import bootstrap
 from ragbench._statistics.bootstrap import CHUNK_DRAWS, resampled
-from ragbench._values.option_bounds import MAX_BOOTSTRAP_ITERATIONS
 from ragbench.api import Metric
 from support.helpers import cli_here, cli_run_args, records_without_texts
 

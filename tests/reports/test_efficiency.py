@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._config.judging import RunJudging
+from ragbench._config.models import RunModels
 from ragbench._cost.cost_table import pareto_front
 from ragbench._cost.efficiency import EfficiencyTally
 from ragbench._cost.prices import ModelPrices
-from ragbench._values.run_groups import RunJudging, RunModels
 from ragbench.api import KeySpec, Metric, MetricDeclaration, SampleRecord
 from support.helpers import cli_here, samples
 

@@ -200,6 +200,50 @@ def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_take
     assert load_retriever("bm25", {"index": str(out)}, registry=installed_registry()).manifest.doc_count == 30
 
 
+def tree(folder):
+    """What lies under `folder`: each path, a link's target, a file's bytes, a folder as None."""
+    return {
+        str(path.relative_to(folder)): str(path.readlink())
+        if path.is_symlink()
+        else (path.read_bytes() if path.is_file() else None)
+        for path in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("there", ["an empty folder", "a folder of files", "a file", "a link"])
+def test_a_page_builds_lock_name_held_by_the_users_own_is_refused_and_left_as_it_is(tmp_path, there):
+    """OUT.lock, the lock a page index build holds beside --out, is the build's only where it made it or a killed
+    build left it (its mark there): the user's own of that name is refused in one line, never removed."""
+    from ragbench._retrieval.index.staging import BUILD_MARK, held_lock
+
+    lock = tmp_path / "index.lock"
+    if there == "a link":
+        (tmp_path / "elsewhere").mkdir()
+        lock.symlink_to(tmp_path / "elsewhere")
+    elif there == "a file":
+        lock.write_text("mine")
+    else:
+        lock.mkdir()
+        if there == "a folder of files":
+            (lock / "notes.txt").write_text("keep")
+    before = tree(tmp_path)
+    with pytest.raises(ConfigError) as refused, held_lock(lock, tmp_path / "index", "index build"):
+        pytest.fail("the block ran")
+    assert str(refused.value).startswith(
+        f"--out {tmp_path / 'index'}: {lock} is not a folder a ragbench index build made ("
+    )
+    assert str(refused.value).endswith("); remove it, or choose another --out")
+    assert tree(tmp_path) == before
+    if there.endswith("folder"):  # a killed build's (its mark there) is taken over, then removed
+        (lock / BUILD_MARK).touch()
+        with held_lock(lock, tmp_path / "index", "index build"):
+            assert sorted(path.name for path in lock.iterdir()) == [BUILD_MARK]
+        assert not lock.exists()
+    with held_lock(tmp_path / "new.lock", tmp_path / "new", "index build"):  # one it makes: removed after
+        assert (tmp_path / "new.lock" / BUILD_MARK).is_file()
+    assert not (tmp_path / "new.lock").exists()
+
+
 def test_a_corpus_whose_passage_ids_repeat_is_refused_without_an_index(tmp_path):
     corpus = tmp_path / "wiki.jsonl"  # FlashRAG's {"id", "contents"}; 2 and "2" are one id, as metrics compare them
     corpus.write_text(
@@ -286,3 +330,17 @@ def test_a_corpus_still_being_written_while_it_is_indexed_leaves_no_index(tmp_pa
     ):
         build_index(corpus, tmp_path / "index", "bm25", chunk_size=8, progress=False, registry=installed_registry())
     assert sorted(path.name for path in tmp_path.iterdir()) == ["c.tsv"]
+
+
+def test_a_failed_page_build_leaves_no_folder_it_made_for_its_lock(tmp_path):
+    """The folders above --out that the lock beside it needed are removed with the lock when the build left them
+    empty (a bad option, a model that does not load), kept when the index is in them."""
+    from ragbench._retrieval.index.staging import held_lock
+
+    out = tmp_path / "a" / "b" / "index"
+    with pytest.raises(ConfigError, match="a bad option"), held_lock(out.with_name("index.lock"), out, "index build"):
+        raise ConfigError("a bad option")
+    assert list(tmp_path.iterdir()) == []
+    with held_lock(out.with_name("index.lock"), out, "index build"):
+        out.mkdir()
+    assert [path.relative_to(tmp_path).as_posix() for path in sorted(tmp_path.rglob("*"))] == ["a", "a/b", "a/b/index"]

@@ -210,6 +210,21 @@ def test_siglip_takes_colpalis_options_but_maxsims_poolings_and_the_dtype(tmp_pa
         load_retriever("siglip", {"pages": str(VIDORE / "v2"), "index": str(tmp_path / "i")})
 
 
+@pytest.mark.parametrize(
+    ("retriever", "given", "asked"),
+    [
+        ("siglip", {}, "model=FOLDER (a SigLIP or CLIP model saved locally)"),
+        ("siglip", {"model": "m"}, "index=FOLDER (where the pages' vectors are saved, then reused)"),
+        ("colpali", {}, "index=FOLDER (where the pages' vectors are saved, then reused)"),
+        ("colpali", {"index": "i"}, "model=FOLDER (a colpali-engine model saved locally)"),
+    ],
+)
+def test_each_page_retriever_asks_first_for_the_option_it_always_asked_for_first(retriever, given, asked):
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(retriever, given)
+    assert str(refused.value) == f"retriever {retriever}: pass --retriever-arg {asked}"
+
+
 def test_missing_options_and_a_model_it_cannot_load_are_one_line(tmp_path):
     pages = str(VIDORE / "v2")
     with pytest.raises(ConfigError, match="pass --retriever-arg index=FOLDER"):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from ragbench._config.run_config import RunConfig
 from ragbench._records import saved_lines
 from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.plan.planning import plan
 from ragbench._storage.rundir import RunDir
-from ragbench._values.run_config import RunConfig
 from ragbench.testing import installed_registry
 from support.helpers import run
 

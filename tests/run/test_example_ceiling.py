@@ -14,6 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._config.run_config import RunConfig
 from ragbench._llm import LLM
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
@@ -22,7 +23,6 @@ from ragbench._run.plan.planning import PlannedTask
 from ragbench._run.services import ExampleServices
 from ragbench._scheduler import Scheduler
 from ragbench._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS, Ceiling, CeilingReached, ExampleCeiling
-from ragbench._values.run_config import RunConfig
 from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, System, Task
 from ragbench.testing import ScriptedLLM, make_context
 from support.helpers import cli_here, run, samples

@@ -11,8 +11,8 @@ import types
 import pytest
 
 from conftest import write_jsonl
+from ragbench._config.limits import examples_in_flight
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._values.run_config import examples_in_flight
 from ragbench.api import Prediction, System
 from ragbench.testing import Registry
 from support.helpers import run

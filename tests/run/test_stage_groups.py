@@ -9,8 +9,8 @@ import hashlib
 
 import pytest
 
+from ragbench._config.run_config import RunConfig
 from ragbench._run.plan.planning import plan_scoring
-from ragbench._values.run_config import RunConfig
 from ragbench.api import Preflight
 from ragbench.testing import installed_registry
 from support import paths

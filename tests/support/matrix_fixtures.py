@@ -921,8 +921,9 @@ def task_examples(
     """The first `limit` examples of the cell's task, as the run will read them (read once per task), whether
     they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
+        from ragbench._config.judging import RunJudging
+        from ragbench._config.what import RunWhat
         from ragbench._run.plan.planning import plan
-        from ragbench._values.run_groups import RunJudging, RunWhat
 
         planned = plan(
             RunWhat(tasks=[task], system="closed_book", data={task: data}, task_args=task_args),

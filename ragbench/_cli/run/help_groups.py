@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 import cloup
 
-from ..._values.run_groups import RunWhat
+from ..._config.what import RunWhat
 from ..plugin_commands import PluginCommandGroup
 from .options import RUN_GROUPS, Command, help_groups
 from .trackers import TRACKER_KEYS

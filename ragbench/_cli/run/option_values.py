@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..._config.run_config import RunConfig
+from ..._config.run_option import declared
 from ..._errors import ConfigError
 from ..._values.options import parse_assignments
-from ..._values.run_config import RunConfig
-from ..._values.run_option import declared
 from .options import EVERY, Offered, offered
 
 Fields = dict[str, Any]  # RunConfig fields by name

@@ -1,4 +1,4 @@
-"""A run's command-line options, each made from its declaration on its group's field (ragbench._values.run_option):
+"""A run's command-line options, each made from its declaration on its group's field (ragbench._config.run_option):
 its flags as click options, and what each command offers of them. `ragbench`, `check` and `estimate` offer every
 flag; `score`, `reproduce` and `rescore` those declared as theirs, in their own wording where it differs."""
 
@@ -10,9 +10,14 @@ from typing import Any, TypeVar
 
 import click
 
-from ..._values.option_bounds import too_many
-from ..._values.run_groups import RunJudging, RunLimits, RunModels, RunOutput, RunRetrieval, RunWhat
-from ..._values.run_option import FIELD_DEFAULT, Declared, Flag, declared
+from ..._config.judging import RunJudging
+from ..._config.limits import RunLimits
+from ..._config.models import RunModels
+from ..._config.option_bounds import too_many
+from ..._config.output import RunOutput
+from ..._config.retrieval import RunRetrieval
+from ..._config.run_option import FIELD_DEFAULT, Declared, Flag, declared
+from ..._config.what import RunWhat
 
 # a click command function, as option decorators hand it back with their options
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -74,7 +79,7 @@ def _typed(shape: str, flag: Flag) -> Mapping[str, Any]:
 
 
 def _at_most(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    """A value over its bound refused as the command line is read (ragbench._values.option_bounds): a run
+    """A value over its bound refused as the command line is read (ragbench._config.option_bounds): a run
     would make as many of something for every example."""
 
     def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

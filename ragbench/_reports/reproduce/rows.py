@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..._config.run_config import RUN_OPTIONS, RunConfig
 from ..._errors import ConfigError
 from ..._registry import Registry, unknown_name_message
-from ..._values.run_config import RUN_OPTIONS, RunConfig
 from ..results.schema import Results
 from .readiness import RETRIEVER_PATHS
 

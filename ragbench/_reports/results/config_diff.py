@@ -11,8 +11,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from ..._config.run_config import index_by_key
 from ..._types import JsonObject, json_object
-from ..._values.run_config import index_by_key
 
 # Settings that do not change what a system sees or how it is scored, by path pattern (fnmatch), with why.
 NOT_MEASURED = {

@@ -21,12 +21,12 @@ from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
+from ..._config.run_config import run_options
 from ..._cost.budget import QUANTITIES as BUDGET_QUANTITIES
 from ..._errors import ConfigError
 from ..._storage.jsonl import read_json, strict_json
 from ..._types import json_object
 from ..._values.names import part_problem
-from ..._values.run_config import run_options
 from .schema import SCHEMA_VERSION, VERSIONS, Results
 
 COUNTS = ("records", "scored", "failed", "bad_records", "missing", "metric_failures")

@@ -20,7 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Union, cast
 
-from ..._cost.cost_schema import Budget, Cost, Efficiency, RepeatedWork, TokenCost
+from ..._cost.cost_schema import Budget, Cost, CostSections, Efficiency, RepeatedWork, TokenCost
 from ..._types import JsonObject, JsonValue
 from .judging_schema import KeyCheck
 
@@ -220,9 +220,10 @@ class Adherence(TypedDict):
     fix: str
 
 
-class TaskSections(TypedDict, total=False):
+class TaskSections(CostSections, total=False):
     """One task's part of results.json, as its samples' tallies make it (ragbench._reports.aggregation.task_scores,
-    then the run's: ragbench._run.assemble.scored_task): each section's entry of the task, by section."""
+    then the run's: ragbench._run.assemble.scored_task): each section's entry of the task, by section (the cost
+    room's, `CostSections`, among them)."""
 
     results: dict[str, float | None]
     details: dict[str, KeyDetails]
@@ -233,13 +234,8 @@ class TaskSections(TypedDict, total=False):
     counted: dict[str, dict[str, Counted]]
     judge_agreement: dict[str, JudgeAgreement]
     data_sha256: str
-    budget: Budget
-    repeated_work: RepeatedWork
     sampling: dict[str, list[SamplingUsed]]
     human_agreement: dict[str, KeyCheck]
-    judge_cost: dict[str, TokenCost]
-    model_cost: TokenCost
-    efficiency: Efficiency
 
 
 @dataclass(kw_only=True)

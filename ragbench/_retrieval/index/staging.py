@@ -31,11 +31,7 @@ def held_staging(out: Path) -> Iterator[Path]:
     the block raises (the block removes the mark and renames it to `out` to keep it)."""
     staging = out.with_name(out.name + ".partial")
     not_ours = f"--out {out}: {staging} is not a folder a ragbench index build made"
-    if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
-        raise ConfigError(
-            f"{not_ours} (it is a {'symbolic link' if staging.is_symlink() else 'file'}); remove it, "
-            "or choose another --out"
-        )
+    refuse_no_folder(staging, not_ours)
     handle = locked_folder(staging, out, "index build")
     try:
         left = list(staging.iterdir())
@@ -62,16 +58,40 @@ def held_staging(out: Path) -> Iterator[Path]:
 
 @contextmanager
 def held_lock(lock: Path, out: str | Path, build: str) -> Iterator[None]:
-    """`lock`, an empty folder beside `out` kept for the lock alone, held (`locked_folder`) while the block runs and
-    removed after: for a build whose own folders its index's save replaces (a page index's), so that no lock on
-    them would last the build. A killed build's is taken over by the next."""
+    """`lock`, a folder beside `out` kept for the lock alone (it holds `BUILD_MARK` only), held (`locked_folder`)
+    while the block runs and removed after: for a build whose own folders its index's save replaces (a page
+    index's), so that no lock on them would last the build. A killed build's (its mark there) is taken over by the
+    next; anything else there before (the user's: a file, a link, a folder without the mark, even an empty one) is
+    refused in one line and left as it is. The folders above it made for it are removed with it where the build
+    left them empty (a build that failed)."""
+    not_ours = f"--out {out}: {lock} is not a folder a ragbench {build} made"
+    refuse_no_folder(lock, not_ours)
+    made = not lock.exists()
+    above = [folder for folder in lock.parents if not folder.exists()]  # the nearest first
     handle = locked_folder(lock, out, build)
+    mark = lock / BUILD_MARK
     try:
-        yield
+        if not mark.is_file() and not (made and not any(lock.iterdir())):
+            raise ConfigError(f"{not_ours} (it was there, without {BUILD_MARK}); remove it, or choose another --out")
+        mark.touch()
+        try:
+            yield
+        finally:
+            with suppress(OSError):  # files put there since are not ours to remove
+                mark.unlink()
+                for folder in (lock, *above):
+                    folder.rmdir()
     finally:
-        with suppress(OSError):  # one holding files is not ours to remove
-            lock.rmdir()
         os.close(handle)
+
+
+def refuse_no_folder(path: Path, not_ours: str) -> None:
+    """A ConfigError, `not_ours` and the fix, where `path` is a symbolic link or a file: never a build's folder."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise ConfigError(
+            f"{not_ours} (it is a {'symbolic link' if path.is_symlink() else 'file'}); remove it, "
+            "or choose another --out"
+        )
 
 
 def locked_folder(folder: Path, out: str | Path, build: str) -> int:

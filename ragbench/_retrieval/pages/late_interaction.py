@@ -123,14 +123,8 @@ class LateInteractionRetriever(Retriever):
     ) -> None:
         """`encoder` a stand-in for the model's (tests); `in_shards` encodes the pages in shards (`pages.shards`:
         `ragbench index build --ray --shards S`) where the index is not built yet."""
-        if index is None:
-            raise ConfigError(
-                f"retriever {self.name}: pass --retriever-arg index=FOLDER (where the pages' vectors are saved, then reused)"
-            )
-        if model is None and encoder is None:
-            raise ConfigError(
-                f"retriever {self.name}: pass --retriever-arg model=FOLDER ({self.model_kind} saved locally)"
-            )
+        self.refuse_missing(index is None, model is None and encoder is None)
+        assert index is not None  # refused above
         self.folder = Path(index).expanduser().resolve()  # `.` and `..` named as the folders they are
         for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),
                               ("score_batch_size", score_batch_size), ("pool_factor", pool_factor)):  # fmt: skip
@@ -176,6 +170,17 @@ class LateInteractionRetriever(Retriever):
         if in_shards is not None:
             in_shards.close(self.folder)
         return vectors
+
+    def refuse_missing(self, no_index: bool, no_model: bool) -> None:
+        """A ConfigError asking for `index=` where it is missing, else for `model=`."""
+        if no_index:
+            raise ConfigError(
+                f"retriever {self.name}: pass --retriever-arg index=FOLDER (where the pages' vectors are saved, then reused)"
+            )
+        if no_model:
+            raise ConfigError(
+                f"retriever {self.name}: pass --retriever-arg model=FOLDER ({self.model_kind} saved locally)"
+            )
 
     @staticmethod
     def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:

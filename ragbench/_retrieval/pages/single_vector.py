@@ -72,6 +72,10 @@ class ImageDenseRetriever(LateInteractionRetriever):
     model_kind = "a SigLIP or CLIP model"
     withheld_options = ("score_batch_size", "pool_factor", "dtype")
 
+    def refuse_missing(self, no_index: bool, no_model: bool) -> None:
+        """As colpali's, `model=` asked for first (as siglip always has)."""
+        super().refuse_missing(no_index and not no_model, no_model)
+
     @staticmethod
     def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:
         return partial(DualEncoder, model, device)  # float32, as upstream's SigLIPRetriever

@@ -17,6 +17,8 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import replace
 
+from ..._config.limits import examples_in_flight
+from ..._config.run_config import RunConfig
 from ..._cost.estimate_figures import Totals, example_figures, summed
 from ..._cost.estimate_tokens import input_lengths, model_counter, prompt_lengths
 from ..._cost.pilot import Pilot, PilotEnded, PilotSize
@@ -29,7 +31,6 @@ from ..._storage.checkpoint import checkpoint_key
 from ..._task.protocols import Sequenced
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
-from ..._values.run_config import RunConfig, examples_in_flight
 from ..modes.attempt import FRESH, RESUMED, Attempt
 from ..modes.planned_run import PlannedRun, finished_keys, system_of
 from ..plan.planning import PlannedTask

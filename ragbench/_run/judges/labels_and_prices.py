@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..._config.judging import RunJudging
+from ..._config.models import RunModels
 from ..._cost.prices import ModelPrices, recorded_urls, results_prices
 from ..._errors import ConfigError
 from ..._reports.judging.human_labels import HumanLabels, read_human_labels
 from ..._types import JsonObject
-from ..._values.run_groups import RunJudging, RunModels
 
 log = logging.getLogger(__name__)
 

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..._config.judging import RunJudging
+from ..._config.models import RunModels
 from ..._engines import load_engine, starts_processes
 from ..._engines.base import Engine
 from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
 from ..._types import JsonObject
-from ..._values.run_groups import RunJudging, RunModels
 from ..plan.engine_checks import engine_needs
 from ..plan.planning import PlannedTask, needs, unused_metric_models
 from ..progress import loading_lines

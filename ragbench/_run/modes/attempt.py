@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from ..._config.limits import examples_in_flight
 from ..._cost.pilot import Pilot, PilotEnded
 from ..._cost.prices import model_urls
 from ..._cost.run_cost import AttemptMeter, CallReports
@@ -28,7 +29,6 @@ from ..._stop_signals import signal_of
 from ..._storage.checkpoint import TaskCheckpoint
 from ..._task.protocols import UsesTools, stop_tools
 from ..._types import Example, JsonObject
-from ..._values.run_config import examples_in_flight
 from ..example import StoppedAtFailure, process_example, record_failed
 from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
+from ..._config.run_config import RunConfig
 from ..._cost.cost_schema import Cost
 from ..._cost.run_cost import ServiceReports, run_cost
 from ..._errors import RecordError
@@ -26,7 +27,6 @@ from ..._storage.rundir import RunDir
 from ..._system import System, like_for_like
 from ..._task import Task
 from ..._types import Example, JsonObject
-from ..._values.run_config import RunConfig
 from ..._values.urls import redacted
 from ..._yaml_tasks.task import YamlTask
 from ..example import made_from

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..._config.what import RunWhat
 from ..._errors import ConfigError
 from ..._storage.datafiles import stat_fingerprint
 from ..._types import JsonObject, json_object
-from ..._values.run_groups import RunWhat
 
 
 def recorded_data_paths(what: RunWhat) -> JsonObject:

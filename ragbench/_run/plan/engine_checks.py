@@ -11,10 +11,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..._checks import Preflight
+from ..._config.judging import RunJudging
+from ..._config.models import RunModels
 from ..._errors import ConfigError
 from ..._values.llm_calls import EngineNeeds
 from ..._values.options import option_form, type_problem
-from ..._values.run_groups import RunJudging, RunModels
 
 if TYPE_CHECKING:
     from ..._engines.base import Engine

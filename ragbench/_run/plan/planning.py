@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..._catalog import TASK_FILE, Entry
 from ..._checks import Preflight
+from ..._config.judging import RunJudging
+from ..._config.what import RunWhat
 from ..._errors import ConfigError
 from ..._metric import Metric, fits, reported_keys
 from ..._nli import nli_format
@@ -21,7 +23,6 @@ from ..._system import System
 from ..._task import Task
 from ..._task.protocols import UsesRunResources, UsesTools, system_defaults, task_corpus
 from ..._values.options import accepted_options, construct, scoped_args, task_args_for
-from ..._values.run_groups import RunJudging, RunWhat
 from ..._yaml_tasks.discovery import is_task_file
 from ..judges.raters import compares
 from .system_options import system_options

@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
+from ..._config.retrieval import RunRetrieval
+from ..._config.run_config import RunConfig
 from ..._cost.prices import check_cap
 from ..._errors import ConfigError
 from ..._registry import Registry
 from ..._storage.rundir import RunDir
 from ..._values.environment import environment_problems
-from ..._values.run_config import RunConfig
-from ..._values.run_groups import RunRetrieval
 from .engine_checks import check_engines, engine_needs
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder, corpus_changed_on_resume

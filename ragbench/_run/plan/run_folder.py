@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
+from ..._config.output import RunOutput
+from ..._config.retrieval import RunRetrieval
+from ..._config.run_config import RunConfig, identity_hash
 from ..._errors import ConfigError
 from ..._storage.files import write_problem
 from ..._storage.rundir import RunDir
-from ..._values.run_config import RunConfig, identity_hash
-from ..._values.run_groups import RunOutput, RunRetrieval
 from .task_corpus import CORPUS_RETRIEVER
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
-from ..._values.run_config import RunConfig
+from ..._config.run_config import RunConfig
 
 CORPUS_RETRIEVER = "bm25"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ..._catalog import TASK_FILE
+from ..._config.what import RunWhat
 from ..._errors import ConfigError
 from ..._registry import Registry
 from ..._types import JsonObject, json_object
-from ..._values.run_groups import RunWhat
 from ..._yaml_tasks.discovery import folder_tasks, is_task_file
 from ..._yaml_tasks.task import YamlTask
 from .planning import PlannedTask

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..._checks import Preflight
+from ..._config.limits import examples_in_flight
+from ..._config.run_config import RunConfig, run_options
 from ..._cost.cost_schema import RescoringCost
 from ..._cost.prices import model_urls, recorded_urls
 from ..._cost.run_cost import CallReports, attempt_cost
@@ -45,7 +47,6 @@ from ..._storage.run_record import RunRecord
 from ..._storage.rundir import RunDir
 from ..._storage.sample_files import sample_file
 from ..._types import JsonObject
-from ..._values.run_config import RunConfig, examples_in_flight, run_options
 from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
 from ..example import record_failed

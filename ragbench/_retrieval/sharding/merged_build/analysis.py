@@ -16,7 +16,6 @@ from .state import npz_bytes
 
 if TYPE_CHECKING:
     from ...._registry import Registry
-    from ..kind import ShardedKind
 
 
 def json_array(value: Any) -> np.ndarray:
@@ -57,11 +56,18 @@ class BlockWorker(Protocol):
     def arrays(self, texts: list[str]) -> dict[str, np.ndarray]: ...
 
 
+class WorkerMaker(Protocol):
+    """A kind's side of a block's analysis (a `ShardedKind`, named here by what is used, as the kind names this
+    module's types)."""
+
+    def worker(self, settings: WorkerSettings) -> BlockWorker: ...
+
+
 class BlockAnalyser:
     """The body of a Ray actor of the build's pool (`feeder`): `analyse` makes a block's file bytes
     (`state.npz_bytes`) from its texts, by its kind's worker, made once."""
 
-    def __init__(self, kind: ShardedKind, settings: WorkerSettings) -> None:
+    def __init__(self, kind: WorkerMaker, settings: WorkerSettings) -> None:
         self.worker = kind.worker(settings)
 
     def arrays(self, texts: list[str]) -> dict[str, np.ndarray]:

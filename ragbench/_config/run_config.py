@@ -1,4 +1,4 @@
-"""What a run is asked to do (`RunConfig`, a composition of the groups of ragbench._values.run_groups) and its
+"""What a run is asked to do (`RunConfig`, a composition of the groups of ragbench._config) and its
 identity (the hash that names its folder)."""
 
 from __future__ import annotations
@@ -11,27 +11,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .names import checked_name, inside
-from .run_groups import RunJudging, RunLimits, RunModels, RunOutput, RunRetrieval, RunWhat
+from .._values.names import checked_name, inside
+from .._values.urls import redacted
+from .judging import RunJudging
+from .limits import RunLimits
+from .models import RunModels
+from .output import RunOutput
+from .retrieval import RunRetrieval
 from .run_option import declared
-from .urls import redacted
-
-DEFAULT_INFLIGHT = 64
-MAX_DEFAULT_INFLIGHT = 256
-
-
-def examples_in_flight(given: int | None, engine: Any = None) -> int:
-    """`--max-inflight`, or by default enough examples for the model engine to fill one batch (or use
-    its concurrency) when each has one call waiting: a closed-book run of 64 in flight fed an `hf` engine
-    whose `batch_size=auto` was 256 batches of 64, a fraction of the tokens per second of full batches (docs/
-    performance.md, "Figures behind the code"). At least 64; at most 256, since each example in flight holds
-    its data (a CRAG Task 3 example: 50 web pages)."""
-    if given is not None:
-        return given
-    if engine is None:
-        return DEFAULT_INFLIGHT
-    capacity: int = max(engine.max_batch_size, engine.max_concurrency if engine.concurrent else 0)
-    return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
+from .what import RunWhat
 
 
 def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> dict[str, Any]:
@@ -44,7 +32,7 @@ def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> 
 
 # The groups of a RunConfig, and each flat option (as the command line, ragbench.testing and run.json name it) in
 # the order run.json records them: the order it has always had (`_RECORDED`), then any option declared since, in
-# its group's order (adding an option is its field, ragbench._values.run_groups, and nothing here).
+# its group's order (adding an option is its field, in its group's module of ragbench._config, and nothing here).
 _GROUPS = {
     "what": RunWhat,
     "models": RunModels,
@@ -122,7 +110,7 @@ def run_options() -> tuple[Field[Any], ...]:
 @dataclass(frozen=True)
 class RunConfig:
     """What a run is asked to do, as its command line (or ragbench.testing's keywords) gave it, in groups each read
-    by the part of the run that uses it (ragbench._values.run_groups). `RunConfig.of(**options)` makes one from the
+    by the part of the run that uses it (each a module of ragbench._config). `RunConfig.of(**options)` makes one from the
     flat options; `flat()` gives them back as run.json records them; a changed run is a new one (`changed`)."""
 
     what: RunWhat

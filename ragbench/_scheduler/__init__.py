@@ -22,7 +22,7 @@ batch limit, and one per other sampling group); with nothing older left, at most
 `CallStats.max_wait_batches` is the longest wait seen.
 
 Identical requests in flight share one engine call, and a response cache answers repeats. A spending gate
-(`--max-cost`: ragbench._values.spend_gate) is asked before each batch or request is sent, and told each answer.
+(`--max-cost`: ragbench._scheduler.spend_gate) is asked before each batch or request is sent, and told each answer.
 
 Every request taken is answered. A request's `text_length()` and batch key are read in `submit`, so a request
 they fail on fails its own caller, not a batch; whatever the dispatcher raises while it owes answers (a request
@@ -45,16 +45,16 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from ._in_flight import ExamplesInFlight, waiting_for
-from ._plugin_calls import PluginCall, exception_line
-from ._values.billed import Billed
-from ._values.llm_calls import EngineError, Request, Response
-from ._values.response_checks import billed_tokens, response_problem
-from ._values.spend_gate import Sent, SpendGate, SpendWaits
+from .._in_flight import ExamplesInFlight, waiting_for
+from .._plugin_calls import PluginCall, exception_line
+from .._values.billed import Billed
+from .._values.llm_calls import EngineError, Request, Response
+from .._values.response_checks import billed_tokens, response_problem
+from .spend_gate import Sent, SpendGate, SpendWaits
 
 if TYPE_CHECKING:
-    from ._engines.base import Engine
-    from ._storage.cache import ResponseCache
+    from .._engines.base import Engine
+    from .._storage.cache import ResponseCache
 
 log = logging.getLogger(__name__)
 

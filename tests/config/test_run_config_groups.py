@@ -13,9 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragbench._config.judging import RunJudging
+from ragbench._config.limits import RunLimits
+from ragbench._config.models import RunModels
+from ragbench._config.output import RunOutput
+from ragbench._config.retrieval import RunRetrieval
+from ragbench._config.run_config import RUN_OPTIONS, RunConfig
+from ragbench._config.what import RunWhat
 from ragbench._run.plan.preflight import check_run_options
-from ragbench._values.run_config import RUN_OPTIONS, RunConfig
-from ragbench._values.run_groups import RunJudging, RunLimits, RunModels, RunOutput, RunRetrieval, RunWhat
 from ragbench.api import Preflight
 from ragbench.testing import installed_registry
 

@@ -1,6 +1,6 @@
 """A run option declared once, on its group's dataclass field (`option(...)`): its default and type are the field's,
 its flag, help, identity and the commands that offer it the declaration's. The command line's options
-(ragbench._cli.run.options), run.json's identity lists (ragbench._values.run_config) and the commands' offers are
+(ragbench._cli.run.options), run.json's identity lists (ragbench._config.run_config) and the commands' offers are
 all read from it."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ Identity = Literal["always", "never", "when_given"]
 Shape = Literal["flag", "int", "float", "text", "pairs", "list", "names"]
 FIELD_DEFAULT: Any = object()  # a flag's default that is its field's
 Offers = Mapping[str, Mapping[str, Any]]  # command -> its changes of a flag's wording (Flag's keywords)
+SCORED: Offers = {"score": {}, "reproduce": {}}  # a flag `score` and `reproduce` offer as the run words it
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Flag:
     show_default: bool = False
     at_least: int | None = None  # an integer of at least this, refused as the command line is read
     choices: tuple[str, ...] = ()
-    bounded: bool = False  # over its bound (ragbench._values.option_bounds) refused as the command line is read
+    bounded: bool = False  # over its bound (ragbench._config.option_bounds) refused as the command line is read
     default: Any = FIELD_DEFAULT
     after: str | None = None
     offers: Offers = field(default_factory=dict)
@@ -80,8 +81,13 @@ class Declared:
     option: RunOption
 
 
+def found(*problems: str | None) -> list[str]:
+    """A group's `problems()`: the lines its checks found (None: a check that found nothing)."""
+    return [problem for problem in problems if problem is not None]
+
+
 def declared(group: type) -> tuple[Declared, ...]:
-    """The options of a group (a dataclass of ragbench._values.run_groups), in its fields' order."""
+    """The options of a group (a dataclass of ragbench._config: RunWhat ... RunLimits), in its fields' order."""
     hints = typing.get_type_hints(group)
     return tuple(_declared(group, f, hints[f.name]) for f in fields(group))
 

@@ -1,5 +1,5 @@
 """The ranges of a run's numeric options, checked before a run starts (each group's `problems()`,
-ragbench._values.run_groups) or as the command line is read: the least value of each and the bound of those that
+ragbench._config) or as the command line is read: the least value of each and the bound of those that
 would make that many of something."""
 
 from __future__ import annotations

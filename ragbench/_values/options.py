@@ -61,10 +61,7 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
         if klass is object:
             break
         init = vars(klass)["__init__"]
-        try:
-            hints = {**typing.get_type_hints(init, include_extras=True), **hints}
-        except Exception:  # an annotation that does not resolve only loses the type check
-            pass
+        hints = {**_resolved_hints(init), **hints}
         signature = inspect.signature(init).parameters.values()
         for p in signature:
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self" and p.name not in withheld:
@@ -74,6 +71,22 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
         if parent is object:
             return parameters, hints, True
     return parameters, hints, False
+
+
+def _resolved_hints(function: Any) -> dict[str, object]:
+    """`function`'s type hints, `Annotated` bounds kept; where one does not resolve (a name imported for the type
+    checker only, as a `registry: Registry`), the others still do: only that parameter loses its type check."""
+    try:
+        return typing.get_type_hints(function, include_extras=True)
+    except Exception:
+        pass
+    hints: dict[str, object] = {}
+    for name, annotation in inspect.get_annotations(function).items():
+        try:
+            hints[name] = eval(annotation, function.__globals__) if isinstance(annotation, str) else annotation
+        except Exception:  # this one only
+            continue
+    return hints
 
 
 def accepted_options(cls: type) -> set[str] | None:

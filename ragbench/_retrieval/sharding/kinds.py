@@ -1,19 +1,16 @@
 """The retriever kinds that can be sharded, found through the run's registry: a retriever's catalogue entry names
 its `ShardedKind` (`shards: "pkg.module:KIND"`), a built-in kind's or a plugin's alike; and whether an index was
-built in shards (`built_in_shards`), whose front is then its kind's build's."""
+built in shards (`layout.built_in_shards`), whose front is then its kind's build's."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._errors import ConfigError
 from ..._imports import import_target
-from ..._storage.locations import is_remote, joined, remote_object
-from ..index.staging import MANIFEST_FILE
 from .fronts import Front
 from .kind import ShardedKind
-from .layout import shards_folder
+from .layout import built_in_shards
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -48,21 +45,6 @@ def sharded_kinds(registry: Registry) -> list[ShardedKind]:
         if kind is not None:
             kinds.append(kind)
     return kinds
-
-
-def built_in_shards(index: object, shards: int) -> bool:
-    """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split; at an object
-    store's URL, whether that manifest is listed there (a store that cannot be read: not, and the split's front
-    files, looked for next, name the problem)."""
-    if not isinstance(index, (str, Path)):
-        return False
-    if is_remote(index):
-        try:
-            remote_object(joined(str(index), f"shards-{shards}", MANIFEST_FILE))
-        except ConfigError:
-            return False
-        return True
-    return (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
 
 
 def built_shards_front(kind: ShardedKind, index: object, shards: int) -> type[Front] | None:

@@ -25,7 +25,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._storage.block_digests import block_digest, record_problem
 from ..._storage.content_digest import content_digest
-from ..._storage.locations import FetchedFileMismatch, absolute_path, fetched_folder, joined
+from ..._storage.locations import FetchedFileMismatch, absolute_path, fetched_folder, is_remote, joined, remote_object
 from ..index.damage import IndexDamage, read_json_object, typed_fields, whole_number
 from ..index.staging import MANIFEST_FILE
 
@@ -316,3 +316,18 @@ def shard_layout(kind: str, index: Path, shards: int, fix: str = "") -> Layout:
             ) from None
         raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {fix or hint + ' --overwrite'}") from None
     return replace(layout, fix=fix)
+
+
+def built_in_shards(index: object, shards: int) -> bool:
+    """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split; at an object
+    store's URL, whether that manifest is listed there (a store that cannot be read: not, and the split's front
+    files, looked for next, name the problem)."""
+    if not isinstance(index, (str, Path)):
+        return False
+    if is_remote(index):
+        try:
+            remote_object(joined(str(index), f"shards-{shards}", MANIFEST_FILE))
+        except ConfigError:
+            return False
+        return True
+    return (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()

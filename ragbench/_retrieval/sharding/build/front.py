@@ -32,8 +32,7 @@ from ...index.damage import IndexDamage
 from ...index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore
 from ...index.remote_docstore import BLOCKS_FILE, RemoteDocStore
 from ..fronts import Answers, SplitLayout, per_query
-from ..kinds import built_in_shards
-from ..layout import Layout, Shard, fetched_shard, shard_layout, shards_folder
+from ..layout import Layout, Shard, built_in_shards, fetched_shard, shard_layout, shards_folder
 from ..merge import merge_top_k
 from ..remote import remote_layout
 from ..searcher import ShardOptions, TopK

@@ -5,6 +5,8 @@ the built shards' are."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 import ragbench._retrieval.sharding.retriever as sharded
@@ -101,3 +103,31 @@ def test_a_splits_options_are_checked_as_the_built_shards_are(indexes, served):
             served(kind, {"index": index, "shards": SHARDS, option: wrong})
         said.append(str(refused.value))
     assert said[0] == said[1] and said[0].startswith(f"--retriever-arg {option}={wrong}: retriever {kind} takes ")
+
+
+@pytest.mark.parametrize("indexes", [KINDS[1]], indirect=True)
+@pytest.mark.parametrize(
+    ("damage", "file"),
+    [("remove", "id_ranks.npy"), ("cut", "terms.json"), ("garble", "terms.json")],
+)
+def test_a_lucene_splits_own_files_damaged_are_one_line_naming_the_file_and_the_rebuild(
+    indexes, served, tmp_path, damage, file
+):
+    """The split front reads the one index's vocabulary and id ranks itself: a file of them missing or damaged is
+    the retriever's one line (its name, the cause, the command that builds it again), not a raw FileNotFoundError or
+    a JSON error read as an options refusal."""
+    kind, one, _ = indexes
+    copy = tmp_path / "one"
+    shutil.copytree(one, copy)
+    path = copy / "lucene_bm25" / file
+    if damage == "remove":
+        path.unlink()
+    else:
+        text = path.read_text("utf-8")
+        path.write_text(text[:5] if damage == "cut" else "{" + text[1:], "utf-8")
+    with pytest.raises(ConfigError) as refused:
+        served(kind, {"index": str(copy), "shards": SHARDS})
+    said = str(refused.value)
+    assert "\n" not in said
+    assert said.startswith(f"retriever lucene_bm25: index {copy}: lucene_bm25/{file} missing or damaged (")
+    assert "build it again: ragbench index build" in said

@@ -37,10 +37,12 @@ class LuceneFront(BuiltShardsFront):
         if self.split:
             check_segment_text(self.manifest, self.folder)
             terms = self.folder / TERMS
-            self.id_ranks = np.load(self.folder / ID_RANKS, mmap_mode="r")
+            self.id_ranks = self.load(ID_RANKS, lambda: np.load(self.folder / ID_RANKS, mmap_mode="r"))
         else:
             terms = self.shard_file(0, TERMS)
-        self.term_numbers = {word: i for i, word in enumerate(json.loads(terms.read_text("utf-8")))}
+        self.term_numbers = self.load(
+            TERMS, lambda: {word: i for i, word in enumerate(json.loads(terms.read_text("utf-8")))}
+        )
 
     def payload(self, queries: list[str]) -> Any:
         return [query_terms(query, self.term_numbers) for query in queries]

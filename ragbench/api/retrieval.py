@@ -24,8 +24,7 @@ in a Ray actor), its `BuiltShardsFront` (`shards_front`: the run's side: a batch
 merged, `merge_top_k`; it serves a split of the one index too, so one class can be `front` as well) and, for the
 merged parallel build (`index build --ray`, one index), its blocks (a block of passages analysed by a `BlockWorker`
 on a Ray actor, as arrays, `json_array` and `from_json_array` carrying JSON values, then given to the kind's
-builder). `ShardKind` and `BlockKind`, an earlier plugin's parts of a kind, and `ShardedKind(name, front, search,
-...)` of such parts still work, deprecated (a DeprecationWarning).
+builder).
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.sharding.build.front import BuiltShardsFront
-    from ragbench._retrieval.sharding.kind import BlockKind, ShardedKind, ShardKind
+    from ragbench._retrieval.sharding.kind import ShardedKind
     from ragbench._retrieval.sharding.merge import merge_top_k
     from ragbench._retrieval.sharding.merged_build.analysis import BlockWorker, from_json_array, json_array
     from ragbench._retrieval.sharding.searcher import ShardSearcher
@@ -75,7 +74,7 @@ _MODULES = {
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
-    "ragbench._retrieval.sharding.kind": ("ShardedKind", "ShardKind", "BlockKind"),
+    "ragbench._retrieval.sharding.kind": ("ShardedKind",),
     "ragbench._retrieval.sharding.searcher": ("ShardSearcher",),
     "ragbench._retrieval.sharding.build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharding.merge": ("merge_top_k",),

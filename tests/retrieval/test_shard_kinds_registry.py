@@ -6,7 +6,6 @@ sharding/build/, sharding/merged_build/) names none and imports no kind's folder
 from __future__ import annotations
 
 import ast
-import warnings
 
 import pytest
 
@@ -114,32 +113,3 @@ def imported_kind_folder(folder: str, node: ast.ImportFrom) -> bool:
     package = ["_retrieval", *folder.split("/")]
     target = [*package[: len(package) - node.level + 1], *(node.module or "").split(".")] if node.level else []
     return target[:2] == ["_retrieval", "sharding"] and len(target) > 2 and target[2] in KIND_FOLDERS
-
-
-def test_an_earlier_plugins_kind_of_parts_warns_where_the_plugin_wrote_each_part():
-    """Each part of a kind written before one class a kind (`ShardKind`, `BlockKind` subclassed, `ShardedKind(name,
-    front, search, ...)`) warns once, a DeprecationWarning that names the plugin's own line (not the standard
-    library's class machinery): the author sees where, and a filter by module reaches it."""
-    from ragbench._retrieval.sharding.fronts import Front
-    from ragbench.api.retrieval import BlockKind, ShardKind
-
-    with warnings.catch_warnings(record=True) as warned:
-        warnings.simplefilter("always")
-
-        class Shards(ShardKind):
-            front = Front
-
-        class Blocks(BlockKind):
-            fields = ("x",)
-
-            def settings(self, builder, first, registry):
-                return {}
-
-            def worker(self, settings):
-                return None
-
-            def absorb(self, builder, arrays):
-                pass
-
-        ShardedKind("parts", Front, ShardSearcher, build=Shards, blocks=Blocks())
-    assert [(w.category, w.filename) for w in warned] == [(DeprecationWarning, __file__)] * 3

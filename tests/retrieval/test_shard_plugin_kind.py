@@ -1,7 +1,7 @@
 """A third-party retriever kind, written against `ragbench.api` alone and registered by its catalogue entry
 (`shards: "module:KIND"`), is built shard-parallel by `index build --ray --shards 2` on a local Ray and searched on
 its shards (`--retriever-arg shards=2`), answering as its one-process index does, and built merged by `index build
---ray` (its `BlockKind`) into the very files its one-process build writes: a kind's sharding and parallel build are
+--ray` (its blocks) into the very files its one-process build writes: a kind's sharding and parallel build are
 found through the plugin contract, not a table of the built-in kinds."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here
 
-pytestmark = [needs("ray"), pytest.mark.filterwarnings("ignore:.* is deprecated:DeprecationWarning")]  # PLUGIN's parts
+pytestmark = needs("ray")
 
 HEAD = '''
 """A tiny retriever kind: a passage's score is how many of the query's words it holds (ties: corpus order)."""
@@ -31,8 +30,7 @@ import numpy as np
 
 from ragbench.api import Document, hookimpl
 from ragbench.api.retrieval import (
-    BlockKind, BuiltShardsFront, IndexBuilder, Retriever, ShardedKind, ShardKind, ShardSearcher, from_json_array,
-    json_array,
+    BuiltShardsFront, IndexBuilder, Retriever, ShardedKind, ShardSearcher, from_json_array, json_array,
 )
 
 ROWS = "overlap.json"
@@ -136,36 +134,23 @@ def ragbench_catalog():
     return {"retrievers": {"overlap": entry}}
 """
 PLUGIN = f"""{HEAD}
-class OverlapShards(ShardKind):
-    name = "overlap"
-    front = OverlapFront
-{BUILD}
-
-class OverlapBlocks(BlockKind):
-    fields = ("rows", "texts")
-{BLOCKS}
-
-KIND = ShardedKind("overlap", OverlapFront, OverlapSearch, build=OverlapShards, blocks=OverlapBlocks())
-{HOOK}"""  # an earlier plugin's kind, of parts (deprecated)
-ONE_CLASS = f"""{HEAD}
 class OverlapKind(ShardedKind):
     name, front, search, shards_front, fields = "overlap", OverlapFront, OverlapSearch, OverlapFront, ("rows", "texts")
 {BUILD}{BLOCKS}
 
 KIND = OverlapKind()
-{HOOK}"""  # today's kind: one ShardedKind subclass
+{HOOK}"""  # a kind: one ShardedKind subclass
 WORDS = ["river", "king", "queen", "castle", "song", "winter", "moses", "sang"]
 QUERIES = ["river king", "the song of the queen", "winter moses sang castle", "castle", "zzz"]
 
 
 @pytest.fixture
 def plugin(tmp_path, monkeypatch, request) -> Path:
-    """The plugin (PLUGIN, or the text `request.param` names) laid out as pip installs it, on this process's path
+    """The plugin (PLUGIN) laid out as pip installs it, on this process's path
     and its subprocesses' (Ray's workers')."""
     site = tmp_path / "site"
     site.mkdir()
-    text = {"ONE_CLASS": ONE_CLASS}.get(getattr(request, "param", None), PLUGIN)
-    (site / "overlap_plugin.py").write_text(text, encoding="utf-8")
+    (site / "overlap_plugin.py").write_text(PLUGIN, encoding="utf-8")
     sys.modules.pop("overlap_plugin", None)  # this text's module, not one an earlier test imported
     request.addfinalizer(lambda: sys.modules.pop("overlap_plugin", None))
     info = site / "overlap_plugin-0.0.1.dist-info"
@@ -224,20 +209,13 @@ def test_index_build_help_names_every_kind_registered_a_plugins_too(plugin):
     assert f"--shards INTEGER with --ray: build the index ({kinds}, colpali, siglip) as S shards" in text
 
 
-@pytest.mark.parametrize("plugin", ["ONE_CLASS", "PARTS"], indirect=True)
-def test_a_plugin_kind_one_class_or_of_parts_is_built_in_shards_that_answer_as_its_one_index(plugin, tmp_path):
-    """Today's kind (one `ShardedKind` subclass) and an earlier plugin's, of parts (`ShardKind`, `BlockKind`,
-    `ShardedKind(name, front, search, ...)`: a DeprecationWarning each), built in shards in this process: the
-    shards, searched apart and merged by the kind's front, answer as its one-process index."""
+def test_a_plugin_kind_is_built_in_shards_that_answer_as_its_one_index(plugin, tmp_path):
+    """The kind (one `ShardedKind` subclass), built in shards in this process: the shards, searched apart and
+    merged by the kind's front, answer as its one-process index."""
     docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
-    with warnings.catch_warnings(record=True) as warned:
-        warnings.simplefilter("always")
-        registry = installed_registry()
-        kind = sharded_kind(registry, "overlap")
-    deprecated = sorted(str(w.message).split(" is deprecated")[0] for w in warned if w.category is DeprecationWarning)
-    parts = (plugin / "overlap_plugin.py").read_text("utf-8") == PLUGIN
-    assert deprecated == (["BlockKind", "ShardKind", "ShardedKind(name, front, search, ...) of parts"] if parts else [])
+    registry = installed_registry()
+    kind = sharded_kind(registry, "overlap")
     assert kind is not None and kind.builds_shards and kind.builds_blocks and not kind.splits
     build_shards(corpus, tmp_path / "built", "overlap", {}, 3, registry=registry)
     front = built_shards_front(kind, str(tmp_path / "built"), 3)(str(tmp_path / "built"), 3)  # type: ignore[misc]

@@ -13,6 +13,6 @@ answers; a `fronts.Front` in `front.py`), `split` where a one-process index of i
 shard build where it can be built in shards (`part_builder`, `merge`, `finish`, `options`, and `shards_front`, its
 built shards' front; helpers in `build.py`) and its blocks where its merged build runs on Ray (`fields`, `settings`,
 `worker`, `absorb`); its `__init__.py` makes its `KIND`, which its retriever's catalogue entry names (`shards:` in
-registry.yaml), as a plugin's entry names its own (`parts`: an earlier plugin's kind of parts, deprecated). Nothing
+registry.yaml), as a plugin's entry names its own. Nothing
 outside a kind's folder names a kind: the rest finds a kind through the run's registry (`kinds`).
 """

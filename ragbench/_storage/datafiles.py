@@ -52,6 +52,14 @@ def check_data_path(path: Path, label: str) -> None:
         )
 
 
+def named_data(task: str, path: Path | None) -> Path | None:
+    """The path --data names for `task` (a ConfigError where nothing is there), None where it names none: the task
+    then looks in its own places."""
+    if path is not None and not path.exists():
+        raise ConfigError(f"--data {task}={path}: no such file or folder")
+    return path
+
+
 def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str | None) -> Path:
     """`explicit` (from --data TASK=PATH) if given, else DATA_DIR/filename, downloading it when
     online. Offline, the error names the file and where to put it."""

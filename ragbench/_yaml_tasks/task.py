@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from .._checks import PROBE_RECORDS, Preflight, probe_data
 from .._class_defaults import EMPTY
 from .._errors import ConfigError, RecordError
-from .._storage.datafiles import check_data_path, resolve_data_file
+from .._storage.datafiles import check_data_path, named_data, resolve_data_file
 from .._task import Task
 from .._task.scoring import TaskScoring
 from .._types import Example, JsonObject
@@ -56,9 +56,7 @@ class YamlTask(Task):
     def prepare(self) -> None:
         data, name, source = self.spec.data, self.name, self.spec.source
         if self.data_path is not None:
-            if not self.data_path.exists():
-                raise ConfigError(f"--data {name}={self.data_path}: no such file or folder")
-            self.path = self.data_path
+            self.path = named_data(name, self.data_path)
         elif data is None:
             raise ConfigError(f"task {name} ({source}) names no data; pass --data {name}=PATH")
         elif data.path is not None:

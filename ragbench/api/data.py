@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._builtin import packaged_yaml, section
     from ragbench._imports import load_callable
     from ragbench._storage.cache_root import cache_root
-    from ragbench._storage.datafiles import data_dir, is_saved_dataset, resolve_data_file
+    from ragbench._storage.datafiles import data_dir, is_saved_dataset, named_data, resolve_data_file
     from ragbench._storage.files import replacing
     from ragbench._storage.given_files import (
         NotUtf8,
@@ -72,7 +72,7 @@ _MODULES = {
         "objects",
         "StreamBroken",
     ),
-    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir", "is_saved_dataset"),
+    "ragbench._storage.datafiles": ("resolve_data_file", "named_data", "data_dir", "is_saved_dataset"),
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
     "ragbench._storage.tokenizer_files": ("find_tokenizer_dir", "tokenizer_in_context", "refuse_tokenizer"),

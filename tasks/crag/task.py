@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, parse_json, resolve_data_file
+from ragbench.api.data import data_dir, named_data, parse_json, resolve_data_file
 
-from ..shared.given_data import named_data
 from ..shared.task_options import check_choices, given_options
 from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
@@ -317,7 +316,7 @@ class CragTask3(CragTask):
     def resolve_data(self) -> Path:
         first = "part0" if self.version == "v5" else "part1"  # v5 parts are numbered from 0, v4 from 1
         local = data_dir() / f"crag_task_3_dev_{self.version}.tar.bz2.{first}"
-        found = named_data(self) or (local if local.is_file() else None)
+        found = named_data(self.name, self.data_path) or (local if local.is_file() else None)
         if found is not None:
             return found
         raise ConfigError(

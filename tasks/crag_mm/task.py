@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split
+from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split, named_data
 
-from ..shared.given_data import named_data
 from ..shared.task_options import check_choices, given_options
 from .agent_formats import AGENTS
 from .metrics import TOKENIZER, truncate_response
@@ -94,7 +93,7 @@ class CragMMTask(Task):
 
     def resolve_data(self) -> Path:
         local = data_dir() / self.repo.rsplit("/", 1)[1]
-        found = named_data(self) or (local if local.exists() else None)
+        found = named_data(self.name, self.data_path) or (local if local.exists() else None)
         if found is not None:
             return found
         raise refuse_missing(self.name, self.repo, REVISION, data_dir())

@@ -24,11 +24,3 @@ def all_found(files: Mapping[str, Path], missing: Callable[[str, Path], str]) ->
         if not path.exists():
             raise ConfigError(missing(what, path))
     return dict(files)
-
-
-def named_data(task: Task) -> Path | None:
-    """The path --data names for `task` (a ConfigError where nothing is there), None where it names none: the
-    task then looks in its own places."""
-    if task.data_path is not None and not task.data_path.exists():
-        raise ConfigError(f"--data {task.name}={task.data_path}: no such file or folder")
-    return task.data_path

@@ -264,16 +264,23 @@ def _run_options(
     system: Any,
     model: Any,
     *,
+    metrics: Sequence[Any] | None = None,
+    data: str | Path | dict[str, str | Path] | None = None,
+    limit: int | None = None,
+    task_args: Mapping[str, object] | None = None,
+    system_args: Mapping[str, object] | None = None,
+    metric_args: Mapping[str, object] | None = None,
+    judges: Sequence[Any] = (),
+    nli: Any = None,
+    role_models: Mapping[str, object] | None = None,
     plugins: Iterable[ModuleType] = (),
     registry: Registry | None = None,
-    **keywords: Any,
+    **options: Any,
 ) -> tuple[dict[str, Any], Registry]:
     """The options of the run `run_eval` or `preflight` is given (RunConfig's, without `output`) and the registry it
-    finds its components in. `keywords` are `run_eval`'s (a component option left out is none: no metrics named, no
-    judges ...); each one `run_eval` does not name is an option of the run, as given."""
+    finds its components in."""
     components = _RunComponents(plugins)
     tasks = [components.name("tasks", t) for t in (task if isinstance(task, (list, tuple)) else [task])]
-    data = keywords.pop("data", None)
     if data is not None and not isinstance(data, dict):
         if len(tasks) != 1:
             raise ConfigError("run_eval: data=FILE needs a single task; give data={task: file}")
@@ -282,18 +289,19 @@ def _run_options(
         tasks=tasks,
         system=components.name("systems", system),
         model=components.model(model),
-        metrics=[components.name("metrics", m) for m in keywords.pop("metrics", None) or ()],
-        judges=[components.model(judge) for judge in keywords.pop("judges", ())],
-        nli=components.model(keywords.pop("nli", None)),
-        role_models={role: components.model(m) for role, m in (keywords.pop("role_models", None) or {}).items()},
+        metrics=[components.name("metrics", m) for m in metrics or ()],
+        judges=[components.model(judge) for judge in judges],
+        nli=components.model(nli),
+        role_models={role: components.model(m) for role, m in (role_models or {}).items()},
         data={name: str(path) for name, path in (data or {}).items()},
-        task_args=dict(keywords.pop("task_args", None) or {}),
-        system_args=dict(keywords.pop("system_args", None) or {}),
-        metric_args=dict(keywords.pop("metric_args", None) or {}),
+        limit=limit,
+        task_args=dict(task_args or {}),
+        system_args=dict(system_args or {}),
+        metric_args=dict(metric_args or {}),
         progress=False,
         page_cache="off",
     )
-    config.update(keywords)
+    config.update(options)
     return config, components.registry(registry)
 
 

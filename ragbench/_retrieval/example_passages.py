@@ -28,7 +28,7 @@ from .._types import Document, Example, JsonObject
 from .base import RetrievalError, Retriever
 from .bm25.retriever import METHODS, import_bm25s, make_stemmer
 from .corpus.readers import passage_text
-from .dense.retriever import EMBEDDED_MODEL, Encoder
+from .dense.retriever import EMBEDDED_MODEL, Encoder, EncoderOptions
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -181,7 +181,8 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
         registry: Registry,
     ) -> None:
         super().__init__(with_title)
-        self.encoder = Encoder(model, query_instruction, True, batch_size, device, query_style, registry=registry)
+        options = EncoderOptions(model, query_instruction, True, batch_size, device, query_style)
+        self.encoder = Encoder(options, registry=registry)
 
     def build_indexes(self, passages: list[list[str]]) -> list[Any]:
         flat = [text for texts in passages for text in texts]

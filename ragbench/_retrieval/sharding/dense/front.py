@@ -13,7 +13,7 @@ from ...._errors import ConfigError
 from ...._storage.block_digests import BlockMismatch, CheckedRanges
 from ...._storage.locations import joined
 from ...._types import JsonObject
-from ...dense.retriever import EMBEDDINGS_FILE, DenseRetriever, checked_backend, checked_index_encoder
+from ...dense.retriever import EMBEDDINGS_FILE, DenseRetriever, QueryOptions, checked_backend, checked_index_encoder
 from ...index.built import Manifest
 from ...index.damage import IndexDamage, read_array
 from ...index.remote_docstore import checked_ranges
@@ -27,29 +27,18 @@ NPY_HEAD = 4096  # bytes read for a .npy file's header (numpy pads a 2-d array's
 class DenseFront(BuiltShardsFront):
     """The dense index's query side: the encoder (the manifest's model, instruction, style and encoder dtype,
     checked against row 0 of the index, `first_row`), the docs store(s); the shards hold the rows. Options as
-    `DenseRetriever`'s; a split's files are checked as its (`check_files`)."""
+    `DenseRetriever`'s (`QueryOptions`); a split's files are checked as its (`check_files`)."""
 
     name = "dense"
+    options_from = QueryOptions
 
-    def __init__(
-        self,
-        index: str | None = None,
-        shards: int = 1,
-        model: str | None = None,
-        query_instruction: str | None = None,
-        backend: str = "numpy",
-        chunk_rows: int = 32768,
-        batch_size: int = 64,
-        device: str | None = None,
-        query_style: str | None = None,
-        *,
-        registry: Any,
-    ) -> None:
+    def __init__(self, index: str | None = None, shards: int = 1, *, registry: Any, **options: Any) -> None:
         super().__init__(index, shards)
-        self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
+        query = QueryOptions(**options)
+        self.backend, self.chunk_rows = checked_backend(query.backend), int(query.chunk_rows)
         self.encoder = checked_index_encoder(
-            self.manifest, self.first_row, lambda: self.stores[0].get(0), f"the index at {self.folder}",
-            (model, query_instruction, batch_size, device, query_style), registry,
+            self.manifest, self.first_row, lambda: self.stores[0].get(0), f"the index at {self.folder}", query,
+            registry,
         )  # fmt: skip
 
     @classmethod

@@ -17,7 +17,7 @@ from ...dense.retriever import DEFAULT_MODEL, EMBEDDINGS_FILE, DenseBuilder, Den
 from ...index.remote_docstore import write_block_record
 from ..build.kind import Stats
 from ..kind import ShardedKind
-from ..merged_build.analysis import EncoderSettings, WorkerSettings
+from ..merged_build.analysis import WorkerSettings
 from .build import EMBEDDINGS_BLOCKS, ChunkTexts, PassageCount
 from .front import DenseFront
 from .search import DenseShardSearch
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class DenseBlockWorker:
     def __init__(self, settings: WorkerSettings) -> None:
-        self.encoder = Encoder(**settings["encoder"], registry=settings["registry"])
+        self.encoder = Encoder(settings["encoder"], registry=settings["registry"])
 
     def arrays(self, texts: list[str]) -> dict[str, np.ndarray]:
         return {"embeddings": self.encoder.encode_passages(texts)}
@@ -110,17 +110,7 @@ class DenseKind(ShardedKind):
         return dict(self.described)
 
     def settings(self, builder: DenseBuilder, first: str, registry: Registry) -> WorkerSettings:
-        encoder = builder.encoder
-        options: EncoderSettings = {
-            "model": encoder.name,
-            "query_instruction": encoder.query_instruction,
-            "normalize": encoder.normalize,
-            "batch_size": encoder.batch_size,
-            "device": encoder.device,
-            "query_style": encoder.query_style,
-            "encoder_dtype": encoder.dtype,
-        }
-        return {"encoder": options, "registry": registry}
+        return {"encoder": builder.encoder.options, "registry": registry}
 
     def worker(self, settings: WorkerSettings) -> DenseBlockWorker:
         return DenseBlockWorker(settings)

@@ -16,6 +16,7 @@ from .state import npz_bytes
 
 if TYPE_CHECKING:
     from ...._registry import Registry
+    from ...dense.retriever import EncoderOptions
 
 
 def json_array(value: Any) -> np.ndarray:
@@ -27,18 +28,6 @@ def from_json_array(array: np.ndarray) -> Any:
     return json.loads(array.tobytes().decode("ascii"))
 
 
-class EncoderSettings(TypedDict):
-    """A dense build's encoder, as `Encoder` takes it (its registry aside)."""
-
-    model: str
-    query_instruction: str | None
-    normalize: bool
-    batch_size: int
-    device: str | None
-    query_style: str
-    encoder_dtype: str
-
-
 class WorkerSettings(TypedDict, total=False):
     """What a worker needs to analyse a block as the driver's builder would (`ShardedKind.settings`): a bm25
     build's tokenizer, a dense build's encoder and the run's registry (which finds its query style)."""
@@ -46,7 +35,7 @@ class WorkerSettings(TypedDict, total=False):
     stopwords: str
     stemmer: str
     tokenizer: str
-    encoder: EncoderSettings
+    encoder: EncoderOptions
     registry: Registry  # carried to the Ray worker
 
 

@@ -1,0 +1,67 @@
+"""A plugin class that names `options_from` passes its `**options` on to that class, whose `__init__` declares them
+once for both (dense's one-process retriever and its shards' front share `QueryOptions`): the pre-flight lists,
+checks and refuses them as if the plugin's own signature declared them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pytest
+from annotated_types import Ge
+
+from ragbench._values.options import accepted_options, construct
+from ragbench.api import ConfigError
+
+
+@dataclass(frozen=True)
+class SharedOptions:
+    size: Annotated[int, Ge(1)] = 3
+    name: str | None = None
+
+
+class Front:
+    options_from = SharedOptions
+
+    def __init__(self, index: str | None = None, *, registry: Any, **options: Any) -> None:
+        self.index, self.options = index, SharedOptions(**options)
+
+
+class Narrower(Front):
+    withheld_options = ("name",)
+
+    def __init__(self, index: str | None = None, *, registry: Any, **options: Any) -> None:
+        super().__init__(index, registry=registry, **options)
+
+
+def made(cls: type, args: dict[str, object]) -> Any:
+    return construct(cls, args, "retriever front", injected={"registry": None})
+
+
+def test_the_options_passed_on_are_the_plugins_own():
+    front = made(Front, {"index": "i", "size": 5})
+    assert (front.index, front.options) == ("i", SharedOptions(5, None))
+    assert accepted_options(Front) == {"index", "registry", "size", "name"}
+
+
+def test_an_unknown_option_is_refused_naming_the_declared_ones():
+    with pytest.raises(ConfigError) as refused:
+        made(Front, {"sise": 5})
+    assert str(refused.value) == (
+        "--retriever-arg sise=5: retriever front has no option 'sise' (accepted: index=<str/null, default None>, "
+        "size=<int >= 1, default 3>, name=<str/null, default None>)"
+    )
+
+
+@pytest.mark.parametrize("value", ["x", 0, 2.5, True])
+def test_an_option_passed_on_is_type_checked_by_its_declaration(value):
+    with pytest.raises(
+        ConfigError, match=r"retriever front takes an integer >= 1 for size \(size=<int >= 1, default 3>\)"
+    ):
+        made(Front, {"size": value})
+
+
+def test_withheld_options_leave_the_passed_on_ones_too():
+    assert accepted_options(Narrower) == {"index", "registry", "size"}
+    with pytest.raises(ConfigError, match="has no option 'name'"):
+        made(Narrower, {"name": "n"})

@@ -2,14 +2,14 @@
 papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`), the benchmarks'
 own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbench index kilt-corpus`,
 `ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`),
-the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers itself in its `hooks.py` (the
-record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
+the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers itself in its `registrations.yaml`
+(the record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
 package of the one entry point, so a new one needs no packaging edit. What several folders share is in
 `shared/`: the --data checks (given_data), the options (task_options), the corpus commands and builders
 (corpus_command, corpus_files), a tokenizer found by its variable or folder (cut_tokenizer): what a benchmark
 folder may import besides ragbench.api and its own modules."""
 
-from importlib import import_module, resources
+from importlib import resources
 from typing import Any
 
 from ragbench.api import hookimpl
@@ -34,17 +34,21 @@ def ragbench_query_styles() -> Registrations:
     return section("task_query_styles")["task_query_styles"]
 
 
-def _registered(hook: str) -> Registrations:
-    """What the benchmark folders' `hooks.py` return from `hook`, in folder order; a name two folders register
-    is refused (one would hide the other)."""
-    folders = sorted(item.name for item in resources.files(__name__).iterdir() if item.joinpath("hooks.py").is_file())
+REGISTRATIONS = "registrations.yaml"  # a folder's: {kind: {name: {"target", "description"}}}
+
+
+def _registered(kind: str) -> Registrations:
+    """What the benchmark folders' `registrations.yaml` register as `kind` (record_formats, gold_kinds), in folder
+    order; a name two folders register is refused (one would hide the other)."""
+    folders = sorted(
+        item.name for item in resources.files(__name__).iterdir() if item.joinpath(REGISTRATIONS).is_file()
+    )
     out: Registrations = {}
     owners: dict[str, str] = {}
     for folder in folders:
-        implementation = getattr(import_module(f"{__name__}.{folder}.hooks"), hook, None)
-        for name, spec in (implementation() if implementation is not None else {}).items():
+        for name, spec in (packaged_yaml(f"{__name__}.{folder}", REGISTRATIONS).get(kind) or {}).items():
             if name in owners:
-                raise ValueError(f"{hook}: '{name}' is registered by task folders {owners[name]} and {folder}")
+                raise ValueError(f"{kind}: '{name}' is registered by task folders {owners[name]} and {folder}")
             out[name], owners[name] = spec, folder
     return out
 
@@ -52,13 +56,13 @@ def _registered(hook: str) -> Registrations:
 @hookimpl
 def ragbench_record_formats() -> Registrations:
     """The layouts of the benchmarks' own files, for YAML tasks' `data.format`."""
-    return _registered("ragbench_record_formats")
+    return _registered("record_formats")
 
 
 @hookimpl
 def ragbench_gold_kinds() -> Registrations:
     """The shapes of the benchmarks' own gold, for YAML tasks' `fields.gold`."""
-    return _registered("ragbench_gold_kinds")
+    return _registered("gold_kinds")
 
 
 def index_commands() -> Any:

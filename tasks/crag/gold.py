@@ -1,5 +1,5 @@
 """CRAG's gold as a kind of gold YAML tasks may map (`fields.gold.crag_answer: {answer: ..., alt_ans: ...}`),
-registered through the ragbench_gold_kinds hook (this folder's hooks.py)."""
+registered through the ragbench_gold_kinds hook (this folder's registrations.yaml)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The record formats of FlashRAG's JSONL and WebQuestions' release JSON, registered for YAML tasks'
-`data.format` (this folder's hooks.py, the ragbench_record_formats hook)."""
+`data.format` (this folder's registrations.yaml, the ragbench_record_formats hook)."""
 
 from __future__ import annotations
 

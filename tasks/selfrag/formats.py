@@ -1,5 +1,5 @@
 """The record format of SQuAD v1.1's JSON, registered for YAML tasks' `data.format: squad`
-(this folder's hooks.py, the ragbench_record_formats hook)."""
+(this folder's registrations.yaml, the ragbench_record_formats hook)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ fails whatever the system returns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_STEPS = 10_000  # steps of one example: model calls, searches, tool calls and recorded steps
@@ -42,28 +42,29 @@ class CeilingReached(BaseException):
     """An example's step or prompt that its ceiling refuses (a BaseException: see the module's docstring)."""
 
 
+@dataclass(frozen=True)
+class CeilingCount:
+    """What one example has taken against its ceiling so far."""
+
+    steps: int = 0
+    prompt_chars: int = 0  # of the prompts sent
+    reached: str | None = None  # what was reached, in a line, once it was
+
+
 class ExampleCeiling:
     """One example's count against its `Ceiling`, for one plugin (`owner`: "system vanilla", "metric judge").
 
-    Read-only to the plugin it bounds (`ctx.ceiling`): its count goes up only through `take_step`, and setting or
+    Read-only to the plugin it bounds (`ctx.ceiling`): its `count` goes up only through `take_step`, and setting or
     deleting any of its attributes raises AttributeError."""
 
-    __slots__ = ("_limit", "_owner", "_steps", "_prompt_chars", "_reached")
-    _limit: Ceiling
-    _owner: str
-    _steps: int
-    _prompt_chars: int
-    _reached: str | None
+    __slots__ = ("ceiling", "owner", "_count")
+    ceiling: Ceiling
+    owner: str
+    _count: CeilingCount
 
     def __init__(self, ceiling: Ceiling, owner: str) -> None:
-        self._set("_limit", ceiling)
-        self._set("_owner", owner)
-        self._set("_steps", 0)
-        self._set("_prompt_chars", 0)
-        self._set("_reached", None)  # what was reached, in a line, once it was
-
-    def _set(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
+        for name, value in (("ceiling", ceiling), ("owner", owner), ("_count", CeilingCount())):
+            object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{UNBOUNDABLE}: its count cannot be set (ExampleCeiling.{name})")
@@ -72,53 +73,37 @@ class ExampleCeiling:
         raise AttributeError(f"{UNBOUNDABLE}: its count cannot be deleted (ExampleCeiling.{name})")
 
     @property
-    def ceiling(self) -> Ceiling:
-        return self._limit
-
-    @property
-    def owner(self) -> str:
-        return self._owner
-
-    @property
-    def steps(self) -> int:
-        """The steps taken so far."""
-        return self._steps
-
-    @property
-    def prompt_chars(self) -> int:
-        """The characters of prompts sent so far."""
-        return self._prompt_chars
-
-    @property
-    def reached(self) -> str | None:
-        """What was reached, in a line, once it was."""
-        return self._reached
+    def count(self) -> CeilingCount:
+        return self._count
 
     def take_step(self, prompt_chars: int = 0) -> None:
         """Count one step (sending `prompt_chars` characters of prompt), or raise `CeilingReached` where it would
         go past the ceiling, or the ceiling was reached before."""
-        if self.reached is None:
-            if self.steps >= self.ceiling.steps:
-                self._set(
-                    "_reached",
-                    f"{self.owner} did not end within {self.ceiling.steps:,} steps on this example (model calls, "
-                    "searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling",
+        count = self._count
+        if count.reached is None:
+            if count.steps >= self.ceiling.steps:
+                count = replace(
+                    count,
+                    reached=f"{self.owner} did not end within {self.ceiling.steps:,} steps on this example (model "
+                    "calls, searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling",
                 )
-            elif self.prompt_chars + prompt_chars > self.ceiling.prompt_chars:
-                self._set(
-                    "_reached",
-                    f"{self.owner} did not end within {self.ceiling.prompt_chars:,} characters of prompts on this "
-                    "example: a loop whose prompt grows? --max-prompt-chars-per-example N lifts the ceiling",
+            elif count.prompt_chars + prompt_chars > self.ceiling.prompt_chars:
+                count = replace(
+                    count,
+                    reached=f"{self.owner} did not end within {self.ceiling.prompt_chars:,} characters of prompts "
+                    "on this example: a loop whose prompt grows? --max-prompt-chars-per-example N lifts the ceiling",
                 )
-        if self.reached is not None:
-            raise CeilingReached(self.reached)
-        self._set("_steps", self.steps + 1)
-        self._set("_prompt_chars", self.prompt_chars + prompt_chars)
+        if count.reached is None:
+            count = replace(count, steps=count.steps + 1, prompt_chars=count.prompt_chars + prompt_chars)
+        object.__setattr__(self, "_count", count)
+        if count.reached is not None:
+            raise CeilingReached(count.reached)
 
     @property
     def error(self) -> str | None:
         """The example's failure once the ceiling was reached (`CeilingReached: ...`), else None."""
-        return None if self.reached is None else f"{CeilingReached.__name__}: {self.reached}"
+        reached = self._count.reached
+        return None if reached is None else f"{CeilingReached.__name__}: {reached}"
 
 
 UNBOUNDABLE = "an example's ceiling is the run's (--max-steps-per-example, --max-prompt-chars-per-example)"

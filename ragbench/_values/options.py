@@ -103,6 +103,12 @@ def accepted_options(cls: type) -> set[str] | None:
     return None if anything else set(parameters)
 
 
+def option_defaults(cls: type) -> dict[str, object]:
+    """The options `cls(...)` accepts that have a default, with it."""
+    parameters, _, _ = _init_parameters(cls)
+    return {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
+
+
 def task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> dict[str, Any]:
     """The options of task `name` among a run's `--task-arg`s: unscoped `key` options go to every task that accepts
     them; `task.key` to that task only."""

@@ -5,7 +5,6 @@ HTML."""
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from .._reports.results.slice_labels import NONE, SliceLabels, SliceValue
 from .._reports.results.slice_plots import slice_rows
 from .._system import System
 from .._types import JsonObject, JsonValue
+from .._values.options import option_defaults
 from .example import example_page
 from .page_data import (
     ExamplePage,
@@ -73,6 +73,17 @@ def system_class(name: JsonValue, registry: Registry) -> type[System] | None:
         return None
 
 
+def system_defaults(cls: type[System]) -> dict[str, object]:
+    """A system's options as it records them when given none (its `config()`: a default it works out, as
+    r1_searcher's rounds from `max_retrieval_num=None`, is recorded as worked out); a system that cannot be made
+    without options: the defaults its signature states."""
+    try:
+        recorded = cls().config()
+    except Exception:  # an option it needs (recorded's path)
+        recorded = {}
+    return {name: recorded.get(name, default) for name, default in option_defaults(cls).items()}
+
+
 def config_differences(config: JsonObject, registry: Registry) -> JsonObject:
     """The run's options that differ from ragbench's defaults (system options: from the system's own)."""
     defaults = _defaults()
@@ -80,17 +91,11 @@ def config_differences(config: JsonObject, registry: Registry) -> JsonObject:
     cls = system_class(config.get("system"), registry)
     by_task = config.get("system_config")
     if cls is not None and isinstance(by_task, dict):
-        parameters = inspect.signature(cls.__init__).parameters
+        own = system_defaults(cls)
         for task, options in by_task.items():
             if not isinstance(options, dict):
                 continue  # no system's options: run.json was edited
-            changed: JsonObject = {
-                k: v
-                for k, v in options.items()
-                if k in parameters
-                and parameters[k].default is not inspect.Parameter.empty
-                and parameters[k].default != v
-            }
+            changed: JsonObject = {k: v for k, v in options.items() if k in own and own[k] != v}
             if changed:
                 out[f"system options ({task})"] = changed
     return out

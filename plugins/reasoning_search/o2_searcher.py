@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Annotated, ClassVar
-
-from annotated_types import Ge
+from typing import ClassVar
 
 from ragbench.api import Context, Example, Prediction
 
@@ -62,14 +60,7 @@ class O2Searcher(ReasoningSearch):
 
     name = "o2_searcher"
     search_format: ClassVar[SearchFormat] = O2_SEARCHER
-
-    def __init__(
-        self,
-        max_retrieval_num: Annotated[int, Ge(1)] | None = None,
-        topk: Annotated[int, Ge(1)] = 3,
-        round_tokens: Annotated[int, Ge(1)] | None = None,
-    ) -> None:
-        super().__init__(max_retrieval_num=max_retrieval_num, topk=topk, round_tokens=round_tokens)
+    default_topk = 3
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         sampling = self.sampling()

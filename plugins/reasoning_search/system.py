@@ -150,16 +150,17 @@ class ReasoningSearch(System):
     declares = flashrag_searching("max_retrieval_num")
     search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
+    default_topk: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512
 
     def __init__(
         self,
         max_retrieval_num: Annotated[int, Ge(1)] | None = None,
-        topk: Annotated[int, Ge(1)] = 5,
+        topk: Annotated[int, Ge(1)] | None = None,
         round_tokens: Annotated[int, Ge(1)] | None = None,
     ) -> None:
         self.max_retrieval_num = int(max_retrieval_num or self.default_rounds)
-        self.topk = int(topk)
+        self.topk = int(topk or self.default_topk)
         self.round_tokens = int(round_tokens or self.default_round_tokens)
         self.declares = dataclasses.replace(self.declares, recorded=self.recorded_run())
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -276,3 +278,96 @@ def test_flashrag_mm_searches_by_picture_with_siglip(tmp_path):
         f"image sha256:{image.digest}": [doc.id for doc in own.search_images([image], 2)[0]]  # type: ignore[union-attr]
         for image in pictures.values()
     }
+
+
+# --- the index built on first use (in a run): its staging folder `<index>.partial`, held by one build -------------
+
+
+def built_at(index: Path, encoder: object | None = None) -> LateInteractionRetriever:
+    return LateInteractionRetriever(pages=str(VIDORE / "v2"), index=str(index), encoder=encoder or FormulaEncoder())
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_staging_folder_that_is_the_users_is_refused_in_one_line_and_left_as_it_is(tmp_path):
+    staging = tmp_path / "index.partial"
+    staging.mkdir()
+    (staging / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        built_at(tmp_path / "index")
+    assert str(refused.value) == (
+        f"index {tmp_path / 'index'}: {staging} is not a folder a ragbench index build made (it holds files, and no "
+        ".ragbench-build); remove it, or choose another index"
+    )
+    assert tree(staging) == {"notes.txt": b"mine"} and not (tmp_path / "index").exists()
+
+
+def test_a_staging_folder_that_is_a_link_is_refused_and_what_it_points_at_kept(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "index.partial").symlink_to(elsewhere)
+    with pytest.raises(
+        ConfigError, match=r"index\.partial is not a folder a ragbench index build made \(it is a symbolic"
+    ):
+        built_at(tmp_path / "index")
+    assert tree(elsewhere) == {"keep.txt": b"x"} and (tmp_path / "index.partial").is_symlink()
+
+
+def test_a_killed_builds_staging_folder_is_taken_over(tmp_path):
+    staging = tmp_path / "index.partial"
+    staging.mkdir()
+    (staging / ".ragbench-build").touch()
+    (staging / "vectors.safetensors").write_bytes(b"half written")
+    retriever = built_at(tmp_path / "index")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["index"]
+    assert sorted(tree(tmp_path / "index")) == ["manifest.json", "vectors.safetensors"]
+    assert len(retriever.search(["harbour"], 3)[0]) == 3
+
+
+def test_a_failed_build_leaves_no_staging_folder(tmp_path):
+    class Failing(FormulaEncoder):
+        def encode_pages(self, images: list) -> list:
+            raise RuntimeError("out of memory")
+
+    with pytest.raises(RuntimeError, match="out of memory"):
+        built_at(tmp_path / "index", Failing())
+    assert not (tmp_path / "index.partial").exists()
+
+
+HOLDER = """
+import fcntl, os, sys
+handle = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_second_build_of_the_index_is_refused_while_one_holds_it_and_builds_once_that_one_is_killed(tmp_path):
+    """Another run building the same index (a process holding its staging folder's lock, as a build does, then
+    killed): refused at once in one line, its files left; once the holder is gone, its folder is taken over."""
+    staging = tmp_path / "index.partial"
+    staging.mkdir()
+    (staging / ".ragbench-build").touch()
+    (staging / "vectors.safetensors").write_bytes(b"the other build's")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(staging)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        encoder = FormulaEncoder()
+        with pytest.raises(ConfigError) as refused:
+            built_at(tmp_path / "index", encoder)
+        assert str(refused.value) == (
+            f"index {tmp_path / 'index'}: another ragbench index build is writing it ({staging} is locked); wait for "
+            "it to end, or choose another index"
+        )
+        assert encoder.calls == 0 and (staging / "vectors.safetensors").read_bytes() == b"the other build's"
+    finally:
+        holder.kill()
+        holder.wait()
+    built_at(tmp_path / "index")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["index"]

@@ -26,22 +26,23 @@ ATTEMPTS = 5  # a folder renamed or removed between opening and locking it (its 
 
 
 @contextmanager
-def held_staging(out: Path) -> Iterator[Path]:
+def held_staging(out: Path, flag: str = "--out") -> Iterator[Path]:
     """`<out>.partial`, empty (`BUILD_MARK` aside) and held by this build while the block runs; removed when
-    the block raises (the block removes the mark and renames it to `out` to keep it)."""
+    the block raises (the block removes the mark and renames it to `out` to keep it). `flag`: what the user named
+    `out` with, as the refusals say it (a page index built on first use: its retriever's `index`)."""
     staging = out.with_name(out.name + ".partial")
-    not_ours = f"--out {out}: {staging} is not a folder a ragbench index build made"
-    refuse_no_folder(staging, not_ours)
-    handle = locked_folder(staging, out, "index build")
+    not_ours = f"{flag} {out}: {staging} is not a folder a ragbench index build made"
+    refuse_no_folder(staging, not_ours, flag)
+    handle = locked_folder(staging, out, "index build", flag)
     try:
         left = list(staging.iterdir())
         if left and not (staging / BUILD_MARK).is_file():
-            raise ConfigError(f"{not_ours} (it holds files, and no {BUILD_MARK}); remove it, or choose another --out")
+            raise ConfigError(f"{not_ours} (it holds files, and no {BUILD_MARK}); remove it, or choose another {flag}")
         links = links_in(staging)
         if links:
             raise ConfigError(
-                f"--out {out}: {staging} holds a symbolic link, {links[0]}, which ragbench never removes; "
-                "move it out, or choose another --out"
+                f"{flag} {out}: {staging} holds a symbolic link, {links[0]}, which ragbench never removes; "
+                f"move it out, or choose another {flag}"
             )
         for child in left:  # what a killed build left
             remove_all_but_links(child) if child.is_dir() and not child.is_symlink() else child.unlink()
@@ -85,16 +86,16 @@ def held_lock(lock: Path, out: str | Path, build: str) -> Iterator[None]:
         os.close(handle)
 
 
-def refuse_no_folder(path: Path, not_ours: str) -> None:
+def refuse_no_folder(path: Path, not_ours: str, flag: str = "--out") -> None:
     """A ConfigError, `not_ours` and the fix, where `path` is a symbolic link or a file: never a build's folder."""
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise ConfigError(
             f"{not_ours} (it is a {'symbolic link' if path.is_symlink() else 'file'}); remove it, "
-            "or choose another --out"
+            f"or choose another {flag}"
         )
 
 
-def locked_folder(folder: Path, out: str | Path, build: str) -> int:
+def locked_folder(folder: Path, out: str | Path, build: str, flag: str = "--out") -> int:
     """`folder` (made where missing), the one a `build` ("index build") of `out` writes, open and held with an
     exclusive `flock` until its descriptor (returned) is closed or the process ends; a ConfigError naming it and
     the fix where another process holds it. One renamed or removed between opening and locking it (its build just
@@ -107,14 +108,14 @@ def locked_folder(folder: Path, out: str | Path, build: str) -> int:
         except BlockingIOError:
             os.close(handle)
             raise ConfigError(
-                f"--out {out}: another ragbench {build} is writing it ({folder} is locked); "
-                "wait for it to end, or choose another --out"
+                f"{flag} {out}: another ragbench {build} is writing it ({folder} is locked); "
+                f"wait for it to end, or choose another {flag}"
             ) from None
         if _same_folder(folder, handle):
             return handle
         os.close(handle)
     raise ConfigError(
-        f"--out {out}: {folder} keeps being replaced by another process; wait for it to end, or choose another --out"
+        f"{flag} {out}: {folder} keeps being replaced by another process; wait for it to end, or choose another {flag}"
     )
 
 

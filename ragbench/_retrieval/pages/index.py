@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._types import JsonObject
+from ..index.staging import BUILD_MARK, held_staging
 from ..option_paths import option_json
 
 MANIFEST = "manifest.json"
@@ -91,25 +91,26 @@ def write_vectors(path: Path, pages: list[Any]) -> int:
 
 
 def save_index(folder: Path, identity: JsonObject, build: Callable[[], list[Any]]) -> list[Any]:
-    """The vectors `build` computes, saved at `folder` (through a staging folder renamed into place)."""
-    started = time.perf_counter()
-    pages = build()
-    staging = folder.with_name(folder.name + ".partial")
-    if staging.exists():
-        shutil.rmtree(staging)  # a build killed before its rename: ragbench's own staging folder
-    staging.mkdir(parents=True)
-    tokens = write_vectors(staging / VECTORS, pages)
-    manifest = {
-        **identity,
-        "tokens": tokens,
-        "dim": int(pages[0].shape[1]),
-        "dtype": str(pages[0].dtype).removeprefix("torch."),
-        "bytes": (staging / VECTORS).stat().st_size,
-        "build_seconds": round(time.perf_counter() - started, 3),
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    if folder.exists():
-        folder.rmdir()  # load_vectors let only an empty folder through
-    os.replace(staging, folder)
+    """The vectors `build` computes, saved at `folder` through `<folder>.partial` renamed into place, which this
+    build holds from before `build` runs (`staging.held_staging`): a second build of the index (another run's) is
+    refused at once in one line, a killed build's staging folder is taken over, and one that is not a build's (the
+    user's) is refused and left as it is."""
+    with held_staging(folder, "index") as staging:
+        started = time.perf_counter()
+        pages = build()
+        tokens = write_vectors(staging / VECTORS, pages)
+        manifest = {
+            **identity,
+            "tokens": tokens,
+            "dim": int(pages[0].shape[1]),
+            "dtype": str(pages[0].dtype).removeprefix("torch."),
+            "bytes": (staging / VECTORS).stat().st_size,
+            "build_seconds": round(time.perf_counter() - started, 3),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (staging / BUILD_MARK).unlink()
+        if folder.exists():
+            folder.rmdir()  # load_vectors let only an empty folder through
+        os.replace(staging, folder)
     return pages

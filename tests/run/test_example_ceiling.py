@@ -22,7 +22,14 @@ from ragbench._run.example import process_example
 from ragbench._run.plan.planning import PlannedTask
 from ragbench._run.services import ExampleServices
 from ragbench._scheduler import Scheduler
-from ragbench._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS, Ceiling, CeilingReached, ExampleCeiling
+from ragbench._values.ceiling import (
+    MAX_PROMPT_CHARS,
+    MAX_STEPS,
+    Ceiling,
+    CeilingCount,
+    CeilingReached,
+    ExampleCeiling,
+)
 from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, System, Task
 from ragbench.testing import ScriptedLLM, make_context
 from support.helpers import cli_here, run, samples
@@ -325,6 +332,7 @@ ATTACKS = {
     "del ctx.ceiling": lambda ctx: delattr(ctx, "ceiling"),
     "ctx.ceiling.steps = 0": lambda ctx: setattr(ctx.ceiling, "steps", 0),
     "ctx.ceiling._steps = 0": lambda ctx: setattr(ctx.ceiling, "_steps", 0),
+    "ctx.ceiling._count = a fresh count": lambda ctx: setattr(ctx.ceiling, "_count", CeilingCount()),
     "ctx.ceiling.ceiling = higher": lambda ctx: setattr(ctx.ceiling, "ceiling", Ceiling(10**9)),
     "ctx.ceiling._limit = higher": lambda ctx: setattr(ctx.ceiling, "_limit", Ceiling(10**9)),
     "del ctx.ceiling._reached": lambda ctx: delattr(ctx.ceiling, "_reached"),

@@ -3,6 +3,7 @@ order of ties, and the colpali retriever's index built once, reused, and refused
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from ragbench._retrieval.pages.maxsim import maxsim_scores, trec_order
 from ragbench._retrieval.pages.vidore_data import open_vidore
 from ragbench.api import ConfigError
 from ragbench.testing import load_retriever
+from support.helpers import tmpfs
 
 pytestmark = needs("torch", "safetensors", "datasets")  # not imported while the tests are collected
 
@@ -371,3 +373,27 @@ def test_a_second_build_of_the_index_is_refused_while_one_holds_it_and_builds_on
         holder.wait()
     built_at(tmp_path / "index")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["index"]
+
+
+def test_a_full_disk_while_the_index_is_saved_is_an_oserror_naming_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    """A real full disk (a small tmpfs; where mounting is not allowed, the writer's own error injected): the
+    OSError it is, its errno and the file, which the command line says in one line with the fix; no staging left."""
+    import errno
+
+    with tmpfs(tmp_path / "disk", "64k") as disk:
+        if disk is None:
+            from safetensors import SafetensorError
+
+            def full(*args: object, **kwargs: object) -> None:
+                raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+            monkeypatch.setattr("safetensors.torch.save_file", full)
+            disk = tmp_path / "disk"
+        else:
+            with (disk / "filler").open("wb") as filler, contextlib.suppress(OSError):
+                filler.write(b"x" * (1 << 20))
+        with pytest.raises(OSError) as full_disk:
+            built_at(disk / "index")
+        assert full_disk.value.errno == errno.ENOSPC
+        assert full_disk.value.filename == str(disk / "index.partial" / "vectors.safetensors")
+        assert sorted(path.name for path in disk.iterdir()) == (["filler"] if (disk / "filler").exists() else [])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -83,10 +84,17 @@ def read_vectors(path: Path) -> list[Any]:
 def write_vectors(path: Path, pages: list[Any]) -> int:
     """`pages` (each a (tokens, dim) tensor) saved at `path` as one `vectors` tensor and its `offsets`; their tokens."""
     import torch
+    from safetensors import SafetensorError
     from safetensors.torch import save_file
 
     lengths = torch.tensor([0] + [int(page.shape[0]) for page in pages], dtype=torch.int64)
-    save_file({"vectors": torch.cat(pages).contiguous(), "offsets": torch.cumsum(lengths, 0)}, str(path))
+    try:
+        save_file({"vectors": torch.cat(pages).contiguous(), "offsets": torch.cumsum(lengths, 0)}, str(path))
+    except SafetensorError as exc:  # the writer's I/O error (a full disk): the OSError it was, naming the file
+        code = re.search(r"\(os error (\d+)\)", str(exc))
+        if code is None:
+            raise
+        raise OSError(int(code[1]), os.strerror(int(code[1])), str(path)) from None
     return int(lengths.sum())
 
 

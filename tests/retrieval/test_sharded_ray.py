@@ -11,6 +11,7 @@ import pytest
 from conftest import needs
 from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
+from support.ray_cluster import killed
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
@@ -51,11 +52,10 @@ def test_shard_actors_on_distinct_nodes_answer_as_the_whole_index(searchers, k):
 
 
 def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers, caplog):
-    import ray
 
     whole, sharded = searchers
     before = list(sharded.pool.restarts)
-    ray.kill(sharded.pool.actors[1], no_restart=True)
+    killed(sharded.pool.actors[1])
     with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharding.actors"):
         assert answers(sharded.search(QUERIES, 10)) == answers(whole.search(QUERIES, 10))
     assert sharded.pool.restarts == [before[0], before[1] + 1, before[2]]
@@ -64,14 +64,13 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
 
 
 def test_a_shard_lost_for_good_fails_the_batch_naming_it_never_a_partial_answer(searchers, monkeypatch):
-    import ray
 
     from ragbench._retrieval.sharding import actors
     from ragbench.api.retrieval import RetrievalError
 
     whole, sharded = searchers
     monkeypatch.setattr(actors, "MAX_RESTARTS", 0)  # no restart: the first death is final for the batch
-    ray.kill(sharded.pool.actors[2], no_restart=True)
+    killed(sharded.pool.actors[2])
     failed = sharded.search(QUERIES, 10)
     assert all(isinstance(result, RetrievalError) and "shard 2 (passages 201..300" in str(result) for result in failed)
     monkeypatch.setattr(actors, "MAX_RESTARTS", 3)

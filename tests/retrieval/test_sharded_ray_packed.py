@@ -17,6 +17,7 @@ from ragbench._errors import ConfigError
 from ragbench._retrieval.sharding.placement import PLACEMENT_VARIABLE, packed, placement_timeout
 from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
+from support.ray_cluster import killed
 from support.retrieval_samples import passages, write_dpr_tsv
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
@@ -53,7 +54,6 @@ def answers(hits):
 
 @needs("bm25s", "ray")
 def test_more_shards_than_cpus_packed_onto_the_cluster_answer_as_the_whole_index(index, ray_cluster, caplog):
-    import ray
 
     registry = installed_registry()
     whole = load_retriever("bm25", {"index": str(index)}, registry=registry)
@@ -62,7 +62,7 @@ def test_more_shards_than_cpus_packed_onto_the_cluster_answer_as_the_whole_index
         assert sharded.pool.groups == [[0], [1, 2], [3, 4]] and len(set(sharded.pool.nodes)) == 3
         for k in (1, 7, 200):
             assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
-        ray.kill(sharded.pool.actors[1], no_restart=True)  # the actor of shards 1 and 2
+        killed(sharded.pool.actors[1])  # the actor of shards 1 and 2
         with caplog.at_level(logging.WARNING, logger="ragbench._retrieval.sharding.actors"):
             assert answers(sharded.search(QUERIES, 10)) == answers(whole.search(QUERIES, 10))
         assert sharded.pool.restarts == [0, 1, 1, 0, 0]

@@ -108,3 +108,18 @@ def cluster_modules_first(items: list[pytest.Item]) -> None:
     each group."""
     SHARED.modules = {item.path for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
     items.sort(key=lambda item: item.path not in SHARED.modules)
+
+
+def killed(actor: Any) -> None:
+    """`actor` killed for good, returning once the kill has landed: `ray.kill` is asynchronous (a call sent right
+    after it was answered 4 times in 40 here), so a test that sends a batch next would otherwise race it. Each try
+    waits for the actor's answer or its death, never for a time."""
+    import ray
+
+    ray.kill(actor, no_restart=True)
+    for _ in range(10_000):
+        try:
+            ray.get(actor.__ray_ready__.remote())
+        except ray.exceptions.RayActorError:
+            return
+    raise AssertionError(f"{actor} still answers 10,000 calls after ray.kill")

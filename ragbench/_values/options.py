@@ -71,6 +71,11 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
         if not any(p.kind == p.VAR_KEYWORD for p in signature):
             break
         if (passed_to := vars(klass).get("options_from")) is not None:
+            if not isinstance(passed_to, type):
+                raise ConfigError(
+                    f"{klass.__name__}.options_from is {passed_to!r}, not the class whose __init__ declares the "
+                    "options it passes on (a plugin's mistake: tell its authors)"
+                )
             more, more_hints, anything = _init_parameters(passed_to)
             for name, p in more.items():
                 if name not in withheld:

@@ -65,3 +65,14 @@ def test_withheld_options_leave_the_passed_on_ones_too():
     assert accepted_options(Narrower) == {"index", "registry", "size"}
     with pytest.raises(ConfigError, match="has no option 'name'"):
         made(Narrower, {"name": "n"})
+
+
+def test_an_options_from_that_is_no_class_is_one_line_naming_it():
+    class Mistaken:
+        options_from = "SharedOptions"
+
+        def __init__(self, **options: Any) -> None:
+            self.options = options
+
+    with pytest.raises(ConfigError, match=r"^Mistaken.options_from is 'SharedOptions', not the class whose __init__"):
+        made(Mistaken, {"size": 5})

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from statistics import mean
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict, runtime_checkable
 
 from ._class_defaults import EMPTY, RefusesDeclaredByName, frozen
 
@@ -17,8 +18,9 @@ if TYPE_CHECKING:
     from ._context import Context
     from ._engines.base import Engine
     from ._records import SampleRecord
+    from ._replay.recording import CallRecorder
     from ._task import Task
-    from ._types import Example, JsonObject, Prediction
+    from ._types import Example, JsonObject, Prediction, Step
     from ._values.llm_calls import EngineNeeds
 
 
@@ -177,6 +179,33 @@ class System(RefusesDeclaredByName):
                 or (isinstance(value, dict) and all(isinstance(v, plain) for v in value.values()))
             )
         }
+
+
+@dataclass(frozen=True)
+class SystemRun:
+    """What a run tells a system that starts something for it (`StartsForRun`): the task this instance of the system
+    runs, the run folder, the examples in flight at once (`max_inflight`), whether the run continues saved work
+    (`continues`: a --resume), the recorder of the run's external calls (calls/), and `charge`, which counts model
+    calls the system saw made outside the run's engines (an application's own, with their tokens) against the run's
+    --max-cost (None: the run has none); the calls it is given are priced by the run's price table."""
+
+    task: str
+    folder: Path | None = None
+    max_inflight: int = 1
+    continues: bool = False
+    recorder: CallRecorder | None = None
+    charge: Callable[[Sequence[Step]], None] | None = None
+
+
+@runtime_checkable
+class StartsForRun(Protocol):
+    """A system that starts something for the run (a server it listens on, a capture of the application's spans)
+    and stops it after every example has ended, however the run ends: `start` is awaited once in the run's event
+    loop before its first example, `stop` after its last (docs/writing-plugins.md)."""
+
+    async def start(self, run: SystemRun) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:

@@ -190,7 +190,8 @@ class Example(ReadOnly):
 class Step(ReadOnly):
     """One traced action of a system: an LLM call, a retrieval, a tool call, or a step of the system's
     own (kind "custom", `Context.record_step`: `request` holds its inputs, `response` its outputs and
-    `docs` the documents it kept, as `Document.to_dict()`s)."""
+    `docs` the documents it kept, as `Document.to_dict()`s; an application's search keeps the documents it found
+    there too)."""
 
     kind: str  # "llm" | "retrieval" | "tool" | "custom"
     name: str
@@ -210,12 +211,15 @@ class Step(ReadOnly):
     # an LLM call's model, where it is not the run's --model: a system role's name (its --role-model) or
     # "judge:N" (the N-th --judge), so each call is priced at its model's price (ragbench._cost.prices)
     role: str | None = None
+    # a step read from an application's span (ragbench._apps): {"id", "parent", "kind"} of that span, from which the
+    # viewer draws the application's spans as a tree
+    span: JsonObject | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
         if not out["group"]:
             del out["group"]
-        for key in ("docs", "role"):
+        for key in ("docs", "role", "span"):
             if out[key] is None:
                 del out[key]
         for key in ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens"):

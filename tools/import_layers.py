@@ -95,7 +95,10 @@ LAYERS = (
     ),
     Layer(
         "shared plugin helpers",
-        {"_shared": "answer matching, citations, sentences, prompt formats, the reader system"},
+        {
+            "_shared": "answer matching, citations, sentences, prompt formats, the reader system",
+            "_apps": "a user's own application as a system: its calls, its spans captured or received, its replay",
+        },
     ),
     Layer(
         "an example's context and its backends",

@@ -27,7 +27,9 @@ cache prices are halved too (the discounts stack). `prompt_cache` gives the toke
 dollars saved against the same calls with no cache (negative where writes cost more than the reads saved).
 
 A traced LLM call names the model that answered it by its role (`Step.role`): none, the run's --model; a system
-role's name, its --role-model; `judge:N`, the N-th --judge. Judge calls saved before the role was recorded name
+role's name, its --role-model; `judge:N`, the N-th --judge; `app:[PROVIDER:]MODEL`, a call an application made itself
+(read from its spans: ragbench._apps.conventions), priced by the --price-table entry of PROVIDER:MODEL or MODEL, else,
+where its spans say the call went to PROVIDER's own API (openai, anthropic), by that vendor's list price. Judge calls saved before the role was recorded name
 none of the judges: they are priced where every judge of the run has one and the same price.
 """
 
@@ -60,6 +62,7 @@ log = logging.getLogger(__name__)
 PER = 1_000_000  # prices are per million tokens
 LOCAL_ENGINES = ("hf", "vllm")  # models run on this machine: no list price
 SOME_JUDGE = "judge"  # the role of a judge call saved before calls named their judge
+APP = "app:"  # the role of an application's own model call: app:[PROVIDER:]MODEL (ragbench._apps.conventions)
 NO_PRICE = "{model} has no price: add it with --price-table FILE"
 LOCAL = "{model} is a local model, not priced (a --price-table entry prices it)"
 MIXED = "the judges ({judges}) have different prices and these samples do not say which judge answered each call"
@@ -245,6 +248,7 @@ class ModelPrices:
         sent_to: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.unreadable = unreadable
+        self.table = table
         urls = sent_to or {}
         model = models.model or EMBEDDED_MODEL  # --model left at its default: the run loads the embedded model
         self.models: dict[str | None, Priced] = {
@@ -261,10 +265,31 @@ class ModelPrices:
         self.models[SOME_JUDGE] = _any_judge(judges)
 
     def of(self, role: str | None) -> Priced:
+        if role is not None and role.startswith(APP) and role not in self.models:
+            self.models[role] = self._application_model(role.removeprefix(APP))
         found = self.models.get(role) or self.models[None]  # a role without a model of its own: the --model's
         if self.unreadable is not None:
             return Priced(found.label, found.model, None, self.unreadable)
         return found
+
+    def _application_model(self, spec: str) -> Priced:
+        """An application's model (PROVIDER:MODEL, sent to that vendor's API; or MODEL alone) priced by the table,
+        else by the vendor's list price where the provider is named (see the module's docstring)."""
+        provider, _, model = spec.rpartition(":")
+        label = f"application {spec}"
+        entry = next((self.table[name] for name in (spec, model) if name in self.table), None)
+        if entry is None and provider in VENDOR_HOSTS:
+            try:
+                entry = vendor_prices().get(provider, {}).get(model)
+            except DamagedPriceList as exc:
+                return Priced(label, spec, None, str(exc))
+        if entry is None:
+            return Priced(label, spec, None, NO_PRICE.format(model=f"the application's model {spec}"))
+        price = {kind: entry[kind] for kind in ("prompt", "completion", *CACHE_KEYS) if kind in entry}
+        if provider == "anthropic":
+            price = {key: entry["prompt"] * times for key, times in ANTHROPIC_CACHE.items()} | price
+        derived = tuple(key for key in ANTHROPIC_CACHE if key in price and key not in entry)
+        return Priced(label, spec, price, None, derived)
 
 
 def run_prices(

@@ -10,7 +10,12 @@ are sent (the last batch is sized to the budget left) and the rest held back; on
 task cancelled once the examples answered saved theirs): its finished examples saved, run.json not finished, and
 `--resume` runs the rest (with a --max-cost of its own: the cap is this command's, not the run's over its attempts).
 What it counts is the system's model, its role models and the judges; a local model (hf, vllm) without a price costs
-nothing here, and a remote one without a price is refused before the run starts (ragbench._cost.prices.check_cap)."""
+nothing here, and a remote one without a price is refused before the run starts (ragbench._cost.prices.check_cap).
+
+The model calls an application makes itself (ragbench._apps: read from its spans once it answered) are made before
+ragbench sees them, so no cap can hold them back: each example's are charged as it ends (`charge`), priced by the
+price table, and once they bring the spending over the cap, or one has no price, the run stops at once (the examples
+in flight are cancelled; those whose application answered are recorded, and `--resume` replays them unpaid)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from typing import Any
 from .._config.judging import RunJudging
 from .._config.models import RunModels
 from .._in_flight import ExamplesInFlight
+from .._types import Step
 from .._values.billed import TOKEN_COUNTS, Billed
 from .._values.llm_calls import Request, Response
 from .prices import ModelPrices, run_prices, usd_of
@@ -42,12 +48,21 @@ class SpendingCap:
     worst); `reached` once the run was stopped, `refused` then the worst cost of the call that did not fit (its
     dollars, prompt and output tokens). `priced`: each engine's price by id() (None: free)."""
 
-    def __init__(self, cap: float, priced: dict[int, Price | None], stop: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        cap: float,
+        priced: dict[int, Price | None],
+        stop: Callable[[], object],
+        prices: ModelPrices | None = None,
+        stop_now: Callable[[], object] | None = None,
+    ) -> None:
         self.cap, self.priced, self.stop = cap, priced, stop
+        self.prices, self.stop_now = prices, stop_now or stop
         self.spent = 0.0
         self.reserved: dict[int, float] = {}
         self.reached = False
         self.refused: tuple[float, int, int] | None = None
+        self.unpriced: str | None = None  # why an application's model call could not be counted
 
     @property
     def left(self) -> float:
@@ -85,6 +100,21 @@ class SpendingCap:
         if price is not None and isinstance(tokens, (Response, Billed)):
             self.spent += usd_of(price, *(getattr(tokens, count) for count in TOKEN_COUNTS))
 
+    def charge(self, steps: Sequence[Step]) -> None:
+        """Model calls already made outside the run's engines (an application's), spent at their role's price; over
+        the cap, or a call without a price, stops the run at once (see the module's docstring)."""
+        if self.reached or self.prices is None:
+            return
+        for step in steps:
+            priced = self.prices.of(step.role)
+            if priced.price is None:
+                self.unpriced = priced.note
+                break
+            self.spent += usd_of(priced.price, *(getattr(step, count) for count in TOKEN_COUNTS))
+        if self.unpriced is not None or self.spent > self.cap:
+            self.reached = True
+            self.stop_now()
+
 
 class CapStopped(Exception):
     """The calls were stopped by the run's cap (`cap`, reached): what `RunServices.run_calls` raises in place of the
@@ -103,6 +133,10 @@ class SpendingCapReached(Exception):
         self.run_dir, self.saved, self.total, self.cap = run_dir, saved, total, cap
         of = "" if total is None else f" of {total}"
         why = ""
+        if cap.unpriced is not None:
+            why = f"; an application's model call cannot be counted: {cap.unpriced}"
+        elif cap.refused is None and cap.spent > cap.cap:
+            why = "; the application's own model calls went over it (made before ragbench sees them: docs/apps.md)"
         if cap.refused is not None:
             worst, prompt, output = cap.refused
             why = (
@@ -131,7 +165,7 @@ def spending_cap(
     if cap is None or run is None:
         return None
     prices = run_prices(models, judging, sent_to)
-    return SpendingCap(cap, engine_prices(engines, prices), StopOnceSettled(run, examples))
+    return SpendingCap(cap, engine_prices(engines, prices), StopOnceSettled(run, examples), prices, run.cancel)
 
 
 class StopOnceSettled:

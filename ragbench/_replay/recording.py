@@ -19,6 +19,11 @@ components read:
   calls/tools.jsonl      every tool call (e.g. CRAG's KG API): {"task", "tool", "method", "kind"
                          (sync | async), "args", "kwargs", "result" | "error"}
   calls/tools.json       the tools each task set up: {task: [tool names]}
+  calls/app.jsonl        every answer of an application a system calls (ragbench._apps), written as soon as it
+                         returned: {"task", "id", "example_sha256", "reply", "spans", "seconds"}; `--resume`
+                         replays it rather than calling the application again for that example
+  calls/app_spans.jsonl  each attempt's count of an application's spans by task: those joined to examples and those
+                         that joined none (unjoined, late, rejected, malformed exports)
 
 Lines are appended and flushed as calls finish (a killed run keeps what it recorded; a reference
 resolves once its example's sample is written). Calls that are repeated (cache hits, identical
@@ -44,6 +49,8 @@ LLM_FILE = "llm.jsonl"
 RETRIEVAL_FILE = "retrieval.jsonl"
 TOOLS_FILE = "tools.jsonl"
 TOOL_NAMES_FILE = "tools.json"
+APP_FILE = "app.jsonl"
+APP_SPANS_FILE = "app_spans.jsonl"
 
 
 class CallRecorder:
@@ -134,6 +141,14 @@ class CallRecorder:
         else:
             record["error"] = error
         self._write(TOOLS_FILE, record)
+
+    def app_call(self, record: JsonObject) -> None:
+        """An application's answer to one example (ragbench._apps.replay's line), written at once."""
+        self._write(APP_FILE, record)
+
+    def app_spans(self, record: JsonObject) -> None:
+        """An attempt's count of an application's spans on one task (ragbench._apps.collector's report)."""
+        self._write(APP_SPANS_FILE, record)
 
     def close(self) -> None:
         with self._lock:

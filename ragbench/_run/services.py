@@ -127,6 +127,9 @@ class Calls:
     recorder: CallRecorder
     example: ExampleServices
     batches: BatchBoard  # the run's board of batches out at a vendor's batch API, for its progress bar
+    spending: SpendingCap | None = (
+        None  # --max-cost's cap, which a system charges the model calls it saw made elsewhere
+    )
 
 
 class RunServices:
@@ -264,7 +267,7 @@ class RunServices:
             run_folder=self.run_dir.path,
         )
         try:
-            value = await work(Calls(scheduler, recorder, services, self.batch_board))
+            value = await work(Calls(scheduler, recorder, services, self.batch_board, spending))
         finally:
             recorder.close()
             await scheduler.close()

@@ -33,6 +33,8 @@ The layout:
 - `ragbench.api.run`: what a run lends its plugins (`RunResources`, `Workers`, `PageCache`), the
   pre-flight's probes, how a plugin's command ends.
 - `ragbench.api.trace`: the structure of a trace (`group`, `outline`, `trace_prompts`).
+- `ragbench.api.apps`: the base of the systems that call an application a user already runs (`Application`), what it
+  is asked and answers (`AppRequest`, `AppReply`), its spans (docs/apps.md).
 
 Why a module of its own and not the package root: `import ragbench.anything` runs the package's
 `__init__`, so a root that exported the API would import the contract, the LLM handle and the
@@ -63,8 +65,10 @@ if TYPE_CHECKING:
         FormatCheck,
         OutputFormat,
         RecordedExtras,
+        StartsForRun,
         System,
         SystemDeclaration,
+        SystemRun,
         adherence,
         recorded_extras,
     )
@@ -89,6 +93,8 @@ _MODULES = {
         "recorded_extras",
         "adherence",
         "FormatCheck",
+        "StartsForRun",
+        "SystemRun",
     ),
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "key_spec", "CorpusValue", "Score", "Scores"),
@@ -104,7 +110,7 @@ _MODULES = {
     "ragbench._values.images": ("Image",),
     "ragbench._values.content_parts": ("user_turn",),
 }
-NAMESPACES = ("data", "engines", "flashrag", "protocols", "retrieval", "run", "text", "trace", "yaml_tasks")
+NAMESPACES = ("apps", "data", "engines", "flashrag", "protocols", "retrieval", "run", "text", "trace", "yaml_tasks")
 __all__, _contract, _listed = lazy_names(__name__, _MODULES)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+from .._apps.running import running
 from .._catalog import SINGULAR, Entry, check_kind
 from .._checks import Preflight
 from .._engines.base import Engine
@@ -65,9 +66,10 @@ async def run_examples(
         seed=seed,
     )
     try:
-        samples = await asyncio.gather(
-            *(process_example(planned, example, services, example.index) for example in examples)
-        )
+        async with running(system, planned.name):
+            samples = await asyncio.gather(
+                *(process_example(planned, example, services, example.index) for example in examples)
+            )
     finally:
         await scheduler.close()
         await retrieval.close()

@@ -27,6 +27,7 @@ from ..._replay.tools import load_replay_tools, recording_tools
 from ..._reports.results.provenance import provenance
 from ..._stop_signals import signal_of
 from ..._storage.checkpoint import TaskCheckpoint
+from ..._system import StartsForRun, SystemRun
 from ..._task.protocols import UsesTools, stop_tools
 from ..._types import Example, JsonObject
 from ..example import StoppedAtFailure, process_example, record_failed
@@ -172,9 +173,12 @@ class Attempt:
         )
         saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
         following = asyncio.ensure_future(progress.follow())
+        started: list[StartsForRun] = []
         try:
             calls.example.tools = await self.tools(calls.recorder)
             await self.rescore_failed(calls.example, inflight, cost)
+            if self.steps.runs_system:
+                await self.start_systems(calls, inflight, started)
             records = self.records(progress.pass_saved)
             read = RecordReader(drawn(records, self.pilot.positions) if self.pilot is not None else records)
             workers = opened.resources.workers
@@ -187,10 +191,25 @@ class Attempt:
             following.cancel()
             try:
                 progress.close()
+                for system in reversed(started):
+                    await system.stop()
                 for planned in self.run.planned:
                     await stop_tools(planned.task)
             finally:
                 await asyncio.gather(saver, following, return_exceptions=True)
+
+    async def start_systems(self, calls: Calls, inflight: int, started: list[StartsForRun]) -> None:
+        """Each task's system that starts something for the run (an application's span capture or receiver,
+        ragbench._apps), started; `started` holds those to stop once every example has ended."""
+        charge = calls.spending.charge if calls.spending is not None else None
+        for planned in self.run.planned:
+            system = planned.system
+            if isinstance(system, StartsForRun):
+                run = SystemRun(
+                    planned.name, self.run.run_dir.path, inflight, self.steps.continues, calls.recorder, charge
+                )
+                await system.start(run)
+                started.append(system)
 
     async def worker(
         self,

@@ -1,0 +1,172 @@
+"""What an application is asked for one example (`AppRequest`) and what ragbench takes from its answer (`AppReply`):
+the answer, the passages it retrieved (which become the prediction's documents, scored as a built-in system's), the
+citations where it gives them, and a short summary of the value it returned.
+
+`reply_from` reads what a plain Python application returns (a string, or a mapping with `answer` and optionally
+`passages` and `citations`); a value of another shape is an `AppReplyError` saying what came back and what was
+expected, so the example fails in one line (counted, its spans kept).
+"""
+
+from __future__ import annotations
+
+import copy
+import reprlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._types import Document, Example, JsonObject
+from .._values.images import Image
+
+SUMMARY_CHARS = 300  # of a returned value's repr, kept in the prediction's extras
+
+
+class AppReplyError(ValueError):
+    """An application's answer that ragbench cannot read, in one line."""
+
+
+@dataclass(frozen=True)
+class AppRequest:
+    """One example as an application is asked it: plain copies of the example's fields (an application that changes
+    them changes its own copy, never what the metrics score), and what joins a remote application's spans to the
+    example (`traceparent`, the W3C header value, and `otlp_endpoint`, where ragbench receives OTLP traces)."""
+
+    id: str
+    question: str
+    history: list[dict[str, Any]] = field(default_factory=list)  # the conversation's turns before the question
+    images: tuple[Image, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    task: str = ""
+    traceparent: str | None = None
+    otlp_endpoint: str | None = None
+
+    @classmethod
+    def of(cls, example: Example, task: str) -> AppRequest:
+        return cls(
+            id=example.id,
+            question=example.question,
+            history=copy.deepcopy([dict(turn) for turn in example.turns or []]),
+            images=tuple(example.images),
+            meta=copy.deepcopy(dict(example.meta)),
+            extras=copy.deepcopy(dict(example.extras)),
+            task=task,
+        )
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation as chat messages: the history, then the question as the user's turn."""
+        return [*copy.deepcopy(self.history), {"role": "user", "content": self.question}]
+
+    def fields(self) -> dict[str, Any]:
+        """The request's fields by name, fresh copies (what a Python application's parameters are given by)."""
+        return {
+            "id": self.id,
+            "question": self.question,
+            "history": copy.deepcopy(self.history),
+            "images": list(self.images),
+            "meta": copy.deepcopy(self.meta),
+            "extras": copy.deepcopy(self.extras),
+            "task": self.task,
+        }
+
+
+@dataclass(frozen=True)
+class AppReply:
+    """What ragbench takes from an application's answer: `answer` (its text, before the task's post-processing),
+    `passages` (the documents it retrieved or showed its model, in order), `citations` (per statement of the answer,
+    the 1-based numbers of the passages it cites; None: read from the answer by the task, as for a built-in system)
+    and `raw` (a short summary of the value it returned)."""
+
+    answer: str
+    passages: list[Document] = field(default_factory=list)
+    citations: list[list[int]] | None = None
+    raw: str = ""
+
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {"answer": self.answer, "passages": [doc.to_dict() for doc in self.passages]}
+        if self.citations is not None:
+            out["citations"] = [list(each) for each in self.citations]
+        if self.raw:
+            out["raw"] = self.raw
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AppReply:
+        citations = data.get("citations")
+        return cls(
+            answer=str(data.get("answer", "")),
+            passages=[Document.from_dict(doc) for doc in data.get("passages") or []],
+            citations=[list(map(int, each)) for each in citations] if isinstance(citations, list) else None,
+            raw=str(data.get("raw", "")),
+        )
+
+
+def value_summary(value: object) -> str:
+    """A returned value in a line: its type and a short repr."""
+    shown = reprlib.Repr()
+    shown.maxstring, shown.maxother, shown.maxlist, shown.maxdict = 120, 120, 6, 6
+    return f"{type(value).__name__}: {shown.repr(value)}"[:SUMMARY_CHARS]
+
+
+def passage_of(item: object, where: str) -> Document:
+    """One passage an application returned: a `Document`, a mapping with `text` (and `id`, `title`, `score`, `url`;
+    other keys go to its metadata), or a string (its text)."""
+    if isinstance(item, Document):
+        return item.annotatable()
+    if isinstance(item, str):
+        return Document(id=None, title="", text=item)
+    if isinstance(item, Mapping):
+        text = item.get("text", item.get("content"))
+        if not isinstance(text, str):
+            raise AppReplyError(f"{where} has no text (a string under 'text'): {value_summary(item)}")
+        data = {str(key): value for key, value in item.items() if key != "content"}
+        data["text"] = text
+        try:
+            return Document.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            raise AppReplyError(f"{where}: {exc}") from None
+    raise AppReplyError(
+        f"{where} is {value_summary(item)}, expected a mapping with 'text' (and 'id', 'title', 'score')"
+    )
+
+
+def citations_of(value: object, where: str) -> list[list[int]] | None:
+    """Per statement, the 1-based passage numbers cited; None where the reply gives none."""
+    if value is None:
+        return None
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        out = []
+        for each in value:
+            if isinstance(each, int) and not isinstance(each, bool):
+                out.append([each])  # one number a statement
+            elif isinstance(each, Sequence) and all(isinstance(n, int) and not isinstance(n, bool) for n in each):
+                out.append(list(each))
+            else:
+                break
+        else:
+            return out
+    raise AppReplyError(f"{where} is {value_summary(value)}, expected per statement a list of passage numbers")
+
+
+def reply_from(value: object, who: str) -> AppReply:
+    """What a Python application returned, read (see the module's docstring)."""
+    if isinstance(value, str):
+        return AppReply(answer=value, raw=value_summary(value))
+    if isinstance(value, Mapping):
+        answer = value.get("answer")
+        if not isinstance(answer, str):
+            raise AppReplyError(
+                f"{who} returned a mapping whose 'answer' is {value_summary(answer)}, expected a string"
+            )
+        passages = value.get("passages") or []
+        if not isinstance(passages, Sequence) or isinstance(passages, str):
+            raise AppReplyError(f"{who} returned 'passages' as {value_summary(passages)}, expected a list")
+        return AppReply(
+            answer=answer,
+            passages=[passage_of(item, f"{who}'s passage {n + 1}") for n, item in enumerate(passages)],
+            citations=citations_of(value.get("citations"), f"{who}'s 'citations'"),
+            raw=value_summary(value),
+        )
+    raise AppReplyError(
+        f"{who} returned {value_summary(value)}, expected a string or a mapping with 'answer' (and optionally 'passages')"
+    )

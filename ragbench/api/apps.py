@@ -1,0 +1,44 @@
+"""Applications a user already runs, evaluated as systems: the face the `python`, `http` and framework systems are
+written against (docs/apps.md, "Writing a system for a framework").
+
+    from ragbench.api.apps import Application, AppReply, AppRequest, Instrumentor, load_object
+
+`Application` (the base: a subclass writes `call(request) -> AppReply`; the base captures the application's spans,
+records each answer for `--resume`, and makes the prediction), `AppRequest` (one example as the application is asked
+it: `question`, `history`, `images`, `meta`, `extras`, `messages()`, `fields()`; `traceparent` and `otlp_endpoint` for
+an application over HTTP), `AppReply` (`answer`, `passages` as `Document`s, `citations`, `raw`), `reply_from` (a plain
+return value - a string, or a mapping with `answer` and `passages` - read into one), `passage_of` (one passage from a
+`Document`, a mapping or a string) and `value_summary` (a returned value in a line), `AppReplyError` (an answer ragbench
+cannot read: the example fails in one line), `AppTimeout`, `Instrumentor` (an OpenInference instrumentor to activate
+while the run runs: its class and the package that brings it), `load_object` (`module:attribute` from the Python path,
+refused in one line with the fix), `running` (a system started and stopped around a block, as a run does: tests),
+`span_steps` (spans as trace steps), `Span`, and the retry rules of the hosted engines (`backoff`, `retried_status`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._apps.application import Application, AppTimeout
+    from ragbench._apps.capture import Instrumentor
+    from ragbench._apps.conventions import span_steps
+    from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
+    from ragbench._apps.running import running
+    from ragbench._apps.spans import Span
+    from ragbench._apps.targets import load_object
+    from ragbench._engines.retries import backoff, retried_status
+
+_MODULES = {
+    "ragbench._apps.application": ("Application", "AppTimeout"),
+    "ragbench._apps.capture": ("Instrumentor",),
+    "ragbench._apps.conventions": ("span_steps",),
+    "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
+    "ragbench._apps.running": ("running",),
+    "ragbench._apps.spans": ("Span",),
+    "ragbench._apps.targets": ("load_object",),
+    "ragbench._engines.retries": ("backoff", "retried_status"),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

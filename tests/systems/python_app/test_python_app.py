@@ -1,0 +1,246 @@
+"""The `python` system: a user's own function run on a task as a system, its passages the prediction's documents, its
+spans captured in process (its own and those of OpenInference's instrumentors) and joined to their example, and every
+way it can go wrong one clear line with nothing lost (tests/support/rag_apps.py holds the applications)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from ragbench._apps.spans import from_readable
+from ragbench.api import ConfigError
+from ragbench.api.apps import Span
+from ragbench.testing import run_eval
+from support.helpers import samples
+from support.rag_apps import CALLS_FILE, CORPUS, JUDGE_FLAG, OPENAI_URL, QUESTIONS, fake_openai, varn_task
+
+TESTS = Path(__file__).resolve().parents[2]
+
+
+def run_app(tmp_path: Path, function: str, **options):
+    system_args = {"callable": f"support.rag_apps:{function}", **options.pop("system_args", {})}
+    return run_eval(
+        [varn_task(tmp_path / "task")],
+        system="python",
+        system_args=system_args,
+        progress=False,
+        output=str(tmp_path / "run"),
+        **options,
+    ).results
+
+
+def app_lines(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "calls" / "app.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("function", ["answer_sync", "answer_async"])
+def test_a_function_answers_with_its_passages_as_the_documents_and_its_spans_as_the_trace(tmp_path, function):
+    results = run_app(tmp_path, function)
+    assert results["complete"], results.get("failures")
+    assert results["details"]["varn_qa"]["em"]["value"] == 0.25  # "Olm" for q1 only: the top passage's first word
+    for record in samples(tmp_path / "run", "varn_qa"):
+        question = record["question"]
+        shown = [doc["id"] for doc in record["prediction"]["docs"]]
+        assert shown and set(shown) <= {p["id"] for p in CORPUS}
+        kinds = [step["kind"] for step in record["trace"]]
+        assert kinds[:3] == ["custom", "custom", "retrieval"]  # the call, its chain, its search
+        call, chain, search = record["trace"][:3]
+        assert call["name"] == "application" and call["response"]["answer"] == record["prediction"]["answer"]
+        assert chain["span"]["parent"] == call["span"]["id"] and search["span"]["parent"] == chain["span"]["id"]
+        assert search["request"]["query"] == question and search["response"]["ids"] == shown
+        assert [doc["text"] for doc in search["docs"]] == [doc["text"] for doc in record["prediction"]["docs"]]
+    if function == "answer_sync":  # run in a thread of its own, never on the event loop's
+        threads = {
+            span["attributes"]["app.thread"]
+            for line in app_lines(tmp_path / "run")
+            for span in line["spans"]
+            if span["name"] == "rag"
+        }
+        assert threads and "MainThread" not in threads and all(name.startswith("ragbench-app") for name in threads)
+
+
+def test_concurrent_examples_never_mix_their_spans(tmp_path):
+    results = run_app(tmp_path, "answer_async", max_inflight=4)
+    assert results["complete"]
+    traces = set()
+    for record in samples(tmp_path / "run", "varn_qa"):
+        spans = [step["span"] for step in record["trace"]]
+        ids = {span["id"] for span in spans}
+        assert all(span["parent"] in ids for span in spans[1:])  # one tree, rooted at the call
+        (search,) = [step for step in record["trace"] if step["kind"] == "retrieval"]
+        (model,) = [step for step in record["trace"] if step["kind"] == "llm"]
+        assert search["request"]["query"] == record["question"]
+        assert model["request"]["messages"][0]["content"] == record["question"]
+        assert model["prompt_tokens"] == len(record["question"]) and model["role"] == "app:toy-model"
+        traces |= {
+            span["trace_id"]
+            for line in app_lines(tmp_path / "run")
+            if line["id"] == record["id"]
+            for span in line["spans"]
+        }
+    assert len(traces) == len(QUESTIONS)  # a trace each
+    assert results["system_reports"]["varn_qa"]["app_spans"] == {
+        "joined": 12,  # rag, search, generate: 3 an example
+        "unjoined": 0,
+        "late": 0,
+        "rejected": 0,
+        "malformed_exports": 0,
+    }
+
+
+def test_the_spans_recorded_are_those_the_sdk_exports_with_openais_instrumentor_and_priced(tmp_path, monkeypatch):
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the process's first: as an application that traces sets it
+        trace.set_tracer_provider(TracerProvider())
+        provider = trace.get_tracer_provider()
+    exported = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("gpt-4o-mini: {prompt: 1.0, completion: 2.0}\n")
+    with fake_openai() as url:
+        monkeypatch.setenv(OPENAI_URL, url)
+        results = run_app(tmp_path, "answer_openai", system_args={"instrument": "openai"}, price_table=str(prices))
+    assert results["complete"], results.get("failures")
+    assert results["details"]["varn_qa"]["em"]["value"] == 0.5  # the fake model: Olm for capital questions, Trask else
+    lines = app_lines(tmp_path / "run")
+    by_trace = {}
+    for span in exported.get_finished_spans():
+        by_trace.setdefault(f"{span.context.trace_id:032x}", []).append(span)
+    prompt_tokens = 0
+    for line in lines:
+        recorded = [Span.from_dict(span) for span in line["spans"]]
+        (trace_id,) = {span.trace_id for span in recorded}
+        sdk = [from_readable(span) for span in by_trace[trace_id] if span.name != "ragbench example"]
+        assert sorted(recorded, key=lambda s: s.span_id) == sorted(sdk, key=lambda s: s.span_id)
+        (llm,) = [span for span in recorded if span.attributes.get("openinference.span.kind") == "LLM"]
+        prompt_tokens += llm.attributes["llm.token_count.prompt"]
+    record = samples(tmp_path / "run", "varn_qa")[0]
+    (model,) = [step for step in record["trace"] if step["kind"] == "llm"]
+    assert model["role"] == "app:gpt-4o-mini" and model["completion_tokens"] == 1
+    cost = results["model_cost"]["varn_qa"]
+    assert cost["calls"] == 4 and cost["prompt_tokens"] == prompt_tokens and cost["completion_tokens"] == 4
+    assert cost["usd"] == pytest.approx((prompt_tokens * 1.0 + 4 * 2.0) / 1e6)
+
+
+def test_an_application_that_raises_fails_its_example_keeping_its_spans(tmp_path):
+    results = run_app(tmp_path, "raises")
+    assert not results["complete"]
+    for record in samples(tmp_path / "run", "varn_qa"):
+        assert record["error"] == "ValueError: the index is not loaded"
+        assert "rag_apps.py" in record["traceback"]
+        assert [step["kind"] for step in record["trace"]] == ["custom", "custom", "retrieval"]
+    assert not (tmp_path / "run" / "calls" / "app.jsonl").exists()  # nothing answered: --resume asks again
+
+
+def test_an_answer_of_another_shape_is_one_line(tmp_path):
+    results = run_app(tmp_path, "wrong_shape")
+    errors = {record["error"] for record in samples(tmp_path / "run", "varn_qa")}
+    assert errors == {
+        "AppReplyError: python callable support.rag_apps:wrong_shape returned list: ['Olm'], expected a string or "
+        "a mapping with 'answer' (and optionally 'passages')"
+    }
+    assert results["counts"]["varn_qa"]["failed"] == 4
+
+
+def test_an_application_that_changes_what_it_is_given_changes_only_its_copy(tmp_path):
+    results = run_app(tmp_path, "mutates")
+    assert results["complete"] and results["details"]["varn_qa"]["em"]["value"] == 0.25
+    for record, (qid, question, answer) in zip(samples(tmp_path / "run", "varn_qa"), QUESTIONS):
+        assert (record["id"], record["question"], record["gold"]["answers"]) == (qid, question, [answer])
+
+
+def test_an_application_that_blocks_the_event_loop_is_reported(tmp_path):
+    results = run_app(tmp_path, "blocks_loop")
+    assert results["complete"]
+    (note,) = results["system_reports"]["varn_qa"]["notes"]
+    assert note.startswith("4 example(s)' application held the event loop for over 0.1 s at once (longest 0.")
+    assert results["system_stats"]["varn_qa"]["held_the_loop"] == 4
+
+
+def test_spans_that_join_no_example_are_counted_not_dropped(tmp_path):
+    results = run_app(tmp_path, "leaves_a_thread")
+    report = results["system_reports"]["varn_qa"]
+    assert report["app_spans"]["unjoined"] == 4 and report["app_spans"]["joined"] == 0
+    assert report["notes"][0].startswith("4 span(s) joined no example (traces ")
+
+
+@pytest.mark.parametrize(
+    ("target", "line"),
+    [
+        (
+            "no_such_app:answer",
+            "system python: callable=no_such_app:answer: no module 'no_such_app' on the Python path",
+        ),
+        ("support.rag_apps:no_such", "system python: callable=support.rag_apps:no_such: support.rag_apps ("),
+        ("support.rag_apps", "system python: callable=support.rag_apps: expected MODULE:ATTRIBUTE"),
+        ("support.rag_apps:CORPUS", "system python: callable=support.rag_apps:CORPUS is a list, not a function"),
+    ],
+)
+def test_a_function_that_cannot_be_loaded_is_refused_before_the_run_in_one_line(tmp_path, target, line):
+    with pytest.raises(ConfigError) as refused:
+        run_eval(
+            [varn_task(tmp_path / "task")],
+            system="python",
+            system_args={"callable": target},
+            progress=False,
+            output=str(tmp_path / "run"),
+        )
+    assert line in str(refused.value) and "\n" not in str(refused.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_resumed_run_never_calls_the_application_again_for_an_example_it_answered(tmp_path):
+    """A run killed (SIGKILL) after the application answered every example, while their judge had not: no sample is
+    saved. Its --resume scores them from the recorded answers: the application was called once an example."""
+    calls, flag, run = tmp_path / "calls.txt", tmp_path / "judge.flag", tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(TESTS), CALLS_FILE: str(calls), JUDGE_FLAG: str(flag)}
+    command = [
+        sys.executable,
+        "-m",
+        "ragbench",
+        "--tasks",
+        varn_task(tmp_path / "task"),
+        "--system",
+        "python",
+        "--system-arg",
+        "callable=support.rag_apps:counted",
+        "--metrics",
+        "+llm_judge",
+        "--judge",
+        "scripted:support.rag_apps:judge_when_flagged",
+        "--output",
+        str(run),
+        "--no-progress",
+    ]
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    answered = run / "calls" / "app.jsonl"
+
+    def answered_all() -> bool:
+        return answered.exists() and len(answered.read_text().splitlines()) == len(QUESTIONS)
+
+    deadline = time.monotonic() + 300  # a bound on a hung run, not a timing the outcome depends on
+    while not answered_all() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert answered_all(), process.communicate(timeout=60)[0].decode()[-2000:]
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+    saved = run / "samples" / "varn_qa.jsonl"
+    assert not saved.exists() or not saved.read_text().strip()  # killed before any sample was saved
+    flag.write_text("")
+    resumed = subprocess.run([*command, "--resume"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert sorted(calls.read_text().split()) == sorted(qid for qid, _, _ in QUESTIONS)  # once each, over both
+    records = samples(run, "varn_qa")
+    assert len(records) == 4 and all(r["prediction"]["extras"]["app"]["replayed"] for r in records)
+    assert all(r["scores"]["llm_judge"] == 1.0 for r in records)

@@ -64,7 +64,7 @@ class Application(System):
             counts={"replayed": "replayed", "spans_missing": "spans_missing", "held_the_loop": "held_the_loop"},
         ),
     )
-    traces: ClassVar[str] = "in_process"  # where its spans come from: "in_process", "otlp" or "none"
+    traces: str = "in_process"  # where its spans come from: "in_process", "otlp" or "none"
     instrumentors: ClassVar[tuple[Instrumentor, ...]] = ()  # activated while the run runs (in process)
     span_wait: float = 10.0  # "otlp": seconds an example waits after the reply for its spans to arrive
     otlp_port: int = 0  # "otlp": the receiver's port on 127.0.0.1 (0: a free one)

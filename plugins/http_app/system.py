@@ -15,7 +15,7 @@ start of the reply.
 never printed or stored, and any reply quoting one has it redacted.
 
 Spans: each request carries a W3C `traceparent` (and `ragbench-otlp-endpoint`, where the run's OTLP/HTTP receiver
-takes traces; `ragbench-example-id`), so a service instrumented with OpenTelemetry that exports OTLP to that endpoint
+takes traces; `ragbench-example-id`, the example's id percent-encoded), so a service instrumented with OpenTelemetry that exports OTLP to that endpoint
 (or to `otlp_port`, a fixed port, given to its exporter as OTEL_EXPORTER_OTLP_ENDPOINT when it starts) has its spans
 join the example. After the reply the example waits up to `span_wait` seconds for the service's outermost span;
 `traces=false` turns the receiver off.
@@ -28,6 +28,7 @@ import json
 import os
 import re
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 
@@ -139,7 +140,7 @@ class HttpApp(Application):
             name: _VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
             for name, value in self._headers.items()
         }
-        sent["ragbench-example-id"] = request.id
+        sent["ragbench-example-id"] = quote(request.id, safe="")  # a header holds ASCII: the id percent-encoded
         if request.traceparent is not None:
             sent["traceparent"] = request.traceparent
         if request.otlp_endpoint is not None:

@@ -27,7 +27,7 @@ from conftest import plugins_read_once
 from ragbench.api import ConfigError
 from ragbench.testing import run_eval
 from support.helpers import samples
-from support.matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
+from support.matrix_fixtures import FLASHRAG_TASK_FILES, OUTSIDE, TASK_DATA, build_corpus_index, cell_config
 from support.matrix_groups import builtin, task_groups
 
 REGISTRY = plugins_read_once()
@@ -227,7 +227,9 @@ FLASHRAG_ITERATIVE = ("iter_retgen", "ircot", "ircot_fixed", "self_ask", "self_a
 FLASHRAG_SEARCH_ONCE = ("sure", "sure_fixed", "skr", "adaptive_rag")  # skr, adaptive_rag: their retrieving route
 FLASHRAG_TOP_5 = FLASHRAG_ITERATIVE + FLASHRAG_SEARCH_ONCE
 TOP_PASSAGE = ("selfrag", "flashrag_mm")  # each shows the first passage its search of the question finds
-FIRST_PASSAGE = ("recorded", *TOP_PASSAGE)  # recorded: the first paragraph, which the distractor tasks' search finds
+# recorded, python and http (OUTSIDE: outputs made outside ragbench) show the first paragraph, which the distractor
+# tasks' search finds
+FIRST_PASSAGE = (*OUTSIDE, *TOP_PASSAGE)
 SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     **{("vanilla", task): support(all_of(4), all_of(4)) for task in HOTPOT + TWOWIKI},
     ("vanilla", "musique"): support(all_of(5), all_of(5)),
@@ -447,7 +449,7 @@ BROWSECOMP_PLUS = {
 BROWSECOMP_PLUS_OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{
         (system, "browsecomp_plus"): {"evidence_recall": 0.0, "gold_recall": 0.0}
-        for system in ("closed_book", "recorded")
+        for system in ("closed_book", *OUTSIDE)
     },
     **{
         (system, "browsecomp_plus"): {"evidence_recall": 5 / 12, "gold_recall": 0.0}
@@ -565,19 +567,19 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{("selfrag", task): SELF_CITED for task in ("asqa", "alce_asqa", "alce_eli5")},
     **SUPPORT_OVERRIDES,
     **BROWSECOMP_PLUS_OVERRIDES,
-    **{(system, task): KILT_NOTHING_SHOWN for system in ("closed_book", "recorded") for task in KILT_TASKS},
-    **{(system, "multihop_rag"): MULTIHOP_RAG_NOTHING_SHOWN for system in ("closed_book", "recorded")},
+    **{(system, task): KILT_NOTHING_SHOWN for system in ("closed_book", *OUTSIDE) for task in KILT_TASKS},
+    **{(system, "multihop_rag"): MULTIHOP_RAG_NOTHING_SHOWN for system in ("closed_book", *OUTSIDE)},
     **{(system, "multihop_rag"): {"map_at_10": 0.5} for system in TOP_PASSAGE},
-    **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
+    **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", *OUTSIDE)},
     **{(system, "beir"): BEIR_TOP_ONLY for system in TOP_PASSAGE},
     **{
         (system, task): dict.fromkeys(TREC_RAG, 0.0)
-        for system in ("closed_book", "recorded")
+        for system in ("closed_book", *OUTSIDE)
         for task in ("trec_rag24", "trec_rag25")
     },
     **{(system, "trec_rag24"): TREC_RAG24_TOP_ONLY for system in TOP_PASSAGE},
     ("llatrieval", "trec_rag24"): TREC_RAG24_TOP_TWO,
-    **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
+    **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", *OUTSIDE)},
     # on rgb_en_fact the first sentence is RGB's detection sentence, without the answer after it
     **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0} for system in ONE_SENTENCE},
     **{(system, task): ASQA_FIRST_SENTENCE for system in ONE_SENTENCE for task in ("asqa", "alce_asqa")},

@@ -21,6 +21,7 @@ import ragbench.tasks.selfrag
 from conftest import TEST_DATA, plugins_read_once, write_jsonl
 from ragbench._types import Example
 from ragbench._yaml_tasks.spec import load_spec
+from support import matrix_apps
 from support.crag_helpers import crag_record, tokenizer_dir
 from support.crag_tiny_kg import write_tiny_kg
 
@@ -585,7 +586,8 @@ CORPUS_INDEX = {
     "dragun_report": "dragun",
     "dragun_questions": "dragun",
 }  # else "varn"
-SEARCHLESS = {"closed_book", "recorded"}
+OUTSIDE = ("recorded", "python", "http")  # outputs made outside ragbench: a predictions file, the user's application
+SEARCHLESS = {"closed_book", *OUTSIDE}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
 DISTRACTOR_TASKS = {
@@ -976,15 +978,27 @@ def cell_config(
         "output": str(folder / "run"),
         **retriever_options(task, system, corpus_index, own_documents),
     }
-    if system == "recorded":  # scoring outputs made elsewhere: a predictions file for the task's examples
-        predictions = write_jsonl(
-            folder / "predictions.jsonl",
-            [
-                {"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}
-                for e, output in zip(examples, outputs)
-            ],
-        )
+    if system in OUTSIDE:  # outputs made elsewhere: a predictions file, or the user's application answering them
+        lines = [
+            {"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}
+            for e, output in zip(examples, outputs)
+        ]
+        predictions = write_jsonl(folder / "predictions.jsonl", lines)
         config["system_args"] = {"path": str(predictions)}
+        if system != "recorded":
+            matrix_apps.ANSWERS.update(
+                {(task, line["id"]): {"answer": line["output"], "passages": line["docs"]} for line in lines}
+            )
+            config["system_args"] = (
+                {"callable": "support.matrix_apps:answer"}
+                if system == "python"
+                else {
+                    "url": matrix_apps.service_url(),
+                    "preset": "json",
+                    "body": {"task": "{{ task }}", "id": "{{ id }}"},
+                    "traces": False,
+                }
+            )
     if system == "search_agent":  # whole texts (no tokenizer here); get_document reads the Varn corpus
         config["system_args"] = {
             "snippet_max_tokens": 0,

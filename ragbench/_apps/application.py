@@ -207,20 +207,7 @@ class Application(System):
         return reply
 
     def _steps(self, request: AppRequest, recorded: RecordedCall, root: str | None = None) -> list[Step]:
-        """The example's trace: the application's call (the root of its spans), then its spans' steps."""
-        spans = recorded.spans
-        ids = {span.span_id for span in spans}
-        if root is None:  # the parent of the application's outermost spans, which are in no other span of its
-            root = next((span.parent_id for span in spans if span.parent_id and span.parent_id not in ids), None)
-        call = Step(
-            kind="custom",
-            name="application",
-            request={"system": self.name, "question": request.question},
-            response={"answer": recorded.reply.answer, "passages": len(recorded.reply.passages)},
-        )
-        call.seconds = round(recorded.seconds, 6)
-        call.span = {"id": root, "parent": None, "kind": "application"}
-        return [call, *span_steps(spans)]
+        return call_steps(self.name, request.question, recorded.reply, recorded.spans, recorded.seconds, root)
 
     # reporting (ragbench._reports.system_hooks)
     def report(self, samples: list[SampleRecord], complete_data: bool) -> JsonObject:
@@ -249,6 +236,25 @@ class Application(System):
     def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
         """The application's spans as a tree for the viewer (ragbench._apps.conventions.span_outline)."""
         return span_outline(list(record.trace))
+
+
+def call_steps(
+    system: str, question: str, reply: AppReply, spans: list[Span], seconds: float, root: str | None = None
+) -> list[Step]:
+    """The trace of one call of an application: the call (a step of the system's own, the root of the application's
+    spans: `root`, else the parent of its outermost spans), then its spans' steps (ragbench._apps.conventions)."""
+    ids = {span.span_id for span in spans}
+    if root is None:
+        root = next((span.parent_id for span in spans if span.parent_id and span.parent_id not in ids), None)
+    call = Step(
+        kind="custom",
+        name="application",
+        request={"system": system, "question": question},
+        response={"answer": reply.answer, "passages": len(reply.passages)},
+    )
+    call.seconds = round(seconds, 6)
+    call.span = {"id": root, "parent": None, "kind": "application"}
+    return [call, *span_steps(spans)]
 
 
 def span_notes(counts: JsonObject, span_wait: float) -> list[JsonValue]:

@@ -310,20 +310,54 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
 @click.option("--data", "data_file", default=None, help="the task's data file")
 @click.option(
     "--predictions",
-    required=True,
+    default=None,
     help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
     "of the benchmark's own output files (OmniEval: *.pred.jsonl)",
 )
-@with_offers("score")  # the system is the predictions' (`recorded`), its task the one --task
+@click.option(
+    "--traces",
+    default=None,
+    help="an application's exported traces (OTLP/JSON, Phoenix's or Langfuse's spans) as the predictions: each trace "
+    "answers the example its spans' --match-attribute names (docs/apps.md)",
+)
+@click.option(
+    "--trace-format",
+    type=click.Choice(["otlp", "phoenix", "langfuse"]),
+    default="otlp",
+    show_default=True,
+    help="the --traces file's format",
+)
+@click.option(
+    "--match-attribute",
+    default="ragbench.example.id",
+    show_default=True,
+    help="the span attribute that holds the example's id in --traces",
+)
+@with_offers("score")  # the system is the predictions' (`recorded`) or the traces' (`traced`), its task the one --task
 @with_tracker_options
-def score_command(task: str, data_file: str | None, predictions: str, **options: Any) -> None:
+def score_command(
+    task: str,
+    data_file: str | None,
+    predictions: str | None,
+    traces: str | None,
+    trace_format: str,
+    match_attribute: str,
+    **options: Any,
+) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
+        if (predictions is None) == (traces is None):
+            raise ConfigError("ragbench score: give --predictions FILE or --traces FILE (one of them)")
         trackers = requested_trackers(options)
+        system, system_args = (
+            ("recorded", {"path": predictions})
+            if predictions is not None
+            else ("traced", {"path": traces, "format": trace_format, "match": match_attribute})
+        )
         config = RunConfig.of(
             tasks=[task],
-            system="recorded",
-            system_args={"path": predictions},
+            system=system,
+            system_args=system_args,
             data={task: data_file} if data_file else {},
             **config_fields(options, "score"),
         )

@@ -12,7 +12,10 @@ return value - a string, or a mapping with `answer` and `passages` - read into o
 cannot read: the example fails in one line), `AppTimeout`, `Instrumentor` (an OpenInference instrumentor to activate
 while the run runs: its class and the package that brings it), `load_object` (`module:attribute` from the Python path,
 refused in one line with the fix), `running` (a system started and stopped around a block, as a run does: tests),
-`span_steps` (spans as trace steps), `Span`, and the retry rules of the hosted engines (`backoff`, `retried_status`).
+`span_steps` (spans as trace steps), `call_steps` (the trace of one call: the call, then its spans), `span_outline` (a
+trace of spans as the viewer's tree), `Span`; trace files (`read_trace_file`: OTLP/JSON, Phoenix or Langfuse exports;
+`traces_of`, `example_id_of`, `trace_answer`, `trace_passages`: what `ragbench score --traces` reads of each trace);
+and the retry rules of the hosted engines (`backoff`, `retried_status`).
 """
 
 from __future__ import annotations
@@ -22,23 +25,25 @@ from typing import TYPE_CHECKING
 from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
-    from ragbench._apps.application import Application, AppTimeout
+    from ragbench._apps.application import Application, AppTimeout, call_steps
     from ragbench._apps.capture import Instrumentor
-    from ragbench._apps.conventions import span_steps
+    from ragbench._apps.conventions import example_id_of, span_outline, span_steps, trace_answer, trace_passages
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
     from ragbench._apps.running import running
     from ragbench._apps.spans import Span
     from ragbench._apps.targets import load_object
+    from ragbench._apps.trace_files import read_trace_file, traces_of
     from ragbench._engines.retries import backoff, retried_status
 
 _MODULES = {
-    "ragbench._apps.application": ("Application", "AppTimeout"),
+    "ragbench._apps.application": ("Application", "AppTimeout", "call_steps"),
     "ragbench._apps.capture": ("Instrumentor",),
-    "ragbench._apps.conventions": ("span_steps",),
+    "ragbench._apps.conventions": ("span_steps", "span_outline", "trace_answer", "trace_passages", "example_id_of"),
     "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
     "ragbench._apps.running": ("running",),
     "ragbench._apps.spans": ("Span",),
     "ragbench._apps.targets": ("load_object",),
+    "ragbench._apps.trace_files": ("read_trace_file", "traces_of"),
     "ragbench._engines.retries": ("backoff", "retried_status"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

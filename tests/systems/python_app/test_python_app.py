@@ -22,8 +22,9 @@ from ragbench._apps.spans import from_readable
 from ragbench.api import ConfigError
 from ragbench.api.apps import Span
 from ragbench.testing import run_eval
-from support.helpers import samples
+from support.helpers import cli_here, samples
 from support.rag_apps import CALLS_FILE, CORPUS, JUDGE_FLAG, OPENAI_URL, QUESTIONS, fake_openai, varn_task
+from support.viewer_pages import viewer_page
 
 TESTS = Path(__file__).resolve().parents[2]
 
@@ -244,3 +245,47 @@ def test_a_resumed_run_never_calls_the_application_again_for_an_example_it_answe
     records = samples(run, "varn_qa")
     assert len(records) == 4 and all(r["prediction"]["extras"]["app"]["replayed"] for r in records)
     assert all(r["scores"]["llm_judge"] == 1.0 for r in records)
+
+
+def test_max_cost_counts_the_applications_own_model_calls(tmp_path):
+    """The application's model calls are made before ragbench sees them: the run stops at the example that brought
+    the spending over --max-cost, that example saved with its answer, the rest left to --resume."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("toy-model: {prompt: 1000.0, completion: 1000.0}\n")  # $0.001 a token
+    task, run = varn_task(tmp_path / "task"), tmp_path / "run"
+    done = cli_here(
+        "--tasks",
+        task,
+        "--system",
+        "python",
+        "--system-arg",
+        "callable=support.rag_apps:answer_async",
+        "--max-cost",
+        "0.05",
+        "--price-table",
+        str(prices),
+        "--max-inflight",
+        "1",
+        "--output",
+        str(run),
+        "--no-progress",
+    )
+    assert done.returncode != 0
+    # q1 costs 28 + 1 tokens ("What is the capital of Varn?": 28 characters, its prompt tokens in rag_apps), $0.029;
+    # q2 27 + 1, $0.028: over the cap at the second example
+    assert "$0.0570 spent by this command; the application's own model calls went over it" in done.stderr
+    assert "2 of 4 examples saved" in done.stderr
+    assert len(samples(run, "varn_qa")) == 2
+
+
+def test_the_viewer_shows_an_examples_spans_as_a_tree(tmp_path):
+    run_app(tmp_path, "answer_async")
+    page = viewer_page([tmp_path / "run"], "example/{rid}/varn_qa/0")
+    names = [step["name"] for step in page["steps"]]
+    assert names == ["application", "rag", "search", "generate"]
+    assert page["outline"] == [
+        {
+            "group": "application (application)",
+            "items": [{"step": 0}, {"group": "rag (chain)", "items": [{"step": 1}, {"step": 2}, {"step": 3}]}],
+        }
+    ]

@@ -27,7 +27,8 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._apps.application import Application, AppTimeout, call_steps
     from ragbench._apps.capture import Instrumentor
-    from ragbench._apps.conventions import example_id_of, span_outline, span_steps, trace_answer, trace_passages
+    from ragbench._apps.conventions import span_outline, span_steps
+    from ragbench._apps.trace_reading import example_id_of, trace_answer, trace_passages
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
     from ragbench._apps.running import running
     from ragbench._apps.spans import Span
@@ -38,7 +39,8 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
 _MODULES = {
     "ragbench._apps.application": ("Application", "AppTimeout", "call_steps"),
     "ragbench._apps.capture": ("Instrumentor",),
-    "ragbench._apps.conventions": ("span_steps", "span_outline", "trace_answer", "trace_passages", "example_id_of"),
+    "ragbench._apps.conventions": ("span_steps", "span_outline"),
+    "ragbench._apps.trace_reading": ("trace_answer", "trace_passages", "example_id_of"),
     "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
     "ragbench._apps.running": ("running",),
     "ragbench._apps.spans": ("Span",),

@@ -28,12 +28,12 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._apps.application import Application, AppTimeout, call_steps
     from ragbench._apps.capture import Instrumentor
     from ragbench._apps.conventions import span_outline, span_steps
-    from ragbench._apps.trace_reading import example_id_of, trace_answer, trace_passages
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
     from ragbench._apps.running import running
     from ragbench._apps.spans import Span
     from ragbench._apps.targets import load_object
     from ragbench._apps.trace_files import read_trace_file, traces_of
+    from ragbench._apps.trace_reading import example_id_of, trace_answer, trace_passages
     from ragbench._engines.retries import backoff, retried_status
 
 _MODULES = {

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import TEST_DATA, needs
 from support.damaged_pictures import bomb_png, jpeg, truncated_png
-from support.fifos import fifo_writer  # noqa: F401  (a fixture)
+from support.special_files import fifo_writer  # noqa: F401  (a fixture)
 from support.helpers import cli_here
 
 pytestmark = [needs("torch", "safetensors", "datasets", "transformers"), pytest.mark.timeout(300)]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ragbench.api import ConfigError, Image
 from support.damaged_pictures import bomb_png, jpeg, noisy_png, truncated_png
-from support.fifos import fifo_writer  # noqa: F401  (a fixture)
+from support.special_files import fifo_writer, memory_bounded  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -47,7 +47,7 @@ def test_an_image_path_that_is_no_file_is_refused_in_one_line_never_waited_on(tm
     path = tmp_path / "page.png"
     what = thing(kind, path, fifo_writer)
     value = str(path) if given_as == "path" else {"bytes": None, "path": str(path)}
-    with pytest.raises(ConfigError) as refused:
+    with pytest.raises(ConfigError) as refused, memory_bounded():  # a regression reading /dev/zero fails here
         Image.of(value)
     assert str(refused.value) == (
         f"image {path}: {what}; ragbench reads only a regular file there: give the path of an image file"

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_view_images import Looks
+from test_view_images import Pictures as ThreePictures
 
-from ragbench.api import Example, Image, Prediction, System, Task, TaskScoring, user_turn
+from ragbench.api import Example, Image
 from ragbench.testing import ScriptedLLM, cli, installed_registry, run_eval
 from support.damaged_pictures import bomb_png, png, truncated_png
-from support.fifos import fifo_writer  # noqa: F401  (a fixture)
+from support.special_files import fifo_writer, memory_bounded  # noqa: F401  (a fixture)
 from support.viewer_pages import export_view, exported_page, run_ids, served_page, viewer_server
 
 pytestmark = pytest.mark.timeout(300)
@@ -27,19 +29,11 @@ RED, BLUE = png((200, 30, 30), (600, 300)), png((0, 90, 200), (10, 10))
 SECRET = "[default]\naws_access_key_id = AKIAEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE\n"
 
 
-class Pictures(Task):
+class Pictures(ThreePictures):
     """An example asking about each picture of the folder `folder` (task argument), in the order of their names."""
 
-    name = "pictures"
-    scoring = TaskScoring(metrics=("match",))
-    holds_images = True
-
-    def __init__(self, data_path=None, **args) -> None:
-        super().__init__(data_path, **args)
-        self.folder = Path(args["folder"])
-
     def examples(self):
-        for number, path in enumerate(sorted(self.folder.iterdir())):
+        for number, path in enumerate(sorted(Path(self.folder).iterdir())):
             yield Example(id=f"p{number}", question="what colour?", gold={"answers": ["red"]}, images=(Image.of(path),))
 
 
@@ -49,14 +43,6 @@ def pictures(folder: Path, *data: bytes) -> dict[str, str]:
     for number, picture in enumerate(data):
         (folder / f"{number}.png").write_bytes(picture)
     return {"folder": str(folder)}
-
-
-class Looks(System):
-    name = "looks"
-
-    async def run(self, example: Example, ctx) -> Prediction:
-        response = await ctx.llm.chat([user_turn(example.question, example.images)], step="look")
-        return Prediction(example_id=example.id, answer=response.text)
 
 
 def sample_ids(out) -> list[str]:
@@ -108,9 +94,9 @@ def test_what_is_no_thumbnail_ragbench_wrote_is_not_shown_nor_exported(
         os.link(credentials, kept)
     else:
         kept.write_bytes(RED)  # the 600 x 300 picture itself, not a thumbnail of at most 256 a side
-    result = CliRunner().invoke(
-        cli, ["view", str(run_folder), "--export", str(tmp_path / "site")], obj=installed_registry()
-    )
+    registry = installed_registry()
+    with memory_bounded():  # a regression reading /dev/zero fails here, never fills the machine
+        result = CliRunner().invoke(cli, ["view", str(run_folder), "--export", str(tmp_path / "site")], obj=registry)
     assert result.exit_code == 0, result.output
     warned = [record.getMessage() for record in caplog.records]
     assert f"ragbench: warning: {kept} is not a thumbnail ragbench wrote ({says}): not shown; remove it" in warned

@@ -22,7 +22,7 @@ from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.tasks.crag_mm.task import CragMMSingle
 from support.crag_mm_helpers import answer_by_picture, tokenizer_dir
 from support.damaged_pictures import bomb_png, jpeg, noisy_png, png, truncated_png
-from support.fifos import fifo_writer  # noqa: F401  (a fixture)
+from support.special_files import fifo_writer, memory_bounded  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -43,10 +43,12 @@ def conversation(session: str, image=None, url: str | None = None, answer: str =
 
 
 def read(folder, rows, cache=None) -> list:
-    """The task's examples (a bad record as its RecordError) over `rows` written in the hub's layout."""
+    """The task's examples (a bad record as its RecordError) over `rows` written in the hub's layout, read with this
+    process's memory bounded (a regression reading /dev/zero fails, never fills the machine)."""
     path = write_dataset(folder, rows, layout="parquet")
-    cache = cache or folder / "no-cache"
-    return list(CragMMSingle(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(cache)).examples())
+    task = CragMMSingle(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(cache or folder / "no-cache"))
+    with memory_bounded():
+        return list(task.examples())
 
 
 def rgb_sha256(image) -> str:

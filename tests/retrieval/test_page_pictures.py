@@ -14,8 +14,8 @@ import pytest
 
 from conftest import TEST_DATA, needs
 from support.damaged_pictures import bomb_png, jpeg, truncated_png
-from support.special_files import fifo_writer  # noqa: F401  (a fixture)
 from support.helpers import cli_here
+from support.special_files import fifo_writer  # noqa: F401  (a fixture)
 
 pytestmark = [needs("torch", "safetensors", "datasets", "transformers"), pytest.mark.timeout(300)]
 

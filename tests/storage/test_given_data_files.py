@@ -20,8 +20,8 @@ import pytest
 from ragbench.api import ConfigError, RecordError
 from ragbench.testing import installed_registry
 from support import paths
-from support.special_files import fifo_writer  # noqa: F401  (a fixture)
 from support.matrix_fixtures import TASK_DATA
+from support.special_files import fifo_writer  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
-from ragbench.api.data import data_dir, is_saved_dataset, iter_jsonl, load_split, named_data
+from ragbench.api.data import (
+    JsonObject,
+    data_dir,
+    is_saved_dataset,
+    iter_jsonl,
+    load_split,
+    named_data,
+    stat_fingerprint,
+)
 
 from ..shared.task_options import check_choices, given_options
 from .agent_formats import AGENTS
@@ -97,6 +105,12 @@ class CragMMTask(Task):
         if found is not None:
             return found
         raise refuse_missing(self.name, self.repo, REVISION, data_dir())
+
+    def data_fingerprint(self) -> JsonObject | None:
+        """The data copy's, and the image cache's (the sizes and times of its files): a web picture changed there
+        changes the examples that show it, so that the --resume of a finished run reads the data again and runs
+        those examples again."""
+        return {**(super().data_fingerprint() or {}), "image_cache": stat_fingerprint(self.image_cache)}
 
     def resolve_tokenizer(self) -> str:
         return TOKENIZER.find(self.name, self.tokenizer_path)

@@ -10,11 +10,11 @@ on disk (a `vision_config`), without its weights.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
+from ..._errors import ConfigError
 from ..._values.images import Image
-from ..._values.llm_calls import Request
+from ..._values.llm_calls import Request, RequestError
 from ..chat_messages import ChatMessage, chat_messages, content_of, text_part
 from .embedded import is_embedded
 
@@ -43,10 +43,12 @@ def images_problem(model: str, cache_dir: str | None = None) -> str | None:
 
 
 def pil_images(images: tuple[Image, ...]) -> list[Any]:
-    """The images as RGB PIL images, what processors and vLLM's multi_modal_data take."""
-    from PIL import Image as PILImage
-
-    return [rgb(PILImage.open(io.BytesIO(image.data))) for image in images]
+    """The images as RGB PIL images, what processors and vLLM's multi_modal_data take; a picture that cannot be
+    decoded (damaged, a decompression bomb) fails its request alone, a RequestError naming it and the damage."""
+    try:
+        return [rgb(image.picture()) for image in images]
+    except ConfigError as exc:
+        raise RequestError(f"a picture of the request cannot be decoded: {exc}") from None
 
 
 def rgb(picture: Any) -> Any:

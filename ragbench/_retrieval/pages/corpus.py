@@ -8,7 +8,6 @@ page's `corpus-id` as a string (upstream casts the ids to strings for mteb). A p
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,17 +32,23 @@ class PageCorpus:
         return len(self.ids)
 
     def image(self, index: int) -> Image:
+        """The page's image as its row holds it (a path in the row is read as a data file is: a FIFO or a folder
+        there is refused, in one line naming it)."""
         row = self.rows[index]
         value = self.table.rows.column(IMAGE)[row].as_py()
+        where = f"{self.table.where} row {row} (page {self.ids[index]!r})"
         if value is None:
             raise ConfigError(f"{self.table.where}: row {row} (page {self.ids[index]!r}) holds no image")
-        return Image.of(value, source=f"{self.table.where} row {row}")
+        try:
+            return Image.of(value, source=where)
+        except ConfigError as exc:  # its path names no picture file: the row too
+            raise ConfigError(f"{where}: {exc}") from None
 
     def decoded(self, index: int) -> Any:
-        """The page as a PIL image, as `datasets` decodes an Image value (opened from its bytes, mode kept)."""
-        import PIL.Image
-
-        return PIL.Image.open(io.BytesIO(self.image(index).data))
+        """The page as a PIL image, as `datasets` decodes an Image value, which vidore-benchmark's loading does
+        (`Image.dataset_picture`: mode kept, turned as its EXIF Orientation tag says); a page that cannot be decoded
+        (cut short, damaged, a decompression bomb) is a ConfigError naming its row, page, the damage and the fix."""
+        return self.image(index).dataset_picture()
 
     def document(self, index: int, score: float | None = None) -> Document:
         return Document(

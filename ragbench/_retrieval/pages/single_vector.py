@@ -91,7 +91,7 @@ class ImageDenseRetriever(LateInteractionRetriever):
     def search_images(self, images: list[Image], k: int) -> Sequence[list[Document] | RetrievalError]:
         import torch
 
-        pictures = [opened_picture(image.data, self.name, "a query picture") for image in images]
+        pictures = [opened_picture(image, self.name, "a query picture") for image in images]
         readable = [picture for picture in pictures if not isinstance(picture, RetrievalError)]
         encoded: list[Any] = []
         for start in range(0, len(readable), self.query_batch_size):

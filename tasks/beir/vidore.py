@@ -130,6 +130,15 @@ class ViDoReTask(Task):
                 qrels.where, number, f"qrels query {key!r} is not in queries", "query-id", at=f"query {key}"
             )
 
+    def size_hint(self) -> int | None:
+        """The items `examples` yields (the progress bar's total and ETA): its queries and bad records, counted
+        as it reads them (tables of text; no page is read). None where the data cannot be opened (the pre-flight
+        says why)."""
+        try:
+            return sum(1 for _ in self.examples())
+        except ConfigError:
+            return None
+
     @staticmethod
     def judgments(qrels: Any) -> tuple[dict[str, dict[str, int]], dict[str, RecordError]]:
         """query id -> {page id: grade} from a qrels table, and the first bad row of each query that has one."""

@@ -50,9 +50,18 @@ class PagesPrompting(BeirPrompting):
     def shown(self, doc: Document) -> str:
         return f"page {doc.id}"
 
+    def read(self, docs: list[Document]) -> list[Document]:
+        """The pages the prompt shows as images: the first `images`, where they hold any (else none)."""
+        first = docs[: self.images]
+        return first if any(doc.image is not None for doc in first) else []
+
+    def documents_read(self, docs: list[Document]) -> int:
+        """The pages shown as images, or every page named by id (the text prompt)."""
+        return len(self.read(docs)) or len(docs)
+
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        read = (docs or [])[: self.images]
-        if not any(doc.image is not None for doc in read):
+        read = self.read(docs or [])
+        if not read:
             return super().build_prompt(example, docs, **options)
         parts: list[dict[str, Any]] = []
         for number, doc in enumerate(read, start=1):

@@ -10,6 +10,7 @@ from typing import TypedDict
 
 from .._context import Context
 from .._system import System
+from .._task.prompting import TaskPrompting
 from .._types import Document, Example, Prediction
 from .refined_text import is_refined_text
 
@@ -75,4 +76,11 @@ class Reader(System):
             raw_output=response.text,
             docs=docs or [],
             citations=prompting.citations(answer),
+            extras=documents_read(prompting, docs or []),
         )
+
+
+def documents_read(prompting: TaskPrompting, docs: list[Document]) -> dict[str, int]:
+    """A prediction's extras: how many of its `docs` the prompt showed, where fewer (`Prediction.DOCS_READ`)."""
+    read = prompting.documents_read(docs)
+    return {Prediction.DOCS_READ: read} if read < len(docs) else {}

@@ -77,6 +77,12 @@ class TaskPrompting:
         """Turn raw model output into the answer that is scored."""
         return text
 
+    def documents_read(self, docs: list[Document]) -> int:
+        """How many of `docs` (those `reader_prompt` gave: a generic system's prediction keeps them) its prompt shows
+        the reader, the first ones: what a run counts as passages shown to the reader. Default: all of them; a
+        prompting that shows fewer (ViDoRe's top `images` pages) says so."""
+        return len(docs)
+
     def citations(self, answer: str) -> list[list[int]]:
         """For tasks whose answers cite documents: per statement of `answer`, the document
         numbers it cites (1-based positions in the documents shown). Informational; metrics

@@ -193,6 +193,17 @@ def row_examples(
         history += [{"role": "assistant", "content": answer}] if gold_history else []
 
 
+def row_count(session: Any, turns: Any) -> int:
+    """How many items `row_examples` makes of a row of this `session_id` and `turns`, read without its image: a
+    turn each, none for a session it skips, one (its bad record) for turns it cannot read."""
+    if isinstance(session, str) and session in SESSIONS_TO_SKIP:
+        return 0
+    try:
+        return max(1, len(_columns(turns, "", 0, "turns")))
+    except RecordError:
+        return 1
+
+
 def refuse_missing(task: str, repo: str, revision: str, data_dir: Path) -> ConfigError:
     name = repo.rsplit("/", 1)[1]
     return ConfigError(

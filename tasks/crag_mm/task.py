@@ -40,7 +40,7 @@ from ..shared.task_options import check_choices, given_options
 from .agent_formats import AGENTS
 from .metrics import TOKENIZER, truncate_response
 from .prompting import CragMMPrompting
-from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_examples
+from .records import ImageReader, image_cache_dir, label_names, refuse_missing, row_count, row_examples
 
 REVISION = "v0.1.2"
 SPLITS = ("validation", "public_test")
@@ -154,6 +154,14 @@ class CragMMTask(Task):
                 )
             except RecordError as exc:
                 yield exc
+
+    def size_hint(self) -> int | None:
+        """The items `examples` yields (the progress bar's total and ETA), counted from the rows' `session_id` and
+        `turns` alone: no image is read. None before the data is found (the pre-flight says why)."""
+        if self.path is None:
+            return None
+        rows = self.load().select_columns(["session_id", "turns"])
+        return sum(row_count(session, turns) for session, turns in zip(rows["session_id"], rows["turns"]))
 
     def sequence(self, example: Example) -> str | None:
         """With `history=own`, a conversation's turns are answered in order (`Sequenced`): its session."""

@@ -18,7 +18,14 @@ from ..._values.llm_calls import Request, RequestError
 from ..chat_messages import ChatMessage, chat_messages, content_of, text_part
 from .embedded import is_embedded
 
-INSTEAD = "use an image-text-to-text model, e.g. HuggingFaceTB/SmolVLM-256M-Instruct or Qwen/Qwen2.5-VL-3B-Instruct"
+# What a run that sends images can use instead: no image-text model ships with ragbench (the embedded SmolLM2 and
+# MiniLM are text models), so one is a folder on disk (fetched once from the hub), a vendor's, or none at all
+INSTEAD = (
+    "no image-text model ships with ragbench to run offline: pass --model hf:DIR (or vllm:DIR), DIR an "
+    "image-text-to-text checkpoint on disk (e.g. `hf download HuggingFaceTB/SmolVLM-256M-Instruct --local-dir DIR`, "
+    "once, with network), or a vendor's model with its key (openai:gpt-4o-mini, anthropic:claude-haiku-4-5, "
+    "gemini:gemini-2.5-flash); --model scripted:echo runs the task offline with no model (echoed answers: a dry run)"
+)
 
 
 def takes_images(config: Any) -> bool:

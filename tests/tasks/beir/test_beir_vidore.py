@@ -57,6 +57,15 @@ def test_systems_show_every_cutoff_and_page_ids_are_never_dropped_for_a_query_id
     }
 
 
+@pytest.mark.parametrize(("version", "language"), [("v1", None), ("v2", None), ("v3", None), ("v3", "french")])
+def test_the_progress_total_is_the_items_the_task_yields(version, language):
+    """The progress bar showed no total and no ETA: the task told no size. Its size is its queries and bad records,
+    counted from the tables of text."""
+    task = ViDoReTask(VIDORE / version, language=language)
+    assert task.size_hint() == len(list(task.examples())) > 0
+    assert ViDoReTask(VIDORE / "nowhere").size_hint() is None  # no data: the pre-flight says why
+
+
 def test_no_data_is_one_line():
     with pytest.raises(ConfigError, match="--data vidore=FOLDER reads a ViDoRe dataset kept offline"):
         ViDoReTask().prepare()

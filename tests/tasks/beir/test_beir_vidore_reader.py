@@ -63,6 +63,9 @@ def test_the_reader_gets_the_top_retrieved_pages_images_in_rank_order(tmp_path):
     assert len(answered) == 4
     for sample in answered:  # the figures score every page retrieved
         assert [doc.id for doc in sample.docs] == [page for page, _ in expected[sample.question]]
+        assert sample.extras == {"docs_read": 2}  # the reader was sent the top 2
+    # the summary counts what was sent: 2 pages a question (it said 4, the pages the sample keeps for the figures)
+    assert result.results["budget"]["vidore"]["passages_shown"] == 2.0
 
 
 def test_a_text_model_is_refused_before_the_run_unless_the_pages_are_named_by_id(tmp_path):
@@ -75,8 +78,9 @@ def test_a_text_model_is_refused_before_the_run_unless_the_pages_are_named_by_id
     assert problem.startswith("--model hf:embedded: vanilla on vidore sends the model images: embedded takes no images")
     preflight("vidore", "vanilla", "hf:embedded", task_args={"images": 0}, **args)
     model = ScriptedLLM("-")
-    run_eval("vidore", "vanilla", model, task_args={"images": 0}, system_args={"top_n": 2}, **args)
+    result = run_eval("vidore", "vanilla", model, task_args={"images": 0}, system_args={"top_n": 2}, **args)
     assert all(not r.sent_images() and r.prompt.startswith("[1] page ") for r in model.requests)
+    assert result.results["budget"]["vidore"]["passages_shown"] == 2.0  # every page named, by id
 
 
 def test_a_tiny_vlm_reads_the_retrieved_pages_end_to_end(tmp_path):

@@ -38,17 +38,20 @@ def test_a_candidate_equal_to_its_baseline_passes(runs):
     done = gate(runs, "same")
     assert done.returncode == 0, done.stderr
     assert last_line(done) == (
-        "ragbench gate: pass: no significant regression of 5 key(s) tested, Holm-adjusted, alpha 0.05"
+        "ragbench gate: pass: no significant regression of 5 key(s) tested (Holm over the 0 on which the runs "
+        "differ, alpha 0.05)"
     )
     assert (
-        "| demo | em | higher | 24 | 1.0000 | 1.0000 | +0.0000 [+0.0000, +0.0000] | 1 | 1 | pass | - |" in done.stdout
+        "| demo | em | higher | 24 | 1.0000 | 1.0000 | +0.0000 [+0.0000, +0.0000] | 1 | - | pass | - |" in done.stdout
     )
 
 
 def test_a_significant_regression_fails_with_exit_3_and_gate_json(runs, tmp_path):
     done = gate(runs, "worse", "--output", str(tmp_path))
     assert done.returncode == 3, done.stderr
-    assert last_line(done).startswith("ragbench gate: FAIL: 4 significant regression(s) of 5 key(s) tested")
+    assert last_line(done).startswith(
+        "ragbench gate: FAIL: 4 significant regression(s) of 5 key(s) tested (Holm over the 4 on which the runs differ"
+    )
     written = json.loads((tmp_path / "gate.json").read_text())
     assert written["kind"] == "ragbench gate" and written["verdict"] == "fail" and written["line"] == last_line(done)
     assert written["regressions"] == ["demo match", "demo match_normalized", "demo em", "demo f1"]
@@ -82,7 +85,7 @@ def test_under_github_actions_it_annotates_and_adds_to_the_step_summary(runs, tm
     done = gate(runs, "worse", "--metrics", "em", env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     assert done.returncode == 3
     assert (
-        "::error title=ragbench gate::demo em regressed: worse by 0.7500, Holm p 7.629e-06" in done.stdout.splitlines()
+        "::error title=ragbench gate::demo em regressed: worse by 0.7500, Holm p 3.815e-06" in done.stdout.splitlines()
     )
     text = summary.read_text()
     assert text.startswith("earlier step\n### ragbench gate: FAIL\n") and "| demo | em | higher | 24 |" in text

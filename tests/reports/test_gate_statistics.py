@@ -61,7 +61,7 @@ values = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=80)
 @settings(max_examples=60)
 def test_a_candidate_identical_to_its_baseline_always_passes(baseline, higher_is_better, seed):
     rows = gated(key("m", baseline, baseline, higher_is_better), key("n", baseline, baseline), seed=seed)
-    assert all(row.p == 1.0 and row.p_holm == 1.0 and not row.regression for row in rows)
+    assert all(row.p == 1.0 and not row.adjusted and row.p_holm is None and not row.regression for row in rows)
 
 
 @given(
@@ -102,11 +102,22 @@ def test_holm_across_the_keys_gated_equals_statsmodels(keys, seed):
         iterations=200,
         seed=seed,
     )
-    tested = [row for row in rows if row.p is not None]
-    assert all(row.p_holm is None for row in rows if row.p is None)
-    assert len(tested) == sum(bool(pairs) for pairs in keys)
-    if tested:
-        assert [row.p_holm for row in tested] == pytest.approx(multipletests([row.p for row in tested]), abs=1e-12)
+    family = [row for row in rows if row.p is not None and row.adjusted]
+    assert all(row.p_holm is None for row in rows if row not in family)
+    assert len(family) == sum(any(a != b for a, b in pairs) for pairs in keys)  # those whose pairs differ
+    if family:
+        assert [row.p_holm for row in family] == pytest.approx(multipletests([row.p for row in family]), abs=1e-12)
+
+
+def test_keys_on_which_no_pair_differs_cost_the_others_nothing():
+    """Eleven keys, ten of them alike in both runs (p 1: they cannot fail): the one that differs is adjusted alone,
+    and fails as it would gated by itself."""
+    base, cand = np.ones(8), np.r_[np.zeros(6), np.ones(2)]
+    alike = [key(f"same{i}", base, base) for i in range(10)]
+    rows = gated(key("em", base, cand), *alike)
+    assert rows[0].p == 0.5**6 and rows[0].p_holm == 0.5**6 and rows[0].regression
+    assert gated(key("em", base, cand))[0].p_holm == rows[0].p_holm
+    assert all(row.p == 1.0 and row.p_holm is None and not row.adjusted for row in rows[1:])
 
 
 @given(st.integers(1, 300), st.data())

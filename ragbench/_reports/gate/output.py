@@ -36,6 +36,7 @@ class RowJson(TypedDict):
     worse_by: float | None
     test: str
     p: float | None
+    adjusted: bool  # in Holm's family (false: no pair differs, p 1)
     p_holm: float | None
     verdict: Literal["regression", "pass", "not tested"]
     threshold: float | None
@@ -59,6 +60,7 @@ class GateJson(TypedDict):
     min_effect: dict[str, float]
     thresholds: dict[str, float]
     tested: int
+    adjusted_over: int  # the keys Holm's adjustment is over: tested, and some pair differs
     regressions: list[str]
     threshold_failures: list[str]
     rows: list[RowJson]
@@ -72,7 +74,9 @@ def verdict(report: GateReport) -> Verdict:
 def verdict_line(report: GateReport) -> str:
     """The one line a CI log shows: pass or FAIL, why, and what the fixed thresholds would have said."""
     alpha = report.settings.alpha
-    family = f"{report.tested} key(s) tested, Holm-adjusted, alpha {alpha:g}"
+    family = (
+        f"{report.tested} key(s) tested (Holm over the {len(report.family)} on which the runs differ, alpha {alpha:g})"
+    )
     if report.regressions:
         worst = min(report.regressions, key=lambda row: row.p_holm or 0.0)
         line = (
@@ -147,6 +151,11 @@ def notes(report: GateReport) -> list[str]:
             parts.append(f"test: {row.test}, {report.settings.iterations} draws")
         if parts:
             lines.append(f"{_named(row)}: {'; '.join(parts)}")
+    alike = [_named(row) for row in report.rows if row.p is not None and not row.adjusted]
+    if alike:
+        lines.append(
+            f"no pair differs on {', '.join(alike)}: p 1, no chance to fail, so not among the keys Holm adjusts for"
+        )
     return [*lines, *report.notes]
 
 
@@ -184,6 +193,7 @@ def gate_json(report: GateReport) -> GateJson:
         "min_effect": dict(report.settings.min_effect),
         "thresholds": dict(report.settings.thresholds),
         "tested": report.tested,
+        "adjusted_over": len(report.family),
         "regressions": [_named(row) for row in report.regressions],
         "threshold_failures": [_named(row) for row in report.threshold_failures],
         "rows": [_row_json(row) for row in report.rows],
@@ -205,6 +215,7 @@ def _row_json(row: GateRow) -> RowJson:
         "worse_by": row.worse_by,
         "test": row.test,
         "p": row.p,
+        "adjusted": row.adjusted and row.p is not None,
         "p_holm": row.p_holm,
         "verdict": _row_verdict(row),
         "threshold": row.threshold,

@@ -1,7 +1,12 @@
 """The verdict of `ragbench gate`: per paired key a one-sided test of "the candidate is worse"
 (ragbench._statistics.sign_flip; the judge's error against human labels in it where it is measured,
-ragbench._reports.gate.judge_error), Holm's adjustment over every key tested (all tasks, one family), and a
+ragbench._reports.gate.judge_error), Holm's adjustment over the keys tested (all tasks, one family), and a
 regression where the adjusted p is under alpha and the estimated worsening is over the key's minimum effect.
+
+A key on which no pair differs (and no judge error shifts) has p = 1 whatever happens, as the sign-flip test is
+conditional on the sizes of the differences: it cannot fail, so it is left out of the family and costs the other
+keys nothing (Tarone, 1990: the tests that cannot reject need no share of alpha). Failed examples that never occur,
+keys that both runs score alike (a count of zero, a metric the change did not touch) are such keys.
 
 A fixed threshold (`--threshold KEY=DELTA`: worse by more than DELTA fails) is judged on the same pairs and shown
 beside it, and never sets the verdict: it is there to show what a threshold would have said (docs/gate.md).
@@ -12,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ..._statistics.bootstrap import mean
 from ..._statistics.multiple_testing import holm
@@ -49,6 +56,7 @@ class GateRow:
     worse_by: float | None  # the estimated worsening in the key's direction (the judge's error corrected where counted)
     test: str
     p: float | None  # one-sided; None: not tested (no pair)
+    adjusted: bool = True  # in Holm's family (False: no pair differs, p = 1 and no chance to fail)
     p_holm: float | None = None
     regression: bool = False
     threshold: float | None = None  # the fixed threshold given for the key
@@ -83,19 +91,24 @@ class GateReport:
     def tested(self) -> int:
         return sum(row.p is not None for row in self.rows)
 
+    @property
+    def family(self) -> list[GateRow]:
+        """The rows Holm's adjustment is over: tested, and some pair differs."""
+        return [row for row in self.rows if row.p is not None and row.adjusted]
+
 
 def gate_report(baseline: Path, candidate: Path, paired: PairedRuns, settings: GateSettings) -> GateReport:
     """Every paired key tested, the p-values adjusted together by Holm's method, each row's verdicts."""
-    rows = [tested_row(key, settings) for key in paired.keys]
-    family = [row for row in rows if row.p is not None]
+    report = GateReport(baseline, candidate, [tested_row(key, settings) for key in paired.keys], paired.notes, settings)
+    family = report.family
     for row, adjusted in zip(family, holm([row.p for row in family if row.p is not None])):
         row.p_holm = adjusted
         row.regression = adjusted < settings.alpha and (row.worse_by or 0.0) > settings.minimum(row.metric)
-    for row in rows:
+    for row in report.rows:
         if (threshold := settings.thresholds.get(row.metric)) is not None and row.n:
             row.threshold = threshold
             row.threshold_fails = float(mean(row.paired.worse)) > threshold
-    return GateReport(baseline, candidate, rows, paired.notes, settings)
+    return report
 
 
 def tested_row(paired: PairedKey, settings: GateSettings) -> GateRow:
@@ -115,17 +128,8 @@ def tested_row(paired: PairedKey, settings: GateSettings) -> GateRow:
         )
         test = "sign-flip + judge's error vs humans"
     p = regression_p(worse, settings.iterations, settings.seed, spread, shift)
-    return GateRow(
-        paired,
-        len(a),
-        mean(a),
-        mean(b),
-        mean(b - a),
-        interval,
-        mean(worse) + shift,
-        test,
-        p,
-    )
+    differs = spread is not None or bool(np.any(worse != 0))
+    return GateRow(paired, len(a), mean(a), mean(b), mean(b - a), interval, mean(worse) + shift, test, p, differs)
 
 
 def worse_words(row: GateRow) -> str:

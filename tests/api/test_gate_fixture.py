@@ -46,7 +46,7 @@ def test_the_fixture_passes_an_equal_run_and_fails_a_worse_one_naming_the_regres
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 2 passed" in done.stdout
     assert (
-        "AssertionError: ragbench gate: FAIL: 4 significant regression(s) of 5 key(s) tested (Holm over the 4 on"
+        "AssertionError: ragbench: gate FAIL: 4 significant regression(s) of 5 key(s) tested (Holm over the 4 on"
         in done.stdout
     )
     assert "| demo | em | higher | 24 | 1.0000 | 0.2500 | -0.7500" in done.stdout

@@ -38,7 +38,7 @@ def test_a_candidate_equal_to_its_baseline_passes(runs):
     done = gate(runs, "same")
     assert done.returncode == 0, done.stderr
     assert last_line(done) == (
-        "ragbench gate: pass: no significant regression of 5 key(s) tested (Holm over the 0 on which the runs "
+        "ragbench: gate pass: no significant regression of 5 key(s) tested (Holm over the 0 on which the runs "
         "differ, alpha 0.05)"
     )
     assert (
@@ -50,7 +50,7 @@ def test_a_significant_regression_fails_with_exit_3_and_gate_json(runs, tmp_path
     done = gate(runs, "worse", "--output", str(tmp_path))
     assert done.returncode == 3, done.stderr
     assert last_line(done).startswith(
-        "ragbench gate: FAIL: 4 significant regression(s) of 5 key(s) tested (Holm over the 4 on which the runs differ"
+        "ragbench: gate FAIL: 4 significant regression(s) of 5 key(s) tested (Holm over the 4 on which the runs differ"
     )
     written = json.loads((tmp_path / "gate.json").read_text())
     assert written["kind"] == "ragbench gate" and written["verdict"] == "fail" and written["line"] == last_line(done)

@@ -94,7 +94,7 @@ def verdict_line(report: GateReport) -> str:
             else "would pass"
         )
         line += f"; the fixed threshold(s) {said}"
-    return f"ragbench gate: {line}"
+    return f"ragbench: gate {line}"
 
 
 def _named(row: GateRow) -> str:

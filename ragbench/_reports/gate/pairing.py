@@ -41,7 +41,7 @@ FAILED_KEY = "examples failed"  # the task's row of failed examples (no metric k
 SHOWN_IDS = 5  # the ids a reason names (the others counted)
 
 
-class State(Enum):
+class ExampleState(Enum):
     VALUE = "value"
     NONE = "not scorable"
     FAILED = "failed"
@@ -59,14 +59,14 @@ class Seen:
     scores: Mapping[str, float | None]
     digest: str | None
 
-    def state(self, key: str) -> State:
+    def state(self, key: str) -> ExampleState:
         if self.bad:
-            return State.BAD
+            return ExampleState.BAD
         if self.failed:
-            return State.FAILED
+            return ExampleState.FAILED
         if key not in self.scores:
-            return State.FAILED  # the metric failed on it, or saved no number
-        return State.NONE if self.scores[key] is None else State.VALUE
+            return ExampleState.FAILED  # the metric failed on it, or saved no number
+        return ExampleState.NONE if self.scores[key] is None else ExampleState.VALUE
 
 
 @dataclass
@@ -293,19 +293,19 @@ def _values(
     """One example's pair of values (baseline, candidate) under the rules of the module's docstring, or None (left
     out, its reason added to `paired`); `other` None: the candidate did not reach it."""
     key = paired.key
-    mine, yours = seen.state(key), State.ABSENT if other is None else other.state(key)
-    if State.BAD in (mine, yours):
+    mine, yours = seen.state(key), ExampleState.ABSENT if other is None else other.state(key)
+    if ExampleState.BAD in (mine, yours):
         paired.left_out.add("bad record(s)", example_id)
         return None
-    if mine is State.VALUE and yours is State.VALUE:
+    if mine is ExampleState.VALUE and yours is ExampleState.VALUE:
         return _number(seen, key), _number(other, key)
-    if mine is State.VALUE and yours in (State.FAILED, State.ABSENT):
-        reason = "failed in the candidate" if yours is State.FAILED else "not reached by the candidate"
+    if mine is ExampleState.VALUE and yours in (ExampleState.FAILED, ExampleState.ABSENT):
+        reason = "failed in the candidate" if yours is ExampleState.FAILED else "not reached by the candidate"
         return _worst_for(paired, worst, reason, example_id, (_number(seen, key), worst))
-    if mine is State.FAILED and yours is State.VALUE:
+    if mine is ExampleState.FAILED and yours is ExampleState.VALUE:
         return _worst_for(paired, worst, "failed in the baseline", example_id, (worst, _number(other, key)))
-    if State.NONE in (mine, yours):
-        side = "either run" if mine is yours else "the baseline" if mine is State.NONE else "the candidate"
+    if ExampleState.NONE in (mine, yours):
+        side = "either run" if mine is yours else "the baseline" if mine is ExampleState.NONE else "the candidate"
         paired.left_out.add(f"not scorable in {side}", example_id)
         return None
     paired.left_out.add("failed in both runs", example_id)

@@ -60,7 +60,7 @@ GATE_FILE = "gate.json"
     default=10_000,
     show_default=True,
     type=click.IntRange(min=100),
-    help="random sign flips of the test (and bootstrap resamples of the interval)",
+    help="random sign flips of the test (the interval: `compare`'s 2,000 bootstrap resamples)",
 )
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option(

@@ -9,9 +9,10 @@ the differences with random signs is the null distribution of their mean: a pair
 
 - every nonzero difference of one size (0/1 metrics: EM, accuracy, a judge's correct/incorrect): the worse examples
   among the discordant ones are binomial(n, 1/2), summed exactly (`binomial_tail`): the one-sided exact McNemar test;
-- else `iterations` random sign vectors, drawn per distinct size as a count (the sum of c random signs is
-  2 binomial(c, 1/2) - c), and p = (1 + draws at least as large) / (1 + iterations): a p-value whose level holds for
-  any number of draws (Phipson and Smyth, 2010), deterministic for a seed.
+- else `iterations` random sign vectors, drawn per distinct size (a random bit for a size held once, a count of plus
+  signs for one held c times: the sum of c random signs is 2 binomial(c, 1/2) - c), and p = (1 + draws at least as
+  large) / (1 + iterations): a p-value whose level holds for any number of draws (Phipson and Smyth, 2010),
+  deterministic for a seed.
 
 `spread`: draws of a term added to the observed mean (a judge's error against human labels, `rectifier_draws`),
 centred on zero; the null distribution is then the sign-flip draws plus these, drawn alongside (no exact path).
@@ -65,14 +66,25 @@ def at_least(n: int, k: int) -> float:
 
 def sign_flip_means(sizes: np.ndarray, counts: np.ndarray, n: int, iterations: int, seed: int) -> np.ndarray:
     """`iterations` means over `n` examples of the differences of each size in `sizes` (`counts` of each) with
-    random signs; the examples that do not differ add 0."""
+    random signs; the examples that do not differ add 0. A size held once takes a random bit as its sign (packed
+    bits, a byte for eight), one held more often a binomial count of plus signs."""
     rng = np.random.default_rng(seed)
+    once = counts == 1
+    single, sizes, counts = sizes[once], sizes[~once], counts[~once]
+    single_total = float(single.sum())
     means = np.empty(iterations)
-    per_chunk = max(1, CHUNK_DRAWS // max(1, len(sizes)))
+    per_chunk = max(1, CHUNK_DRAWS // max(1, len(single) + len(sizes)))
     for start in range(0, iterations, per_chunk):
         count = min(per_chunk, iterations - start)
-        positive = rng.binomial(counts, 0.5, size=(count, len(sizes)))
-        means[start : start + count] = ((2 * positive - counts) @ sizes) / n
+        total = np.zeros(count)
+        if len(single):
+            packed = rng.integers(0, 256, size=(count, (len(single) + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(packed, axis=1, count=len(single))
+            total += 2 * (bits @ single) - single_total
+        if len(sizes):
+            positive = rng.binomial(counts, 0.5, size=(count, len(sizes)))
+            total += (2 * positive - counts) @ sizes
+        means[start : start + count] = total / n
     return means
 
 

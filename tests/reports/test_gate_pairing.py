@@ -2,7 +2,8 @@
 key's worst value (the candidate's failures against it, the baseline's for it), each task's failed examples tested,
 examples in one run only left out and named, and the runs it refuses to gate (other data under the same ids, other
 judges of a judged key, a task the candidate did not run). A judged key's noise does not fail it, and where both runs
-have human labels the judge's error against them is in the test."""
+have human labels the judge's error against them is in the test. Any two runs' examples are each paired or left out,
+once, and counted (a property over generated examples)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragbench._errors import ConfigError
-from ragbench._reports.gate.pairing import FAILED_KEY
+from ragbench._reports.gate.pairing import FAILED_KEY, Seen, _failures, _pair
 from ragbench.testing import gate_runs
 from support.gate_runs import DEMO, EVERY, QUESTIONS, demo_gate_run
 from support.helpers import cli_here, run
@@ -160,3 +163,31 @@ def test_examples_a_candidate_never_finished_are_failed_in_it(runs, tmp_path):
     em = rows(report)["em"]
     assert em.paired.scored_worst.ids == {"not reached by the candidate": ID[20:]} and em.n == 24
     assert rows(report)[FAILED_KEY].candidate == pytest.approx(4 / 24)
+
+
+seen = st.builds(
+    Seen,
+    failed=st.booleans(),
+    bad=st.booleans(),
+    scores=st.one_of(st.just({}), st.just({"k": None}), st.builds(lambda v: {"k": v}, st.floats(0, 1))),
+    digest=st.none(),
+)
+examples = st.dictionaries(st.sampled_from([f"q{i}" for i in range(30)]), seen, max_size=30)
+
+
+@given(examples, examples, st.booleans(), st.sampled_from([0.0, None]))
+@settings(max_examples=200)
+def test_every_example_is_paired_scored_worst_or_left_out_and_counted_once(ours, theirs, unreached, worst):
+    """Any two runs' examples (values, none, failed metrics, failed examples, bad records, in either or both): each
+    of the baseline's examples is a pair or left out, once, those scored worst among the pairs; each of the
+    candidate's alone is left out; the failed-examples row counts them alike."""
+    for paired in (_pair("t", "k", True, worst, ours, theirs, unreached), _failures("t", ours, theirs, unreached)):
+        left_out = [i for ids in paired.left_out.ids.values() for i in ids]
+        scored_worst = [i for ids in paired.scored_worst.ids.values() for i in ids]
+        assert len(paired.baseline) == len(paired.candidate)
+        assert len(paired.baseline) + len(left_out) == len(ours) + len(set(theirs) - set(ours))
+        assert len(set(left_out)) == len(left_out) and set(scored_worst) <= set(ours) - set(left_out)
+        assert not set(scored_worst) & set(left_out)
+        assert sorted(set(theirs) - set(ours)) == sorted(paired.left_out.ids.get("only in the candidate", []))
+        if worst is None:
+            assert not scored_worst  # no worst value: nothing is scored as one

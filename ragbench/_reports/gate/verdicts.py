@@ -24,10 +24,11 @@ from ..._statistics.bootstrap import mean
 from ..._statistics.multiple_testing import holm
 from ..._statistics.paired_tests import paired_bootstrap
 from ..._statistics.sign_flip import exact, rectifier_draws, regression_p
+from ..compare.comparison import ITERATIONS as COMPARE_ITERATIONS
 from .pairing import PairedKey, PairedRuns
 
 ALPHA = 0.05
-ITERATIONS = 10_000  # sign flips (and bootstrap resamples of the interval): p down to 1e-4, Holm over 500 keys
+ITERATIONS = 10_000  # sign flips: p down to 1e-4, Holm over 500 keys
 EVERY_KEY = ""  # the key of a minimum effect given for every key
 
 
@@ -52,7 +53,7 @@ class GateRow:
     baseline: float | None  # the mean over the pairs (None: no pair)
     candidate: float | None
     delta: float | None  # candidate - baseline
-    ci95: tuple[float, float] | None  # the paired bootstrap's 95% interval of `delta`
+    ci95: tuple[float, float] | None  # the paired bootstrap's 95% interval of `delta` (compare's, 2,000 resamples)
     worse_by: float | None  # the estimated worsening in the key's direction (the judge's error corrected where counted)
     test: str
     p: float | None  # one-sided; None: not tested (no pair)
@@ -115,7 +116,7 @@ def tested_row(paired: PairedKey, settings: GateSettings) -> GateRow:
     a, b, worse = paired.baseline, paired.candidate, paired.worse
     if not len(a):
         return GateRow(paired, 0, None, None, None, None, None, "not tested: no pair", None)
-    interval = paired_bootstrap(a, b, settings.iterations, settings.seed)[0] if len(a) >= 2 else None
+    interval = paired_bootstrap(a, b, COMPARE_ITERATIONS, settings.seed)[0] if len(a) >= 2 else None
     judge = paired.judge
     shift, spread, test = 0.0, None, "exact sign test (McNemar)" if exact(worse) else "sign-flip"
     if judge is not None and judge.baseline_errors is not None and judge.candidate_errors is not None:

@@ -8,7 +8,6 @@ picture's (CLIP's similarity of two pictures: the raw dot product would favour p
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..._types import Document, JsonObject
 from ..._values.images import Image
 from ..base import RetrievalError
 from ..pictures import opened_picture
+from .corpus import RAW_SCORES
 from .late_interaction import LateInteractionRetriever, PageEncoder
 
 
@@ -39,8 +39,7 @@ class DualEncoder:
         self.device = device
         self.model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
         self.processor = transformers.AutoProcessor.from_pretrained(str(folder), local_files_only=True)
-        config = (folder / "config.json").read_bytes()
-        self.description = {"path": str(folder.resolve()), "config_sha256": hashlib.sha256(config).hexdigest()}
+        self.description = {"path": str(folder.resolve())}
 
     def identity(self) -> JsonObject:
         return dict(self.description)
@@ -102,5 +101,5 @@ class ImageDenseRetriever(LateInteractionRetriever):
         )
         found: list[list[Document] | RetrievalError] = []
         for picture in pictures:
-            found.append(picture if isinstance(picture, RetrievalError) else self.ranked(next(rows), k))
+            found.append(picture if isinstance(picture, RetrievalError) else self.ranked(next(rows), k, RAW_SCORES))
         return found

@@ -120,9 +120,9 @@ def test_overwrite_of_a_ragbench_index_holding_a_users_file_is_refused_naming_it
         build(out)
     shown = name.split("/")[0]
     assert str(refused.value) == (
-        f"--out {out} holds {shown}, which the index's manifest.json does not name (not ragbench's); --overwrite "
-        "removes only the index's own files (manifest.json, vectors.safetensors): move it out, or choose another "
-        "folder"
+        f"--out {out} holds {shown}, which is not one of the files the index's manifest.json names (not ragbench's); "
+        "--overwrite removes only the index's own files (manifest.json, vectors.safetensors): move it out, or choose "
+        "another folder"
     )
     assert tree(out) == before
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(out.name)) == [out.name]
@@ -143,7 +143,9 @@ def test_a_users_file_come_while_the_new_index_is_built_keeps_the_old_index(tmp_
     out = tmp_path / "index"
     build(out, overwrite=False)
     old = tree(out)
-    with pytest.raises(ConfigError, match=r"holds notes\.txt, which the index's manifest\.json does not name"):
+    with pytest.raises(
+        ConfigError, match=r"holds notes\.txt, which is not one of the files the index's manifest\.json names"
+    ):
         build(out, Encoder(during=lambda: (out / "notes.txt").write_text("written meanwhile")))
     assert tree(out) == {**old, "notes.txt": b"written meanwhile"}
     (out / "notes.txt").unlink()
@@ -239,3 +241,56 @@ def test_model_files_that_stat_as_recorded_are_not_read_again_and_a_copy_is_comp
     moved.rename(model)
     siglip(model, index)
     assert sorted(read) == sorted(recorded)
+
+
+# --- a damaged index: one line naming the file and the command that builds it again ----------------------------
+
+
+def damaged(index: Path, how: str) -> None:
+    vectors = index / "vectors.safetensors"
+    if how == "cut short":
+        vectors.write_bytes(vectors.read_bytes()[:200])
+    elif how == "a FIFO":
+        vectors.unlink()
+        os.mkfifo(vectors)
+    elif how == "a folder":
+        vectors.unlink()
+        vectors.mkdir()
+    elif how == "missing":
+        vectors.unlink()
+    else:  # another build's: fewer rows
+        from ragbench._retrieval.pages.index import read_vectors, write_vectors
+
+        write_vectors(vectors, read_vectors(vectors)[:3])
+
+
+@pytest.mark.parametrize("how", ["cut short", "a FIFO", "a folder", "missing", "another build's"])
+def test_a_damaged_vectors_file_is_one_line_naming_it_and_the_command_that_builds_it_again(tmp_path, how):
+    index = tmp_path / "index"
+    LateInteractionRetriever(pages=PAGES, index=str(index), encoder=Encoder(), batch_size=2)
+    damaged(index, how)
+    with pytest.raises(ConfigError) as refused:
+        LateInteractionRetriever(pages=PAGES, index=str(index), encoder=Encoder(), batch_size=2)
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith(f"index {index}: vectors.safetensors ")
+    assert said.endswith(
+        f"; build it again: ragbench index build --retriever colpali --corpus {Path(PAGES).resolve()} --model made-up "
+        f"--out {index} --build-arg batch_size=2 --overwrite"
+    )
+    if how == "a FIFO":
+        assert "(a FIFO (named pipe) is there, not a file)" in said
+
+
+@needs("transformers")
+def test_the_command_a_damaged_index_names_builds_it_again(tmp_path):
+    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+
+    index, model = tmp_path / "index", str(VIDORE / "tiny-siglip")
+    ImageDenseRetriever(pages=PAGES, index=str(index), model=model)
+    damaged(index, "cut short")
+    with pytest.raises(ConfigError) as refused:
+        ImageDenseRetriever(pages=PAGES, index=str(index), model=model)
+    command = str(refused.value).split("; build it again: ragbench ")[1].split()
+    done = cli_here(*command, "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert len(ImageDenseRetriever(pages=PAGES, index=str(index), model=model).pages) == 6

@@ -113,7 +113,8 @@ def replaced_files(folder: Path, out: str) -> tuple[str, ...]:
     if others:
         more = f" and {len(others) - 1} more" if len(others) > 1 else ""
         raise ConfigError(
-            f"--out {out} holds {others[0]}{more}, which the index's {MANIFEST} does not name (not ragbench's); "
+            f"--out {out} holds {others[0]}{more}, which is not one of the files the index's {MANIFEST} names "
+            "(not ragbench's); "
             f"--overwrite removes only the index's own files ({', '.join(files)}): move it out, or choose another "
             "folder"
         )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._storage.files import NotAFileError, file_there
 from ..._types import JsonObject
 from ..index.staging import BUILD_MARK, held_staging
 from ..option_paths import option_json
@@ -34,7 +35,22 @@ MANIFEST = "manifest.json"
 VECTORS = "vectors.safetensors"
 FORMAT = 2  # 2: ragbench's mark, the files, the model's files' digest; every row of a V1 table encoded
 MARK = {"ragbench": "page index"}  # the manifest's field that says ragbench built the folder
-REBUILD = "build it again with `ragbench index build ... --out {folder} --overwrite` (the options its manifest records)"
+DEFAULT_BUILD_ARGS = {"split": "test", "batch_size": 4, "pool_factor": 1, "dtype": "bfloat16"}
+
+
+def rebuild(folder: Path, manifest: Mapping[str, Any]) -> str:
+    """The command that builds the index at `folder` again, as its manifest says it was built."""
+    pages, model = manifest.get("pages") or {}, manifest.get("model") or {}
+    given = {**(manifest.get("options") or {}), "split": pages.get("split"), "dtype": model.get("dtype")}
+    args = "".join(
+        f" --build-arg {name}={given[name]}"
+        for name, default in DEFAULT_BUILD_ARGS.items()
+        if given.get(name) is not None and given[name] != default
+    )
+    return (
+        f"build it again: ragbench index build --retriever {manifest.get('kind')} --corpus {pages.get('path')} "
+        f"--model {model.get('path')} --out {folder}{args} --overwrite"
+    )
 
 
 def index_files(folder: Path) -> tuple[str, ...] | None:
@@ -96,12 +112,12 @@ def load_vectors(folder: Path, identity: JsonObject) -> list[Any] | None:
         pages = read_vectors(folder / VECTORS)
     except ValueError as exc:
         raise ConfigError(
-            f"index {folder}: {VECTORS} missing or damaged ({exc}); {REBUILD.format(folder=folder)}"
+            f"index {folder}: {VECTORS} missing or damaged ({exc}); {rebuild(folder, manifest)}"
         ) from None
     if len(pages) != manifest["pages"]["rows"]:
         raise ConfigError(
             f"index {folder}: {VECTORS} holds {len(pages)} rows' vectors where its {MANIFEST} says "
-            f"{manifest['pages']['rows']} (damaged, or a file of another build); {REBUILD.format(folder=folder)}"
+            f"{manifest['pages']['rows']} (damaged, or a file of another build); {rebuild(folder, manifest)}"
         )
     return pages
 
@@ -112,8 +128,12 @@ def read_vectors(path: Path) -> list[Any]:
     from safetensors.torch import load_file
 
     try:
+        if not file_there(path):  # a FIFO or a device there is refused, never opened (its read would wait)
+            raise ValueError("it is not there")
         tensors = load_file(str(path))
         vectors, offsets = tensors["vectors"], tensors["offsets"].tolist()
+    except NotAFileError as exc:
+        raise ValueError(exc.strerror) from None
     except (OSError, SafetensorError, KeyError) as exc:
         raise ValueError(str(exc)) from None
     if not offsets or offsets[0] != 0 or offsets[-1] != vectors.shape[0]:

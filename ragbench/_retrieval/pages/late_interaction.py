@@ -231,10 +231,9 @@ class LateInteractionRetriever(Retriever):
 def recorded_model_files(index: Path) -> JsonObject:
     """The model's files as the page index at `index` recorded them (`model_files.model_files` takes their
     digests from it where they stat the same); none where there is no index of ragbench's there."""
-    import json
-
+    path = index / MANIFEST
     try:
-        manifest = json.loads((index / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, ValueError):
         return {}
     if not isinstance(manifest, dict) or any(manifest.get(key) != value for key, value in MARK.items()):

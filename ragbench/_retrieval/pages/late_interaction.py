@@ -27,7 +27,7 @@ from ..._storage.locations import absolute_path
 from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from .corpus import PageCorpus, page_corpus
-from .encoding import INSTALL, encoded_pages
+from .encoding import INSTALL, check_torchvision, encoded_pages
 from .index import FORMAT, MANIFEST, MARK, load_vectors, save_index
 from .maxsim import SCORE_BATCH, maxsim_scores
 from .model_files import ModelFiles, model_files
@@ -61,6 +61,7 @@ class ColEngineEncoder:
     def __init__(self, model: str, device: str = "cpu", dtype: str = "bfloat16") -> None:
         import torch
 
+        check_torchvision("retriever colpali")
         engine = import_extra("colpali_engine.models", f"retriever colpali encodes with colpali-engine: {INSTALL}")
         folder = Path(model).expanduser()
         try:
@@ -84,7 +85,13 @@ class ColEngineEncoder:
             str(folder), dtype=getattr(torch, dtype), device_map=device, local_files_only=True
         ).eval()
         self.processor = processor_class.from_pretrained(str(folder), local_files_only=True)
-        self.description = {"path": str(folder.resolve()), "architecture": architecture, "dtype": dtype}
+        self.description = {
+            "path": str(folder.resolve()),
+            "architecture": architecture,
+            "dtype": dtype,
+            # transformers' torchvision or PIL image processor (torchvision installed or not): their pixels differ
+            "image_processor": type(self.processor.image_processor).__name__,
+        }
 
     def identity(self) -> JsonObject:
         return dict(self.description)

@@ -83,6 +83,7 @@ class ViDoReTask(Task):
         super().__init__(data_path, split=split, k=k, language=language, images=images)
         # the reader is shown pages as images: a model that takes none is refused before the run
         self.holds_images = images > 0
+        self.text_only = "--task-arg vidore.images=0 (the pages named by id as text: the figures are the same)"
         self.prompting = PagesPrompting(int(images))
         self.split, self.language = split, language
         self.cutoffs = cutoffs(k)

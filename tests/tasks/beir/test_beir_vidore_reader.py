@@ -73,6 +73,7 @@ def test_a_text_model_is_refused_before_the_run_unless_the_pages_are_named_by_id
         preflight("vidore", "vanilla", "hf:embedded", **args)
     (problem,) = caught.value.problems
     assert problem.startswith("--model hf:embedded: vanilla on vidore sends the model images: embedded takes no images")
+    assert problem.endswith("; or --task-arg vidore.images=0 (the pages named by id as text: the figures are the same)")
     preflight("vidore", "vanilla", "hf:embedded", task_args={"images": 0}, **args)
     model = ScriptedLLM("-")
     run_eval("vidore", "vanilla", model, task_args={"images": 0}, system_args={"top_n": 2}, **args)

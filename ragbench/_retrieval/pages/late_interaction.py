@@ -114,6 +114,7 @@ class LateInteractionRetriever(Retriever):
 
     name = "colpali"
     max_batch_size = 32
+    page_images = True
     model_kind = "a colpali-engine model"  # what `model=` names, as a missing one is asked for
 
     def __init__(

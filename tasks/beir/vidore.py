@@ -92,6 +92,11 @@ class ViDoReTask(Task):
         super().__init__(data_path, split=split, k=k, language=language, images=images)
         # the reader is shown pages as images: a model that takes none is refused before the run
         self.holds_images = images > 0
+        self.text_only = "--task-arg vidore.images=0 (the pages named by id as text: the figures are the same)"
+        self.page_retrieval = (
+            "--retriever colpali (or siglip) --retriever-arg pages=FOLDER --retriever-arg model=MODEL_FOLDER "
+            "--retriever-arg index=INDEX_FOLDER (docs/benchmarks/vidore.md)"
+        )
         self.prompting = PagesPrompting(int(images))
         self.split, self.language = split, language
         self.cutoffs = cutoffs(k)

@@ -40,7 +40,7 @@ PRINTED = {  # display_results' rows: the figure each prints, and its format
 @pytest.fixture(autouse=True)
 def no_waits(monkeypatch):
     """LLMJudge's 1 s and 2 s between attempts change when requests go, not which."""
-    monkeypatch.setattr(CragMMEval, "judge_waits", (0.0, 0.0))
+    monkeypatch.setattr(CragMMEval, "judge_waits", (0.0, 0.0), raising=False)
 
 
 def score_file(tmp_path, name: str, *options: str):
@@ -157,3 +157,13 @@ def test_a_reply_neither_rule_reads_where_evaluate_mode_crashes_is_wrong_and_cou
     assert requests == FIXTURE["crash"]["requests"]
     unread = next(r for r in records if r["id"] == "sc2-t0")
     assert unread["scores"]["hallucination"] == 1.0 and unread["counted"] == {"crag_mm": {"judge_unparsed": 1}}
+
+
+def test_a_judge_arg_sets_the_judges_retries_over_upstreams_client(tmp_path):
+    requests, _, _ = score_file(tmp_path, "single", "--judge-arg", "0.max_retries=0")
+    failing = [
+        r
+        for r in requests
+        if r["messages"][1]["content"].endswith("Prediction: A Honda Civic.\nGive your output below:\n")
+    ]
+    assert len(failing) == 3  # LLMJudge's 3 attempts, each tried once (upstream's client: 9)

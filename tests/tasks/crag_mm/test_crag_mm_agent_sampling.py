@@ -7,12 +7,12 @@ any agent; an explicit value is sent."""
 from __future__ import annotations
 
 import pytest
+from test_engine_openai import FakeServer
 
 from ragbench.tasks.crag_mm.prompting import CragMMPrompting
 from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.testing import ScriptedLLM, run_eval
 from support.crag_mm_helpers import png, tokenizer_dir
-from test_engine_openai import FakeServer
 
 
 def dataset(tmp_path):

@@ -126,19 +126,24 @@ def digests(folder: Path) -> dict[str, str]:
     }
 
 
-def test_the_index_folders_are_read_never_written(tmp_path):
-    copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
-    before = digests(copy)
+def searched(folder: Path) -> None:
+    """Both searches over the image and web indexes under `folder`."""
     retriever = load_retriever(
         "cragmm_search",
         {
-            "image_index": str(copy / "image"),
+            "image_index": str(folder / "image"),
             "image_model": str(DATA / "models" / "clip"),
-            "web_index": str(copy / "web"),
+            "web_index": str(folder / "web"),
             "text_model": str(DATA / "models" / "bge"),
         },
     )
     assert bound(retriever, "query_1.png", "tower in paris").search(["tower in paris"], 3)[0]
+
+
+def test_the_index_folders_are_read_never_written(tmp_path):
+    copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
+    before = digests(copy)
+    searched(copy)
     assert digests(copy) == before
 
 
@@ -293,16 +298,7 @@ def test_an_index_in_wal_mode_is_read_without_a_file_made_or_changed_beside_it(t
     copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
     wal_mode(copy)
     before = digests(copy)
-    retriever = load_retriever(
-        "cragmm_search",
-        {
-            "image_index": str(copy / "image"),
-            "image_model": str(DATA / "models" / "clip"),
-            "web_index": str(copy / "web"),
-            "text_model": str(DATA / "models" / "bge"),
-        },
-    )
-    assert bound(retriever, "query_1.png", "tower in paris").search(["tower in paris"], 3)[0]
+    searched(copy)
     assert digests(copy) == before  # no chroma.sqlite3-shm, no -wal
 
 

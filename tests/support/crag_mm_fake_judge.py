@@ -16,8 +16,10 @@ import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support.http_threads import send_json, serving
 
 USER_TAIL = "\nGive your output below:\n"
 
@@ -41,22 +43,15 @@ def completion(model: str, content: str | None, choices: bool = True) -> dict[st
 
 
 class FakeJudge:
-    """The server (`base_url`, ending in /v1) and what it was asked (`requests`: each request's JSON body, in the
-    order they arrived)."""
+    """What the server was asked (`requests`: each request's JSON body, in the order they arrived) and its URL
+    (`base_url`, ending in /v1)."""
 
     def __init__(self, plan: Mapping[str, Sequence[str]]) -> None:
         self.plan = {prediction: list(replies) for prediction, replies in plan.items()}
         self.asked: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.judge = self  # type: ignore[attr-defined]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.base_url = ""
 
     def next_reply(self, body: dict[str, Any]) -> str:
         with self.lock:
@@ -67,45 +62,32 @@ class FakeJudge:
             self.asked[prediction] = count + 1
             return replies[min(count, len(replies) - 1)]
 
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        body = json.loads(handler.rfile.read(int(handler.headers.get("Content-Length", 0))))
+        reply, model = self.next_reply(body), str(body.get("model"))
+        if reply == "__500__":
+            send_json(handler, 500, {"error": {"message": "the fake judge's server error", "type": "server_error"}})
+        else:
+            content = None if reply in ("__no_choices__", "__null__") else reply
+            send_json(handler, 200, completion(model, content, choices=reply != "__no_choices__"))
+
 
 @contextmanager
 def fake_judge(plan: Mapping[str, Sequence[str]]) -> Iterator[FakeJudge]:
     judge = FakeJudge(plan)
-    judge.thread.start()
-    try:
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # the pre-flight's probe of /v1/models
+            send_json(self, 200, {"object": "list", "data": [{"id": "gpt-4o", "object": "model", "created": 0}]})
+
+        def do_POST(self) -> None:
+            judge.answer(self)
+
+    with serving(Handler, poll_seconds=0.05) as url:
+        judge.base_url = f"{url}/v1"
         yield judge
-    finally:
-        judge.httpd.shutdown()
-        judge.httpd.server_close()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:  # the pre-flight's probe of /v1/models
-        self.send(200, {"object": "list", "data": [{"id": "gpt-4o", "object": "model", "created": 0, "owned_by": "x"}]})
-
-    def do_POST(self) -> None:
-        judge: FakeJudge = self.server.judge  # type: ignore[attr-defined]
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        reply = judge.next_reply(body)
-        model = str(body.get("model"))
-        if reply == "__500__":
-            self.send(500, {"error": {"message": "the fake judge's server error", "type": "server_error"}})
-        elif reply == "__no_choices__":
-            self.send(200, completion(model, None, choices=False))
-        elif reply == "__null__":
-            self.send(200, completion(model, None))
-        else:
-            self.send(200, completion(model, reply))
-
-    def send(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)

@@ -66,8 +66,8 @@ def figures(output: str) -> list[list[str]]:
 
 
 def record_set(checkout: Path, data: Path, name: str) -> dict:
-    sys.path.insert(0, str(HERE.parents[1] / "support"))
-    from crag_mm_fake_judge import fake_judge
+    sys.path.insert(0, str(HERE.parents[1]))  # tests/: support/ needs nothing but the standard library
+    from support.crag_mm_fake_judge import fake_judge
 
     plan = {row["agent_response"]: row["judge"] for row in CASES[name] if row["judge"] is not None}
     out = data / f"out-{name}"

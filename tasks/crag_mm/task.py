@@ -162,8 +162,10 @@ class CragMMTask(Task):
                 yield exc
 
     def sequence(self, example: Example) -> str | None:
-        """With `history=own`, a conversation's turns are answered in order (`Sequenced`): its session."""
-        return str(example.meta["session_id"]) if self.kind == "multi" and self.history == "own" else None
+        """With `history=own`, a conversation's turns are answered in order (`Sequenced`): its session. A file of
+        turns' (no history: scored as it is) stand alone."""
+        own = self.kind == "multi" and self.history == "own" and example.turns is not None
+        return str(example.meta["session_id"]) if own else None
 
     def continued(self, example: Example, answers: Sequence[str]) -> Example:
         """The turn with each earlier question followed by the system's own answer cut to 75 Llama-3.2 tokens: the

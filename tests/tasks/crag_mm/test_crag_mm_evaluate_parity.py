@@ -105,9 +105,9 @@ def table(results: dict, task: str, ego: bool) -> dict[str, float]:
     return {"total": float(total), **means, **{k: float(round(figure(v)[0] * total)) for k, v in counts.items()}}
 
 
-@pytest.mark.parametrize("name", ["single", "multi"])
-def test_score_of_an_upstream_file_sends_evaluate_modes_requests_in_its_order(tmp_path, name):
-    requests, _, _ = score_file(tmp_path, name)
+@pytest.mark.parametrize(("name", "options"), [("single", ()), ("multi", ()), ("multi", ("--task-arg", "history=own"))])
+def test_score_of_an_upstream_file_sends_evaluate_modes_requests_in_its_order(tmp_path, name, options):
+    requests, _, _ = score_file(tmp_path, name, *options)
     assert requests == FIXTURE[name]["requests"]
 
 

@@ -111,6 +111,19 @@ def accepted_options(cls: type) -> set[str] | None:
     return None if anything else set(parameters)
 
 
+def named_options(cls: type) -> set[str]:
+    """The keyword options `cls(...)` names in the `__init__` of it or of a class it derives from (not those a
+    `**options` takes)."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {
+        name
+        for klass in cls.__mro__
+        if "__init__" in vars(klass)
+        for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
+        if parameter.kind in kinds and name != "self"
+    }
+
+
 def option_defaults(cls: type) -> dict[str, object]:
     """The options `cls(...)` accepts that have a default, with it."""
     parameters, _, _ = _init_parameters(cls)

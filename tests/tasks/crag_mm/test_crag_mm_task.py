@@ -371,3 +371,24 @@ def test_the_progress_total_is_the_items_the_task_yields_counted_without_its_ima
         task_args={"tokenizer": str(tokenizer_dir()), "image_cache": str(image_cache)},
     )
     assert Evaluator(config, registry=installed_registry()).plan.known_total() == 6
+
+
+def test_the_missing_tokenizer_line_names_the_offline_stand_in_which_the_preflight_accepts(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from ragbench.tasks.crag_mm.preflight import llama32_tokenizer_problem
+
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CRAG_MM_LLAMA32_TOKENIZER", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        CragMMSingle().resolve_tokenizer()
+    line = str(caught.value)
+    assert "\n" not in line and "`python -m ragbench.tasks.crag_mm.synthetic DIR` writes ragbench's stand-in" in line
+    done = subprocess.run(
+        [sys.executable, "-m", "ragbench.tasks.crag_mm.synthetic", str(tmp_path / "tok")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert llama32_tokenizer_problem(tmp_path / "tok") is None

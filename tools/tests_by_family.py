@@ -70,6 +70,7 @@ TESTED_IN: dict[str, str] = {
     "plugins/closed_book": "run",
     "plugins/recorded": "run",
     "plugins/report_writer": "reports",
+    "plugins/traced": "apps",  # `ragbench score --traces`: tested with the trace files it reads (tests/apps)
     "tasks/shared": "tasks/crag",  # the --data checks, options and corpus commands: tested with each benchmark using them
     # FlashRAG's methods, each against FlashRAG's own pipeline (tests/support/flashrag_parity.py)
     **{

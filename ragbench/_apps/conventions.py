@@ -106,7 +106,7 @@ def span_kind(attributes: Mapping[str, Any]) -> str:
     }.get(str(operation), "span")
 
 
-def _genai_messages(value: Any) -> list[JsonObject]:
+def genai_messages(value: Any) -> list[JsonObject]:
     """GenAI's `gen_ai.input.messages` / `gen_ai.output.messages` ([{role, parts: [{type, content}]}]) as chat
     turns {role, content}, the text parts joined."""
     turns: list[JsonObject] = []
@@ -154,9 +154,7 @@ def _model(attributes: Mapping[str, Any]) -> tuple[str, str | None]:
 
 def model_step(span: Span, attributes: Mapping[str, Any]) -> Step:
     model, provider = _model(attributes)
-    messages = _oi_messages(attributes, "llm.input_messages") or _genai_messages(
-        attributes.get("gen_ai.input.messages")
-    )
+    messages = _oi_messages(attributes, "llm.input_messages") or genai_messages(attributes.get("gen_ai.input.messages"))
     request: JsonObject = {"model": model}
     if provider:
         request["provider"] = provider
@@ -165,7 +163,7 @@ def model_step(span: Span, attributes: Mapping[str, Any]) -> Step:
     else:
         prompts = [str(item.get("prompt.text", "")) for item in indexed(attributes, "llm.prompts")]
         request["prompt"] = "\n".join(prompts) if prompts else str(attributes.get("input.value", ""))
-    replies = _oi_messages(attributes, "llm.output_messages") or _genai_messages(
+    replies = _oi_messages(attributes, "llm.output_messages") or genai_messages(
         attributes.get("gen_ai.output.messages")
     )
     texts = [str(turn["content"]) for turn in replies] or [str(attributes.get("output.value", ""))]
@@ -403,62 +401,3 @@ def span_outline(trace: list[Any]) -> list[dict[str, Any]]:
         }
 
     return [items(index) for index in children.get(None, [])]
-
-
-ANSWER_KEYS = ("answer", "output", "result", "text", "response")  # an output.value that is a JSON object: its answer
-
-
-def roots(spans: list[Span]) -> list[Span]:
-    """A trace's outermost spans (no parent, or a parent the trace does not hold), in the order they started."""
-    ids = {span.span_id for span in spans}
-    return sorted((s for s in spans if s.parent_id is None or s.parent_id not in ids), key=lambda s: s.start_ns)
-
-
-def trace_answer(spans: list[Span], attribute: str | None = None) -> str | None:
-    """The answer a trace holds: `attribute` of its root span where named; else the root's output (OpenInference's
-    `output.value`: a text, or a JSON object's `answer`, `output`, `result`, `text` or `response`; GenAI's
-    `gen_ai.output.messages`); else the last model call's reply. None where it holds none."""
-    outer = roots(spans)
-    if not outer:
-        return None
-    root = flat_attributes(outer[0].attributes)
-    if attribute:
-        value = root.get(attribute)
-        return value if isinstance(value, str) else None
-    output = json_text(root.get("output.value"))
-    if isinstance(output, dict):
-        output = next((output[key] for key in ANSWER_KEYS if isinstance(output.get(key), str)), None)
-    if isinstance(output, str):
-        return output
-    replies = _genai_messages(root.get("gen_ai.output.messages"))
-    if replies:
-        return str(replies[-1]["content"])
-    models = [span_step(span) for span in spans if span_kind(flat_attributes(span.attributes)) == "llm"]
-    texts = (models[-1].response or {}).get("texts") if models else None
-    return str(texts[0]) if isinstance(texts, list) and texts else None
-
-
-def trace_passages(spans: list[Span]) -> list[Document] | None:
-    """The documents a trace's searches found, in the order the searches started, each id once (the first time it
-    was found); None where the trace holds no search (which passages were shown is not known)."""
-    searches = [span for span in spans if span_kind(flat_attributes(span.attributes)) == "retriever"]
-    if not searches:
-        return None
-    seen: set[str] = set()
-    found = []
-    for span in sorted(searches, key=lambda s: s.start_ns):
-        for doc in documents_of(flat_attributes(span.attributes)):
-            if doc.id is None or doc.id not in seen:
-                found.append(doc)
-            if doc.id is not None:
-                seen.add(doc.id)
-    return found
-
-
-def example_id_of(spans: list[Span], attribute: str) -> str | None:
-    """The example a trace answers: `attribute` of the first of its spans (in start order) that holds it."""
-    for span in sorted(spans, key=lambda s: s.start_ns):
-        value = flat_attributes(span.attributes).get(attribute)
-        if value is not None and not isinstance(value, (dict, list)):
-            return str(value)
-    return None

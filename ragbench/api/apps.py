@@ -31,7 +31,7 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._apps.application import Application, AppTimeout, call_steps
     from ragbench._apps.capture import Instrumentor
-    from ragbench._apps.conventions import example_id_of, span_outline, span_steps, trace_answer, trace_passages
+    from ragbench._apps.conventions import span_outline, span_steps
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
     from ragbench._apps.frameworks import (
         REQUEST_FIELDS,
@@ -49,12 +49,14 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._apps.spans import Span
     from ragbench._apps.targets import load_object
     from ragbench._apps.trace_files import read_trace_file, traces_of
+    from ragbench._apps.trace_reading import example_id_of, trace_answer, trace_passages
     from ragbench._engines.retries import backoff, retried_status
 
 _MODULES = {
     "ragbench._apps.application": ("Application", "AppTimeout", "call_steps"),
     "ragbench._apps.capture": ("Instrumentor",),
-    "ragbench._apps.conventions": ("span_steps", "span_outline", "trace_answer", "trace_passages", "example_id_of"),
+    "ragbench._apps.conventions": ("span_steps", "span_outline"),
+    "ragbench._apps.trace_reading": ("trace_answer", "trace_passages", "example_id_of"),
     "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
     "ragbench._apps.frameworks": (
         "REQUEST_FIELDS",

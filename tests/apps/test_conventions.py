@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from ragbench._apps.conventions import span_outline, span_steps, trace_answer, trace_passages
+from ragbench._apps.conventions import span_outline, span_steps
 from ragbench._apps.spans import Span
+from ragbench._apps.trace_reading import trace_answer, trace_passages
 from ragbench._config.judging import RunJudging
 from ragbench._config.models import RunModels
 from ragbench._cost.prices import ModelPrices, TokenUsage

@@ -228,7 +228,7 @@ def test_multi_step_systems_and_an_agent_are_estimated_and_their_declared_budget
 def test_a_system_whose_calls_vary_without_a_declared_budget_is_named_as_bounded_only_by_the_ceiling(
     budget: dict, varying: list[str], named: bool
 ) -> None:
-    system = SimpleNamespace(declares=SimpleNamespace(budget_options=budget))
+    system = SimpleNamespace(declares=SimpleNamespace(budget_options=budget, uses_llm=True))
     run = SimpleNamespace(planned=[SimpleNamespace(system=system)], config=RunConfig.of(tasks=["demo"], system="agent"))
     prices = ModelPrices(RunModels(model="openai:gpt-4o"), RunJudging(), {})
     lines = unknowns(run, prices, varying)  # type: ignore[arg-type]

@@ -178,7 +178,8 @@ def estimate(
 
 def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:
     """What the estimate cannot know, each a line: a system whose steps per example varied and that declares no
-    budget of searches, a model without a price."""
+    budget of searches, a model without a price (the run's --model only where its system calls one: an application's
+    system loads none, and its own models are priced by their calls)."""
     lines = []
     for planned in run.planned[:1]:
         budget = system_of(planned).declares.budget_options.get("searches")
@@ -190,7 +191,10 @@ def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[s
                 "the interval assumes the pilot's spread, and a long tail of examples the pilot did not meet is not "
                 "covered"
             )
-    for priced in {**prices.models}.values():
+    calls_model = any(system_of(planned).declares.uses_llm for planned in run.planned)
+    for role, priced in {**prices.models}.items():
+        if role is None and not calls_model:
+            continue
         if priced.price is None and not priced.model.startswith("?"):
             lines.append(f"no dollars for {priced.model}: {priced.note}")
     return list(dict.fromkeys(lines))

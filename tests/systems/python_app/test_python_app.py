@@ -289,3 +289,26 @@ def test_the_viewer_shows_an_examples_spans_as_a_tree(tmp_path):
             "items": [{"step": 0}, {"group": "rag (chain)", "items": [{"step": 1}, {"step": 2}, {"step": 3}]}],
         }
     ]
+
+
+def test_estimate_prices_the_applications_own_model_calls(tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("toy-model: {prompt: 1000.0, completion: 1000.0}\n")
+    done = cli_here(
+        "estimate",
+        "--tasks",
+        varn_task(tmp_path / "task"),
+        "--system",
+        "python",
+        "--system-arg",
+        "callable=support.rag_apps:answer_async",
+        "--price-table",
+        str(prices),
+        "--output",
+        str(tmp_path / "run"),
+        "--no-progress",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    total = sum(len(question) + 1 for _, question, _ in QUESTIONS) / 1000  # $0.001 a token, every example piloted
+    assert f"dollars, system model: ${total:.4f}" in done.stdout
+    assert "no dollars for" not in done.stdout  # the run loads no model of its own: nothing unpriced

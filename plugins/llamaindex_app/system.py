@@ -3,8 +3,9 @@ engine or chat engine, asked once per example through its own API (docs/apps.md)
 
 `engine` names the engine (`module:attribute`, found on the Python path, the current folder first), or a class or
 function of no arguments that makes it (called once, when the system is made). A query engine is asked the question
-(`aquery`; `query` in a thread of its own with `sync=true`); a chat engine is sent it with the example's conversation
-as its chat history (`achat(question, chat_history=...)`; `chat` with `sync=true`). A chat engine keeps one
+(`query`, in a thread of its own: LlamaIndex's async path runs its in-memory retrievers and synthesizers on the event
+loop, stalling every other example; `sync=false`: `aquery`, on the loop); a chat engine is sent it with the example's
+conversation as its chat history (`chat(question, chat_history=...)`; `sync=false`: `achat`). A chat engine keeps one
 conversation in its memory: its examples are sent one at a time, each with its own history (none for a question
 asked alone), so that no example sees another's turns.
 
@@ -40,7 +41,7 @@ class LlamaIndexApp(Application):
         engine: str,
         passage_id: str = "id",
         passage_title: str = "title",
-        sync: bool = False,
+        sync: bool = True,
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)

@@ -41,8 +41,9 @@ def node_docs(response) -> list[dict]:
     ]
 
 
-def test_a_query_engine_answers_with_its_source_nodes_one_model_call_and_search_each(tmp_path, exported):
-    results = run_app(tmp_path, "llamaindex", QUERY_ENGINE, max_inflight=4)
+@pytest.mark.parametrize("sync", [True, False])  # query in a thread, aquery on the loop
+def test_a_query_engine_answers_with_its_source_nodes_one_model_call_and_search_each(tmp_path, exported, sync):
+    results = run_app(tmp_path, "llamaindex", {**QUERY_ENGINE, "sync": sync}, max_inflight=4)
     assert results["complete"], results.get("failures")
     assert_recorded_spans_are_exported(tmp_path, exported)
     for record in records(tmp_path):
@@ -55,13 +56,15 @@ def test_a_query_engine_answers_with_its_source_nodes_one_model_call_and_search_
         (model,) = steps(record, "llm")  # complete, not the acomplete and apredict around it
         assert model["name"] == "MockLLM.complete" and record["question"] in model["request"]["prompt"]
         wrappers = [step for step in record["trace"] if step["span"]["kind"] == "llm" and step["kind"] == "custom"]
-        assert [step["name"] for step in wrappers] == ["MockLLM.apredict", "MockLLM.acomplete"]
+        assert [step["name"] for step in wrappers] == (
+            ["MockLLM.predict"] if sync else ["MockLLM.apredict", "MockLLM.acomplete"]
+        )
     assert results["model_cost"]["varn_qa"]["calls"] == 4
     assert results["system_reports"]["varn_qa"]["app_spans"]["unjoined"] == 0
 
 
-def test_an_engine_made_by_a_function_and_asked_in_a_thread(tmp_path):
-    results = run_app(tmp_path, "llamaindex", {"engine": "support.llamaindex_apps:make_query_engine", "sync": True})
+def test_an_engine_made_by_a_function(tmp_path):
+    results = run_app(tmp_path, "llamaindex", {"engine": "support.llamaindex_apps:make_query_engine"})
     assert results["complete"], results.get("failures")
     for record in records(tmp_path):
         assert len(record["prediction"]["docs"]) == 1  # its similarity_top_k

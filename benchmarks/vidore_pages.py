@@ -160,7 +160,8 @@ def main() -> None:
             built[1].search([query], 10)
         latency = (time.perf_counter() - started) / len(queries)
         sizes = {
-            factor: json.loads((work / f"index{factor}" / "manifest.json").read_text())["bytes"] / args.pages
+            factor: json.loads((work / f"index{factor}" / "manifest.json").read_text())["files"]["vectors.safetensors"]
+            / args.pages
             for factor in built
         }
         load = " ".join(f"{value:.2f}" for value in os.getloadavg())

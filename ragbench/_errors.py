@@ -1,7 +1,9 @@
 """Errors a user sees. A `ConfigError` is printed as one line (what, where, how to fix). The exit codes
 of the command line, shared by the built-in commands and those plugins add."""
 
+import difflib
 import reprlib
+from collections.abc import Iterable
 
 EXIT_INCOMPLETE = 1  # the work ran, but some of it failed (failed examples, skipped records)
 EXIT_CONFIG = 2  # a ConfigError: nothing was done
@@ -39,3 +41,10 @@ def one_line_text(text: str) -> str:
     """`text` with its line breaks and other unprintable characters written as escapes (`\\n`), so that a message
     quoting it (an exception's text naming a JSON key of a damaged file) stays one line."""
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def did_you_mean(name: str, known: Iterable[str], most: int = 1, cutoff: float = 0.6) -> str:
+    """ "; did you mean 'x'?" (up to `most` names of `known` close to `name`, difflib's ratio at least `cutoff`), what a
+    line refusing an unknown name adds; "" where none is close."""
+    close = difflib.get_close_matches(str(name), list(known), n=most, cutoff=cutoff)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

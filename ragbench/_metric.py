@@ -80,9 +80,13 @@ class MetricDeclaration:
     # the label -> the judged key (another metric's, as reported) that label checks; results.json's
     # `human_agreement` compares the two (ragbench._reports.judging.human_agreement).
     human_labels_for: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    # With needs "judge": options of the judge's engine as the upstream evaluation's client had them (CRAG-MM's:
+    # the OpenAI SDK's 2 retries, a reply without choices not tried again), given to each --judge whose engine
+    # names the option, where --judge-arg does not (ragbench._run.models.run_engines.judge_options).
+    judge_client: Mapping[str, object] = field(default_factory=lambda: EMPTY)
 
     def __post_init__(self) -> None:
-        for name in ("key_specs", "counters", "human_labels_for"):
+        for name in ("key_specs", "counters", "human_labels_for", "judge_client"):
             object.__setattr__(self, name, frozen(getattr(self, name)))
 
 

@@ -7,7 +7,8 @@ a socket that accepts and never answers), with only Ray's C++ warnings naming ot
 ray://HOST:PORT) first gets a TCP connection and the opening of an HTTP/2 connection, which Ray's servers (its GCS,
 its client server: gRPC both) answer at once with their settings. The deadline, for each of the two, is
 $RAGBENCH_RAY_TIMEOUT seconds (default 10). A local Ray that does not start (Ray gives it a fixed 30 s: a loaded
-machine, a memory limit) is one line with the fixes.
+machine, a memory limit) is one line with the fixes. A local Ray is started in token authentication, as Ray starts
+one by default, the mode stated (`stated_token_mode`) so that Ray prints no warning of its choice.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ._errors import ConfigError, shown_value
 from ._values.environment import seconds_in_environment
 
 TIMEOUT_VARIABLE = "RAGBENCH_RAY_TIMEOUT"
+AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"  # Ray's authentication mode: token (a new local Ray's default), disabled
 DEFAULT_TIMEOUT = 10.0  # seconds for a cluster's address to accept a connection, and again to answer on it
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an HTTP/2 frame: length 0, type SETTINGS, stream 0
@@ -40,6 +42,8 @@ def join_ray(address: str | None, named: str) -> bool:
     if ray.is_initialized():
         return False
     given, label, local = check_address(address, named)
+    if given in (None, "local"):
+        stated_token_mode()
     before = set(running_children())
     try:
         ray.init(address=given or "local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
@@ -49,6 +53,20 @@ def join_ray(address: str | None, named: str) -> bool:
             raise ConfigError(init_failure(label, given, named, local, exc)) from None
         raise
     return True
+
+
+def stated_token_mode() -> None:
+    """A new local Ray in token authentication, the mode Ray gives one by default, stated as Ray's own
+    `_enable_token_auth` states it (RAY_AUTH_MODE=token, its configuration read again): Ray then starts it as it
+    would have, without the timestamped warning that it chose the mode (printed before every --ray command's own
+    lines). A mode the user set (RAY_AUTH_MODE) is left as it is; a Ray without token authentication has none."""
+    if os.environ.get(AUTH_MODE_VARIABLE) is not None:
+        return
+    try:
+        from ray._private.authentication.authentication_token_setup import _enable_token_auth
+    except ImportError:
+        return
+    _enable_token_auth()
 
 
 def end_processes(pids: set[int]) -> None:

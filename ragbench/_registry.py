@@ -15,7 +15,6 @@ new one of the installed plugins each call, for the command line and for callers
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
@@ -25,7 +24,7 @@ from typing import Any
 import pluggy
 
 from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, PluginFailure
-from ._errors import ConfigError
+from ._errors import ConfigError, did_you_mean
 from ._hookspecs import PROJECT, NamedTarget, RagbenchHooks
 from ._imports import import_target
 from ._values.names import name_problem
@@ -409,9 +408,7 @@ def _by_provider(entry_points: Iterable[metadata.EntryPoint]) -> list[tuple[meta
 
 
 def unknown_name_message(what: str, name: str, known: Iterable[str], listing: str) -> str:
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown {what} '{name}'{hint} (`{listing}` shows them all)"
+    return f"unknown {what} '{name}'{did_you_mean(name, known, most=3, cutoff=0.5)} (`{listing}` shows them all)"
 
 
 def installed_registry() -> Registry:

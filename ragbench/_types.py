@@ -233,6 +233,9 @@ class Prediction(ReadOnly):
     """What a system produced for one example."""
 
     DOCS_UNKNOWN: ClassVar[str] = "docs_unknown"  # an extras key: which documents were shown is not known
+    # an extras key: how many of `docs` (their first) the prompt showed, where it showed fewer than the prediction
+    # keeps (ViDoRe's reader sees the top `images` pages; its figures score every page retrieved)
+    DOCS_READ: ClassVar[str] = "docs_read"
 
     example_id: str
     answer: str = ""

@@ -147,6 +147,7 @@ LAYERS = (
         {
             "ragbench": "the package itself (its version)",
             "_errors": "`ConfigError`, `RecordError` and the exit codes",
+            "_regular_files": "opening a file only where a regular file is there (never a FIFO, device or folder)",
             "_hookspecs": "the plugin hooks",
             "_builtin": "the built-in catalogue (registry.yaml)",
             "_class_defaults": "read-only class defaults of the contract",

@@ -51,6 +51,7 @@ TESTED_IN: dict[str, str] = {
     "_records": "values",
     "_types": "values",
     "_read_only": "storage",
+    "_regular_files": "storage",  # the safe opening: with the files that use it (test_not_a_file_units.py)
     "_class_defaults": "api",  # the contract's class defaults
     "_task": "api",
     "_system": "api",

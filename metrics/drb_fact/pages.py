@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document
-from ragbench.api.data import given_text_lines
+from ragbench.api.data import given_text_lines, parse_json
 
 JINA_URL = "https://r.jina.ai/"
 JINA_KEY = "JINA_API_KEY"
@@ -57,8 +57,8 @@ def read_pages(path: Path) -> dict[str, Page]:
     pages: dict[str, Page] = {}
     for number, line in given_text_lines(path, "a JSONL file of pages (pages=FILE)", "metric drb_fact: pages file"):
         try:
-            page = json.loads(line)
-        except ValueError:
+            page = parse_json(line)
+        except ValueError:  # not JSON, or nested too deeply
             page = None
         status = page.get("status") if isinstance(page, dict) else None
         if (

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError
+from ragbench.api.data import parse_json
 
 from .steps import Nugget
 
@@ -53,7 +54,7 @@ def parse_nugget_lines(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json(line)  # a line nested too deeply is a ValueError too, named below
             nuggets = [Nugget(n["text"], n.get("importance", "vital")) for n in record["nuggets"]]
             topic = str(record["qid"])
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -10,13 +10,12 @@ the three labels and the share of exact matches are corpus keys computed from th
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
 from ragbench.api import ConfigError, KeySpec, SampleRecord, cohen_kappa
-from ragbench.api.data import given_text_lines
+from ragbench.api.data import given_text_lines, parse_json
 
 from .labels import WEIGHTS, label
 
@@ -49,7 +48,7 @@ def read_labels(path: Path) -> dict[Pair, str | None]:
     out: dict[Pair, str | None] = {}
     for number, text in given_text_lines(path, "TREC RAG support labels (JSONL)", "metric trec_support: labels"):
         try:
-            row = json.loads(text)
+            row = parse_json(text)  # a line nested too deeply: a ValueError, named below
             pair = (str(row["narrative_id"]), str(row["statement"]), str(row["citation_id"]))
             given = row["label"] if "label" in row else row["support_output"]
         except (ValueError, KeyError, TypeError) as exc:

@@ -8,9 +8,11 @@ object: what an agent did, e.g. the docids a BrowseComp-Plus agent retrieved, wh
 run files sets) for the prediction's extras; a line with an `error` (a run's own sample of a failed example)
 fails that example again.
 The task's own output post-processing is applied, exactly as for a live run. A folder is
-read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files), whose
-items may also be notes (a string: what the task's own tools would say of the folder, TREC RAG's topics no line
-answers), listed in the report beside the file's errors without failing the run.
+read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files), and a file by
+its `prediction_file_records(file)` where it has one (CRAG-MM: upstream's response.jsonl), whose items may also be
+notes (a string: what the task's own tools would say of the folder, TREC RAG's topics no line answers), listed in
+the report beside the file's errors without failing the run; a record of the task's may give the `answer` as its
+benchmark's evaluation scores it, which is then not post-processed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ragbench.api import (
     SystemDeclaration,
 )
 from ragbench.api.data import iter_jsonl, require
-from ragbench.api.protocols import PredictionRecords
+from ragbench.api.protocols import PredictionFile, PredictionRecords
 
 JSON_KINDS = {
     bool: "a boolean",
@@ -91,6 +93,7 @@ class Recorded(System):
         self.file_errors: list[str] = []
         self.notes: list[str] = []
         self._unreadable: dict[str, str] = {}  # id -> why its line cannot be scored
+        self._scored_as: dict[str, str] = {}  # id -> the answer a task's reader gives as its benchmark scores it
         if Path(path).is_dir():  # a folder of a benchmark's own output files: read in `check`, by the task
             return
         try:
@@ -100,15 +103,24 @@ class Recorded(System):
         self.load(records, text_required=True)
 
     def check(self, task: Any) -> None:
-        if not Path(self.path).is_dir():
+        path = Path(self.path)
+        if not path.is_dir():
+            own = task.prediction_file_records(path) if isinstance(task, PredictionFile) else None
+            if own is not None:  # the benchmark's own file, read by its task
+                self.reload(list(own))
             return
         if not isinstance(task, PredictionRecords):
             raise ConfigError(
                 f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
                 f'folders: pass a JSONL of {{"id", "output"}} records'
             )
+        self.reload(list(task.prediction_records(path)))
+
+    def reload(self, records: list[tuple[int, Any]]) -> None:
+        """The records a task's reader made of the benchmark's own files, in place of any read before."""
         self.outputs, self._docs, self.file_errors, self.notes, self._unreadable = {}, {}, [], [], {}
-        self.load(list(task.prediction_records(Path(self.path))), text_required=False)
+        self._scored_as = {}
+        self.load(records, text_required=False)
 
     def load(self, records: list[tuple[int, Any]], text_required: bool) -> None:
         path = self.path
@@ -136,6 +148,8 @@ class Recorded(System):
                     raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
                 self._docs[example_id] = shown_documents(record, path, index, text_required)
                 self.outputs[example_id] = record
+                if not text_required and isinstance(record.get("answer"), str):  # the task's reader's: as scored
+                    self._scored_as[example_id] = record["answer"]
             except RecordError as exc:
                 self.file_errors.append(str(exc))
                 if example_id is not None:
@@ -151,7 +165,8 @@ class Recorded(System):
             raise FailedPrediction(f"{self.path} records that example {example.id!r} failed: {record['error']}")
         docs = self._docs[example.id]
         output = record["output"]
-        answer = ctx.task.prompting.postprocess(output)
+        scored_as = self._scored_as.get(example.id)
+        answer = scored_as if scored_as is not None else ctx.task.prompting.postprocess(output)
         extras: dict[str, Any] = {key: record[key] for key in ("label", "supporting_facts") if key in record}
         extras.update(record.get("extras") or {})
         if docs is None:  # which documents were shown is unknown (not: none were shown)

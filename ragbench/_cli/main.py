@@ -1,4 +1,5 @@
 """Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`, `ragbench export`,
+`ragbench gate`,
 and the commands plugins add (`ragbench_cli_commands`, e.g. `ragbench serve crag-kg`).
 
 Imports stay light here: engines (torch, vLLM) load only when a run starts.
@@ -22,6 +23,7 @@ from .._values.environment import environment_problems
 from .cache.command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group
+from .gate_command import gate_command
 from .index.commands import index_group
 from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
@@ -370,6 +372,7 @@ for command in (
     export_group,
     rescore_command,
     compare_command,
+    gate_command,
     view_command,
     reproduce_command,
     log_command,

@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import Any, cast
 
 from .._records import SampleRecord
-from .._types import Step, json_object
+from .._types import Prediction, Step, json_object
 from .._values.json_values import MAX_DEPTH
 from .._values.tool_calls import ToolCall, tools_of
 from .cost_schema import Budget, CostFigures, CostSections, RepeatedWork
@@ -58,7 +58,8 @@ class BudgetTally:
         self.examples += 1
         self.traced += bool(record.trace)
         self.docs_unknown |= bool(record.extras.get(DOCS_UNKNOWN_KEY))
-        self.totals["passages_shown"] += len(record.docs)
+        read = record.extras.get(Prediction.DOCS_READ)  # fewer than it keeps: what the prompt showed
+        self.totals["passages_shown"] += read if isinstance(read, int) else len(record.docs)
         requests: list[Any] = []  # compared as they are: equal requests are equal (no digest of every prompt at
         # a run's end; an example makes tens of calls, rarely hundreds)
         retrieved: set[Any] = set()

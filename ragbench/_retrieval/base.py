@@ -47,6 +47,9 @@ class Retriever:
     pooled: bool = False
     # True: `search_images` answers searches by a picture (`ctx.retriever.search_image`), e.g. a CLIP image index
     image_queries: ClassVar[bool] = False
+    # True: its passages are a page-image dataset's pages (ViDoRe's: `colpali`, `siglip`), what a task whose corpus
+    # is pages (`Task.page_retrieval`) needs
+    page_images: ClassVar[bool] = False
 
     def search(self, queries: list[str], k: int) -> Sequence[list[Document] | RetrievalError]:
         """The top `k` documents for each query, best first, each with its `score`. A query the retriever cannot

@@ -1,20 +1,18 @@
-"""A query picture (an `Image`'s bytes) as PIL decodes it, for a retriever that searches by picture."""
+"""A query picture (an `Image`) as Pillow decodes it, for a retriever that searches by picture."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
+from .._errors import ConfigError
+from .._values.images import Image
 from .base import RetrievalError
 
 
-def opened_picture(data: bytes, retriever: str, what: str) -> Any:
-    """The picture decoded, or the RetrievalError its search gets (that search fails, a batch's others do not)."""
-    from PIL import Image as PILImage
-
+def opened_picture(image: Image, retriever: str, what: str) -> Any:
+    """The picture decoded (`Image.picture`), or the RetrievalError its search gets where it cannot be (damaged, a
+    decompression bomb): that search fails, a batch's others do not."""
     try:
-        picture = PILImage.open(io.BytesIO(data))
-        picture.load()
-    except (OSError, ValueError) as exc:
+        return image.picture()
+    except ConfigError as exc:
         return RetrievalError(f"retriever {retriever}: {what} could not be read ({exc})")
-    return picture

@@ -22,11 +22,15 @@ from .._storage.thumbnails import keep_thumbnails
 from .._task import Task
 from .._types import Example, Prediction, Step, image_summary
 from .._values.ceiling import ExampleCeiling
+from .._values.images import Image
 from .._values.urls import redacted
 from .judges.raters import Rater, headline_is_a_rater, raters, rating_entry
 from .plan.planning import PlannedTask
 from .plugin_values import Sample, prediction_problem, writable_sample
 from .services import ExampleServices
+
+# the first documents shown whose images the viewer shows (ViDoRe's pages: those its nDCG@10 scores)
+THUMBNAILED_DOCS = 10
 
 
 def record_failed(record: SampleRecord) -> bool:
@@ -100,11 +104,30 @@ async def process_example(
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback, read_as=read_as)
-    if services.run_folder is not None and example.images:
+    shown = viewed_images(example, prediction)
+    if services.run_folder is not None and shown:
         # what the viewer shows of them; decoding and resizing off the event loop, where other examples' calls wait
-        await asyncio.to_thread(keep_thumbnails, services.run_folder, example.images)
+        await asyncio.to_thread(keep_thumbnails, services.run_folder, shown)
     record = await scored(record, planned, example, prediction, services)
     return writable_sample(record.read_only(seconds=round(time.perf_counter() - started, 4)))
+
+
+def viewed_images(example: Example, prediction: Prediction) -> list[Image]:
+    """The images the viewer shows of an example, whose thumbnails the run keeps: the example's own, those of its
+    first `THUMBNAILED_DOCS` documents (a page retrieved as the passage: ViDoRe's) and of the documents its qrels gold
+    grades above 0 among them."""
+    qrels = example.gold.get("qrels")
+    relevant = (
+        {str(key) for key, grade in qrels.items() if isinstance(grade, (int, float)) and grade > 0}
+        if isinstance(qrels, dict)
+        else set()
+    )
+    pages = [
+        doc.image
+        for place, doc in enumerate(prediction.docs)
+        if doc.image is not None and (place < THUMBNAILED_DOCS or str(doc.id) in relevant)
+    ]
+    return [*example.images, *pages]
 
 
 async def scored(

@@ -9,8 +9,9 @@ failure (a full disk) removes the temporary file and leaves the old one whole. A
 (samples, calls, judge and NLI logs) stay appends (ragbench._storage.jsonl.open_append), whose errors
 `naming` gives the file's name: a write's ENOSPC carries none of its own.
 
-A file of ragbench's is read or appended to through `open_file` (or looked for with `file_there`): a FIFO,
-device, socket or folder there is refused (`NotAFileError`), never waited on. A file kept for the user (a
+A file of ragbench's is read or appended to through `open_file` (or looked for with `file_there`; both
+ragbench._regular_files', named here too): a FIFO, device, socket or folder there is refused (`NotAFileError`), never
+waited on. A file kept for the user (a
 damaged cache) is moved aside by `move_aside`, never over another file. A folder a command reads (a run
 folder given to compare, rescore or view) is looked at first (`folder_problem`).
 """
@@ -25,8 +26,12 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from .._regular_files import NotAFileError as NotAFileError
+from .._regular_files import file_there as file_there
+from .._regular_files import open_file as open_file
+from .._regular_files import require_regular as require_regular
 from .._values.environment import flushes_to_disk
 
 
@@ -91,41 +96,6 @@ def remove_temporaries(folder: str | Path, subfolders: tuple[str, ...] = ()) -> 
                     stale.unlink()
 
 
-class NotAFileError(OSError):
-    """Something other than a regular file (a FIFO, a device, a socket, a folder) where ragbench reads or
-    appends to a file of its own: refused, never waited on (a FIFO's open and reads block until a writer
-    comes; /dev/zero never ends). `fix` says what to do."""
-
-    fix = "remove it, or put the file there"
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def require_regular(mode: int, path: str | Path) -> None:
-    """NotAFileError naming `path` unless `mode` (a stat's st_mode) is a regular file's."""
-    if not stat.S_ISREG(mode):
-        what = next((name for test, name in _KINDS if test(mode)), "not a file")
-        raise NotAFileError(None, f"{what} is there, not a file", str(path))
-
-
-def file_there(path: str | Path) -> bool:
-    """Whether a regular file is at `path` (through a link too); False when nothing is there, NotAFileError
-    when something else is (never taken for an absent file: a run would write through it)."""
-    try:
-        info = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    require_regular(info.st_mode, path)
-    return True
-
-
 def folder_problem(path: str | Path) -> str | None:
     """What makes `path`, a folder a command was given to read (a run folder), none it can read: nothing there, a
     symbolic link that leads back to itself, a file, a folder it may not list; None for a folder it can read."""
@@ -142,24 +112,6 @@ def folder_problem(path: str | Path) -> str | None:
     if not os.access(path, os.R_OK | os.X_OK):
         return "a folder that cannot be read (permission denied)"
     return None
-
-
-def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> IO[Any]:
-    """`path` opened (`mode`: "rb", "r" for UTF-8 text (`errors` as open's), "a" or "ab" to append, made when
-    missing) when it is a regular file, else NotAFileError naming it. Looked at before opening and again on the
-    open descriptor, which is opened without blocking: a FIFO, even one put there in between, never hangs the
-    open or a read."""
-    file_there(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode.startswith("a") else os.O_RDONLY
-    descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-    try:
-        require_regular(os.fstat(descriptor).st_mode, path)
-        os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, mode, encoding=None if "b" in mode else "utf-8", errors=errors)
-    except BaseException:
-        with suppress(OSError):  # fdopen that failed (no memory) may have closed it: its error is the one to raise
-            os.close(descriptor)
-        raise
 
 
 def write_atomically(path: str | Path, text: str) -> None:

@@ -13,7 +13,6 @@ with the standard library's `json.loads` as the parser so every number parses ex
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import re
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 import jsonlines
 
 from .._errors import ConfigError, RecordError
+from .._regular_files import OUT_OF_RESOURCES as OUT_OF_RESOURCES
 from .files import NotAFileError, file_there, naming, open_file
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
 T = TypeVar("T")
-OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # too many open files, no memory
 
 
 class NestedTooDeep(ValueError):

@@ -24,6 +24,29 @@ class HoldsLink(OSError):
         )
 
 
+class LinkLeft(OSError):
+    """A folder ragbench made and emptied still holds a symbolic link (one the user put there, `filename`), so it
+    cannot be removed: the line names the link, the file it names and the fix (`fix`). Made by `of`; pickled and
+    read back whole (a Ray task's error reaches the driver so)."""
+
+    fix: str
+
+    @classmethod
+    def of(cls, folder: Path, link: Path) -> LinkLeft:
+        try:
+            target = f" to {os.readlink(link)}"
+        except OSError:
+            target = ""
+        made = cls(
+            errno.ENOTEMPTY,
+            f"a symbolic link{target} in {folder}, a folder of ragbench's own that it empties (it removes no link "
+            "and writes through none)",
+            str(link),
+        )
+        made.fix = "move the link out of that folder (the file it names is left as it is)"
+        return made
+
+
 def links_in(folder: Path) -> list[Path]:
     """The symbolic links under `folder` (itself when it is one), none of them followed."""
     if folder.is_symlink():
@@ -46,7 +69,8 @@ def remove_tree(folder: Path) -> None:
 
 def remove_all_but_links(folder: Path) -> None:
     """Remove the files and folders under `folder`, then it, deepest first, leaving every link: a folder that
-    holds one stays, and removing it fails (OSError: not empty); so does a `folder` that is not there."""
+    holds one stays, and removing it fails (`LinkLeft`, naming the link: not empty); so does a `folder` that is not
+    there (FileNotFoundError)."""
     for _, dirs, files, handle in os.fwalk(folder, topdown=False, follow_symlinks=False):
         for name in files:
             if not is_link(name, handle):
@@ -56,7 +80,13 @@ def remove_all_but_links(folder: Path) -> None:
                 os.rmdir(name, dir_fd=handle)
     if folder.is_symlink():
         raise HoldsLink(folder)
-    os.rmdir(folder)
+    try:
+        os.rmdir(folder)
+    except OSError as exc:
+        links = links_in(folder) if exc.errno == errno.ENOTEMPTY else []
+        if links:
+            raise LinkLeft.of(folder, links[0]) from None
+        raise
 
 
 def is_link(name: str, handle: int) -> bool:

@@ -45,6 +45,12 @@ class Task:
     # (ViDoRe's pages), that systems send with the question: the pre-flight refuses a model that takes none
     # (`EngineNeeds.images`), unless the system says it sends none.
     holds_images: bool = False
+    # Where the prompting can show the documents as text instead (ViDoRe's `images=0`): the option that does, and
+    # what changes, named where a model that takes no images is refused ("--task-arg vidore.images=0 (...)").
+    text_only: str = ""
+    # The corpus is pages (images: ViDoRe's), searched by a retriever whose passages are pages (`Retriever.page_images`):
+    # how to pass one, named where a system retrieves with any other (a text index holds none of the pages).
+    page_retrieval: str = ""
     # The examples' questions come with pictures of their own (`Example.images`: CRAG-MM's, not ViDoRe's pages): a system
     # that searches by the question's picture needs a retriever that can (`SystemDeclaration.searches_by_picture`).
     question_images: bool = False

@@ -10,6 +10,7 @@ the benchmark's reference baselines are (docs/writing-plugins.md, "The task-syst
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .._types import Document, Example
@@ -73,9 +74,21 @@ class TaskPrompting:
         """How a chat model receives a text prompt; a task may add its baseline's system message."""
         return [{"role": "user", "content": prompt}]
 
+    def answer_sampling(self, model: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+        """The sampling keywords of a generic system's answer call to `model` (the engine's model name), from the
+        system's own (`sampling`; `left_to_server`: those it leaves to the server). Default: as the system gives
+        them; a task whose reference agents send other fields to some models changes them (CRAG-MM's API agents)."""
+        return dict(sampling)
+
     def postprocess(self, text: str) -> str:
         """Turn raw model output into the answer that is scored."""
         return text
+
+    def documents_read(self, docs: list[Document]) -> int:
+        """How many of `docs` (those `reader_prompt` gave: a generic system's prediction keeps them) its prompt shows
+        the reader, the first ones: what a run counts as passages shown to the reader. Default: all of them; a
+        prompting that shows fewer (ViDoRe's top `images` pages) says so."""
+        return len(docs)
 
     def citations(self, answer: str) -> list[list[int]]:
         """For tasks whose answers cite documents: per statement of `answer`, the document

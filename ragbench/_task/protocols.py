@@ -91,6 +91,17 @@ class PredictionRecords(Protocol):
 
 
 @runtime_checkable
+class PredictionFile(Protocol):
+    """A benchmark whose own output file (`ragbench score --predictions FILE`) ragbench reads (CRAG-MM's response.jsonl)."""
+
+    def prediction_file_records(self, path: Path) -> Iterator[tuple[int, Any]] | None:
+        """The file's outputs as `ragbench score` records, as `PredictionRecords`' (a record may also give the
+        `answer` as the benchmark's evaluation scores it, which the task's post-processing then leaves alone); None
+        where the file is not the benchmark's (a JSONL of `{"id", "output"}`, read as any task's)."""
+        ...
+
+
+@runtime_checkable
 class StandingInstruction(Protocol):
     """A task with a standing instruction, named in Self-RAG's and SMART's TASK_INST."""
 

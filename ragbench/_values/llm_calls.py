@@ -415,6 +415,9 @@ class EngineNeeds:
     stop_known: bool = False
     # it sends the model images (`Engine.images_problem` must find none); None: as the task says (`Task.holds_images`)
     images: bool | None = None
+    # how its task sends no images (`Task.text_only`, e.g. "--task-arg vidore.images=0 ..."), named where a model
+    # that takes none is refused
+    no_images: str = ""
 
 
 class EngineError(RuntimeError):

@@ -13,11 +13,14 @@ from typing import Any
 import annotated_types
 import yaml
 
-from .._errors import ConfigError, shown_value
+from .._errors import ConfigError, did_you_mean, shown_value
 
 # `yaml.safe_load`'s loader, its scanner and parser in C where PyYAML has libyaml (5 times as fast on a value of
 # megabytes: a --metric-arg list of 2.4M items is read in 9 s, not 48), else in Python; the same values either way
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+CLOSE = 0.75  # how alike a misspelt option's name and an option's are to be suggested (limt: limit; not model: delta)
 
 
 def parse_assignments(items: Iterable[str], flag: str) -> dict[str, object]:
@@ -106,6 +109,19 @@ def accepted_options(cls: type) -> set[str] | None:
     """Keyword options `cls(...)` accepts; None when anything is accepted."""
     parameters, _, anything = _init_parameters(cls)
     return None if anything else set(parameters)
+
+
+def named_options(cls: type) -> set[str]:
+    """The keyword options `cls(...)` names in the `__init__` of it or of a class it derives from (not those a
+    `**options` takes)."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {
+        name
+        for klass in cls.__mro__
+        if "__init__" in vars(klass)
+        for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
+        if parameter.kind in kinds and name != "self"
+    }
 
 
 def option_defaults(cls: type) -> dict[str, object]:
@@ -243,7 +259,8 @@ def engine_option_problems(
     known = sorted(set(parameters) - {"model"} | set(typed or {}))
     unknown = [] if anything and more is None else sorted(set(options) - set(known) - (more[0] if more else set()))
     accepted = ", ".join(known) + (f", or {more[1]}" if more else "")
-    problems = [f"unknown option(s) {', '.join(unknown)} (accepted: {accepted})"] if unknown else []
+    hint = did_you_mean(unknown[0], known, most=3, cutoff=CLOSE) if len(unknown) == 1 else ""
+    problems = [f"unknown option(s) {', '.join(unknown)}{hint} (accepted: {accepted})"] if unknown else []
     for name, value in options.items():
         problem = type_problem(value, hints.get(name)) if name in hints else None
         if problem:
@@ -278,7 +295,8 @@ class _Signature:
         if not unknown:
             return None
         given = ", ".join(f"{self.prefix}{name}={shown_value(args[name])}" for name in unknown)
-        return f"{self.flag} {given}: {self.label} has no option {', '.join(repr(n) for n in unknown)} " + (
+        hint = did_you_mean(unknown[0], self.shown, most=3, cutoff=CLOSE) if len(unknown) == 1 else ""
+        return f"{self.flag} {given}: {self.label} has no option {', '.join(repr(n) for n in unknown)}{hint} " + (
             f"(accepted: {self.accepted})" if self.shown else "(it takes no options)"
         )
 

@@ -14,7 +14,7 @@ from .._storage.thumbnails import thumbnail_url
 from .._system import System, trace_outline
 from .._trace_groups import outline
 from .._types import Document, JsonObject, Step, json_object
-from .page_data import DocumentView, ExampleView, ImageView, Reason, StepView
+from .page_data import DocumentView, ExampleView, GoldPage, ImageView, Reason, StepView
 from .runs import RunFolder, clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
@@ -73,31 +73,55 @@ def _dump(value: object) -> str:
 def image_views(images: list[dict[str, object]], run: Path) -> list[ImageView]:
     """An example's images as the page shows them: each by its digest, with the thumbnail the run kept of it
     (ragbench._storage.thumbnails); the task's own image files are not read."""
-    views: list[ImageView] = []
-    for image in images:
-        digest = str(image.get("sha256") or "")
-        size, kind, source = image.get("bytes"), image.get("media_type"), image.get("source")
-        views.append(
-            {
-                "sha256": digest,
-                "media_type": kind if isinstance(kind, str) else None,
-                "bytes": size if isinstance(size, int) else None,
-                "source": source if isinstance(source, str) else None,
-                "thumbnail": thumbnail_url(run, digest),
-            }
-        )
-    return views
+    return [image_view(image, run) for image in images]
 
 
-def document_views(docs: list[Document]) -> list[DocumentView]:
-    """Documents as the page lists them, numbered from 1 (the prediction's as citations number them)."""
+def image_view(image: Mapping[str, object], run: Path) -> ImageView:
+    digest = str(image.get("sha256") or "")
+    size, kind, source = image.get("bytes"), image.get("media_type"), image.get("source")
+    return {
+        "sha256": digest,
+        "media_type": kind if isinstance(kind, str) else None,
+        "bytes": size if isinstance(size, int) else None,
+        "source": source if isinstance(source, str) else None,
+        "thumbnail": thumbnail_url(run, digest),
+    }
+
+
+def document_views(docs: list[Document], run: Path) -> list[DocumentView]:
+    """Documents as the page lists them, numbered from 1 (the prediction's as citations number them); a page
+    retrieved as the passage with its image (what its record holds, `metadata["image"]`, and the thumbnail)."""
     return [
-        {"number": k, "id": d.id, "title": d.title, "url": d.url, "score": d.score, "text": clip(d.text, DOC_CHARS)}
+        {
+            "number": k,
+            "id": d.id,
+            "title": d.title,
+            "url": d.url,
+            "score": d.score,
+            "text": clip(d.text, DOC_CHARS),
+            "image": image_view(image, run) if isinstance(image := d.metadata.get("image"), dict) else None,
+        }
         for k, d in enumerate(docs, 1)
     ]
 
 
-def step_view(index: int, step: Step) -> StepView:
+def gold_pages(gold: Mapping[str, object], docs: list[DocumentView]) -> list[GoldPage]:
+    """The documents a qrels gold grades above 0 (BEIR's, ViDoRe's pages), each with its rank among the example's
+    documents and their image where it was retrieved, in the gold's order."""
+    qrels = gold.get("qrels")
+    if not isinstance(qrels, dict):
+        return []
+    found = {str(doc["id"]): doc for doc in reversed(docs)}  # a document shown twice: its first place
+    pages: list[GoldPage] = []
+    for key, grade in qrels.items():
+        if isinstance(grade, (int, float)) and not isinstance(grade, bool) and grade > 0:
+            doc = found.get(str(key))
+            rank = doc["number"] if doc is not None else None
+            pages.append({"id": str(key), "grade": grade, "rank": rank, "image": doc["image"] if doc else None})
+    return pages
+
+
+def step_view(index: int, step: Step, run: Path) -> StepView:
     """A trace step as the timeline shows it: an LLM call's prompt and reply as text, any other
     step's request and response (a custom step's inputs and outputs) as JSON, with the documents a
     custom step kept (log-probs are counted, not shown)."""
@@ -139,7 +163,7 @@ def step_view(index: int, step: Step) -> StepView:
         "prompt": clip(prompt, STEP_CHARS),
         "reply": clip(reply, STEP_CHARS),
         "details": clip(_dump(extra), 2000) if extra else "",
-        "docs": document_views([Document.from_dict(d) for d in kept if isinstance(d, dict)]),
+        "docs": document_views([Document.from_dict(d) for d in kept if isinstance(d, dict)], run),
     }
 
 
@@ -217,11 +241,13 @@ def example_page(record: SampleRecord, system: type[System] | None, run: RunFold
         items: list[JsonObject] = trace_outline(system, record)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
         items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": [*outline(record.trace)]}]
+    docs = document_views(record.docs, run.path)
     return {
         "id": record.id,
         "question": record.question,
         "gold": record.gold,
         "gold_text": gold_text(record),
+        "gold_pages": gold_pages(record.gold, docs),
         "images": image_views(record.images, run.path),
         "answer": record.answer,
         "output": record.output,
@@ -235,9 +261,9 @@ def example_page(record: SampleRecord, system: type[System] | None, run: RunFold
         "infrastructure_failures": record.infrastructure_failures,
         "seconds": record.seconds,
         "citations": record.citations,
-        "docs": [{**doc, "cited": doc["number"] in cited} for doc in document_views(record.docs)],
+        "docs": [{**doc, "cited": doc["number"] in cited} for doc in docs],
         "reasons": reasons(record, run),
-        "steps": [step_view(i, step) for i, step in enumerate(record.trace)],
+        "steps": [step_view(i, step, run.path) for i, step in enumerate(record.trace)],
         "outline": items,
         "extras": clip(_dump(record.extras), 20000) if record.extras else "",
     }

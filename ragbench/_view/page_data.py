@@ -169,7 +169,8 @@ class RowsPage(TypedDict):
 
 
 class DocumentView(TypedDict):
-    """A document as a page lists it, numbered from 1, its text clipped."""
+    """A document as a page lists it, numbered from 1, its text clipped; a page or picture retrieved as the
+    passage (ViDoRe's pages) with its image as the record holds it and the run's thumbnail of it."""
 
     number: int
     id: str | None
@@ -177,6 +178,17 @@ class DocumentView(TypedDict):
     url: str | None
     score: float | None
     text: str
+    image: ImageView | None
+
+
+class GoldPage(TypedDict):
+    """A document the gold judges relevant (a qrels grade above 0), where the example's documents hold it: its rank
+    among them (None: not retrieved) and the image the run kept of it (ViDoRe's page)."""
+
+    id: str
+    grade: float
+    rank: int | None
+    image: ImageView | None
 
 
 class CitedDocument(DocumentView):
@@ -226,6 +238,7 @@ class ExampleView(TypedDict):
     question: str
     gold: JsonObject
     gold_text: str
+    gold_pages: list[GoldPage]
     images: list[ImageView]
     answer: str
     output: str | None

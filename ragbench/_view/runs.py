@@ -60,8 +60,11 @@ def gold_text(record: SampleRecord) -> str:
 
 
 def _leaves(value: object) -> str:
-    """The scalar values inside `value` in order, comma-separated (nested lists and mappings flattened)."""
+    """The scalar values inside `value` in order, comma-separated (nested lists and mappings flattened); a mapping of
+    keys to numbers (a qrels gold's document ids and grades) as `key=number`, the document before its grade."""
     if isinstance(value, dict):
+        if value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
+            return ", ".join(f"{k}={v}" for k, v in value.items())
         return ", ".join(_leaves(v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return ", ".join(_leaves(v) for v in value)

@@ -12,9 +12,9 @@ import string
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from .._errors import RecordError
+from .._errors import RecordError, did_you_mean
 from .._types import Document, Example
-from .located import SpecError, did_you_mean
+from .located import SpecError
 from .places import RecordPlace
 from .spec import DocumentsSpec, FieldRef, FieldsSpec
 from .values import kind, listed_text

@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .located import SpecError, did_you_mean
+from .._errors import did_you_mean
+from .located import SpecError
 
 Filter = Callable[[str], str]
 

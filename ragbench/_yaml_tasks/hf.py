@@ -17,10 +17,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .._checks import HUB_FLAGS
-from .._errors import ConfigError
+from .._errors import ConfigError, did_you_mean
 from .._storage.datafiles import is_saved_dataset
 from .._storage.given_files import given_files_there
-from .located import did_you_mean
 
 HUB_TIMEOUT = 3.0  # seconds the hub gets to accept a connection before the load runs offline
 

@@ -7,14 +7,13 @@ nine aliases are a few lines that expand to gigabytes wherever the value is form
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from .._errors import ConfigError
+from .._errors import ConfigError, did_you_mean
 from .values import KINDS, kind
 
 
@@ -168,11 +167,6 @@ def read_yaml_text(text: str, source: str, loader: type[_SafeLoader] = _Loader, 
         raise SpecError(source, 1, None, "nested too deeply to read: not valid YAML for ragbench") from None
     except (ValueError, OverflowError) as exc:  # raised by a constructor (int(), float(), datetime()) with no line
         raise SpecError(source, 1, None, f"a value YAML cannot read ({exc})") from None
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 class Section:

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
-from .located import SpecError, did_you_mean
+from .._errors import did_you_mean
+from .located import SpecError
 from .spec import Located
 
 DEFAULT_TEMPLATE = (

@@ -11,7 +11,8 @@ ValueError, not a RecursionError), `objects` (only the JSON objects of a stream 
 `NotUtf8` (a file the user gave, read so that a FIFO, device or
 folder is refused at once and bytes that are not UTF-8 or JSON nested too deeply are one line naming the file and
 line); `resolve_data_file` and `data_dir` (where a
-task's data is), `is_saved_dataset`; `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
+task's data is), `is_saved_dataset`; `stat_fingerprint` (a file's or folder's sizes and modification times, what
+`Task.data_fingerprint` records: a task reading files beside its data, such as a cache of pictures, adds theirs); `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
 ~/.cache/ragbench: a plugin keeps its own caches under it, so that `ragbench cache` lists them and one variable
 moves them all); `replacing` (a file written whole or not at all: a corpus a command builds);
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._builtin import packaged_yaml, section
     from ragbench._imports import load_callable
     from ragbench._storage.cache_root import cache_root
-    from ragbench._storage.datafiles import data_dir, is_saved_dataset, named_data, resolve_data_file
+    from ragbench._storage.datafiles import data_dir, is_saved_dataset, named_data, resolve_data_file, stat_fingerprint
     from ragbench._storage.files import replacing
     from ragbench._storage.given_files import (
         NotUtf8,
@@ -72,7 +73,13 @@ _MODULES = {
         "objects",
         "StreamBroken",
     ),
-    "ragbench._storage.datafiles": ("resolve_data_file", "named_data", "data_dir", "is_saved_dataset"),
+    "ragbench._storage.datafiles": (
+        "resolve_data_file",
+        "named_data",
+        "data_dir",
+        "is_saved_dataset",
+        "stat_fingerprint",
+    ),
     "ragbench._storage.cache_root": ("cache_root",),
     "ragbench._storage.files": ("replacing",),
     "ragbench._storage.tokenizer_files": ("find_tokenizer_dir", "tokenizer_in_context", "refuse_tokenizer"),

@@ -11,7 +11,7 @@ token counts, finish reason), `RequestError` (a request refused for itself, e.g.
 carries them); `response_problem` (what a run refuses of an engine's response to a request, or None: an engine's
 tests check its answers with it); `reasoning_model` (whether a model name is an OpenAI reasoning model's, which the
 openai engine sends `max_completion_tokens`). An engine that answers through a vendor's batch API implements
-`BatchingEngine` and its vendor's `BatchVendor` (`Polled`, `Resend`), keeps a `BatchShelf` and answers a batch of
+`BatchingEngine` and its vendor's `BatchVendor` (`Polled`, `Resend`, `BatchLimits`), keeps a `BatchShelf` and answers a batch of
 requests with `BatchRun` (docs/writing-plugins.md, "Engines that send batches"); the run hands it its folder and
 its progress bar's `BatchBoard` (`keep_batches`).
 """
@@ -25,7 +25,7 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._engines.base import Engine
     from ragbench._engines.batches.board import BatchBoard
-    from ragbench._engines.batches.interface import BatchingEngine, BatchVendor, Polled, Resend
+    from ragbench._engines.batches.interface import BatchingEngine, BatchLimits, BatchVendor, Polled, Resend
     from ragbench._engines.batches.runner import BatchRun
     from ragbench._engines.batches.shelf import BatchShelf
     from ragbench._engines.hosted.openai_responses import reasoning_model
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
     "ragbench._engines.batches.board": ("BatchBoard",),
-    "ragbench._engines.batches.interface": ("BatchingEngine", "BatchVendor", "Polled", "Resend"),
+    "ragbench._engines.batches.interface": ("BatchingEngine", "BatchLimits", "BatchVendor", "Polled", "Resend"),
     "ragbench._engines.batches.runner": ("BatchRun",),
     "ragbench._engines.batches.shelf": ("BatchShelf",),
     "ragbench._engines.hosted.openai_responses": ("reasoning_model",),

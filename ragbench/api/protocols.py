@@ -5,7 +5,8 @@
 A task implements a protocol by having its methods (no base class needed); a system tests for one
 (`isinstance(task, UsesTools)`) or reads it through a function that answers for any task:
 `UsesRunResources` (`bind(resources)`: the run's `RunResources`), `UsesTools` (`setup`/`teardown`: the
-tools systems get as `ctx.tools`), `PredictionRecords` (the prediction records a recorded system replays),
+tools systems get as `ctx.tools`), `PredictionRecords` and `PredictionFile` (the prediction records a recorded
+system replays, from a benchmark's own folder or file),
 `StandingInstruction` (`instruction_key`, `task_input`), `Demonstration` (`demonstration()`), `PlotKeys`
 (metric keys report.md draws per slice), `SystemDefaults` (system options that follow from the task's) and
 `OwnCorpus` (the passage file the task ships, searched by a run that names no retriever), `Sequenced` (examples
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         Demonstration,
         OwnCorpus,
         PlotKeys,
+        PredictionFile,
         PredictionRecords,
         Sequenced,
         StandingInstruction,
@@ -42,6 +44,7 @@ _MODULES = {
         "UsesRunResources",
         "UsesTools",
         "PredictionRecords",
+        "PredictionFile",
         "StandingInstruction",
         "Demonstration",
         "PlotKeys",

@@ -46,6 +46,7 @@ from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
 from .components import Registry, build_index, embedded_model, installed_registry, load_engine, load_retriever
+from .gate import assert_no_regression, gate_runs
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, preflight, run_eval, run_examples, send_requests, task_object
 from .scores import task_results
@@ -59,10 +60,12 @@ __all__ = [
     "Registry",
     "ReplayLLM",
     "ScriptedLLM",
+    "assert_no_regression",
     "assert_steps",
     "build_index",
     "cli",
     "embedded_model",
+    "gate_runs",
     "installed_registry",
     "load_engine",
     "load_retriever",

@@ -50,9 +50,18 @@ class PagesPrompting(BeirPrompting):
     def shown(self, doc: Document) -> str:
         return f"page {doc.id}"
 
+    def read(self, docs: list[Document]) -> list[Document]:
+        """The pages the prompt shows as images: the first `images`, where they hold any (else none)."""
+        first = docs[: self.images]
+        return first if any(doc.image is not None for doc in first) else []
+
+    def documents_read(self, docs: list[Document]) -> int:
+        """The pages shown as images, or every page named by id (the text prompt)."""
+        return len(self.read(docs)) or len(docs)
+
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        read = (docs or [])[: self.images]
-        if not any(doc.image is not None for doc in read):
+        read = self.read(docs or [])
+        if not read:
             return super().build_prompt(example, docs, **options)
         parts: list[dict[str, Any]] = []
         for number, doc in enumerate(read, start=1):
@@ -83,6 +92,11 @@ class ViDoReTask(Task):
         super().__init__(data_path, split=split, k=k, language=language, images=images)
         # the reader is shown pages as images: a model that takes none is refused before the run
         self.holds_images = images > 0
+        self.text_only = "--task-arg vidore.images=0 (the pages named by id as text: the figures are the same)"
+        self.page_retrieval = (
+            "--retriever colpali (or siglip) --retriever-arg pages=FOLDER --retriever-arg model=MODEL_FOLDER "
+            "--retriever-arg index=INDEX_FOLDER (docs/benchmarks/vidore.md)"
+        )
         self.prompting = PagesPrompting(int(images))
         self.split, self.language = split, language
         self.cutoffs = cutoffs(k)
@@ -129,6 +143,15 @@ class ViDoReTask(Task):
             yield RecordError(
                 qrels.where, number, f"qrels query {key!r} is not in queries", "query-id", at=f"query {key}"
             )
+
+    def size_hint(self) -> int | None:
+        """The items `examples` yields (the progress bar's total and ETA): its queries and bad records, counted
+        as it reads them (tables of text; no page is read). None where the data cannot be opened (the pre-flight
+        says why)."""
+        try:
+            return sum(1 for _ in self.examples())
+        except ConfigError:
+            return None
 
     @staticmethod
     def judgments(qrels: Any) -> tuple[dict[str, dict[str, int]], dict[str, RecordError]]:

@@ -1,17 +1,21 @@
 """CRAG-MM's evaluation (`local_evaluation.py`, `evaluation/` of facebookresearch/CRAG-MM), per turn then per run.
 
 Per turn, as upstream (`crag_mm`, the default):
-  1. the answer cut to 75 Llama-3.2 tokens as its generation step does (`truncate_response`: the tokenizer's own
-     truncation, which counts the <|begin_of_text|> it adds, so 74 tokens of text are kept);
+  1. the text judged is the answer cut to 75 Llama-3.2 tokens (cut.py), as upstream's generation keeps it: the
+     task's post-processing cut it already where the system applied it (its raw output is the uncut text); an
+     answer read from upstream's own turn file (`--data` that file: `--mode evaluate`'s input) is judged as it
+     is, uncut, as evaluate mode judges it (marked `EVALUATE_MODE` in its extras);
   2. missing iff `clean_text` (lower-cased, everything but a-z 0-9 and whitespace removed) contains "i dont know"
      or "i do not know" - anywhere ("I don't know the variant" too);
   3. exact match (stripped, lower-cased) => correct, and the judge is not asked; an exact match that also says
      "I don't know" is both correct and missing (its hallucination is -1);
-  4. otherwise (not missing) the judge, with upstream's prompt, temperature 0 and 1,024 tokens: "Result: WRONG"
-     anywhere or WRONG in the last line => wrong, else "Result: CORRECT" anywhere or CORRECT in the last line
-     ("INCORRECT" too) => correct; a call that fails => wrong (a hallucination). A reply neither rule reads makes
-     upstream's whole evaluation crash (TypeError in `calculate_scores`); here it is wrong and counted
-     (`judge_unparsed`).
+  4. otherwise (not missing) the judge, with upstream's prompt and request (model, messages, temperature 0,
+     max_tokens 1,024: nothing else), tried as LLMJudge tries it: 3 attempts 1 s and 2 s apart, each the OpenAI
+     SDK's with its 2 retries of a 5xx or a dropped connection and none of a reply without choices
+     (`judge_client`); "Result: WRONG" anywhere or WRONG in the last line => wrong, else "Result: CORRECT" anywhere
+     or CORRECT in the last line ("INCORRECT" too) => correct; a call that fails 3 times => wrong (a
+     hallucination; counted, `judge_failed`). A reply neither rule reads makes upstream's whole evaluation crash
+     (TypeError in `calculate_scores`); here it is wrong and counted (`judge_unparsed`).
 Per run (`corpus`): upstream's `truthfulness_score` ((2 correct + missing) / total - 1, but 0.0 for a run of one
 turn) and `mean_multi_turn_conversation_score` (per conversation in turn order, the turns after two consecutive
 not-correct ones count as missing; the mean of accuracy - hallucination per conversation, then over conversations),
@@ -29,57 +33,36 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject, tokenizer_in_context
 
-from ..shared.cut_tokenizer import CutTokenizer
+from .cut import TOKENIZER_ENV, truncate_response
 from .prompts import judge_messages
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
+    from ragbench.api import LLM, SampleRecord
 
-    from ragbench.api import SampleRecord
-
-MAX_RESPONSE_TOKENS = 75
-TOKENIZER_ENV = "CRAG_MM_LLAMA32_TOKENIZER"
-TOKENIZER = CutTokenizer(
-    TOKENIZER_ENV,
-    "llama32_tokenizer",
-    "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer",
-    "a folder with meta-llama/Llama-3.2-1B-Instruct's tokenizer.json",
-)
+EVALUATE_MODE = "crag_mm_evaluate_mode"  # a prediction's extras: read from upstream's turn file, judged uncut
 UNPARSED = "judge_unparsed"
+FAILED = "judge_failed"
+JUDGE_ATTEMPTS = 3  # evaluation/config.py MAX_API_RETRIES
+# LLMJudge.attempt_api_call's client: openai.OpenAI() with the SDK's default max_retries (2); a body without choices
+# fails in `choices[0]`, outside the SDK, which does not try it again
+UPSTREAM_CLIENT: Mapping[str, int | bool] = MappingProxyType({"max_retries": 2, "retry_unreadable": False})
 _NOT_CLEAN = re.compile(r"[^a-z0-9\s]")
 _VERDICT = re.compile(r"\b(CORRECT|INCORRECT|WRONG)\b")
 
 
-@lru_cache(maxsize=4)
-def llama32_tokenizer(path: str) -> Tokenizer:
-    """folder/tokenizer.json with upstream's truncation (`enable_truncation(max_length=75)`)."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=MAX_RESPONSE_TOKENS)
-    return tokenizer
-
-
-def truncate_response(text: str, tokenizer_path: str) -> str:
-    """CRAGEvaluator.truncate_agent_responses: encode (with the BOS, truncated to 75 ids), decode (special
-    tokens skipped). Not stripped."""
-    tokenizer = llama32_tokenizer(tokenizer_path)
-    return str(tokenizer.decode(tokenizer.encode(text).ids))
-
-
-async def cut_response(text: str, ctx: Any) -> str:
-    """`truncate_response` with the run's tokenizer, off the event loop (in the run's workers where it has them)."""
-    resources = getattr(ctx, "resources", None)
-    cut = resources.workers.run if resources is not None else asyncio.to_thread
-    return str(await cut(truncate_response, text, tokenizer_dir(ctx)))
+def judged_text(prediction: Prediction, tokenizer: str) -> str:
+    """The text upstream judges of a prediction the run made (rule 1 of the module's docstring): an answer the
+    task's post-processing cut (its raw output, cut, is the answer) as it is; else the answer cut, once."""
+    answer, raw = prediction.answer, prediction.raw_output
+    if raw is not None and raw != answer and truncate_response(raw, tokenizer) == answer:
+        return answer
+    return truncate_response(answer, tokenizer)
 
 
 def tokenizer_dir(ctx: Any) -> str:
@@ -87,8 +70,8 @@ def tokenizer_dir(ctx: Any) -> str:
     return tokenizer_in_context(
         ctx,
         TOKENIZER_ENV,
-        "CRAG-MM scoring cuts answers to 75 Llama-3.2 tokens and needs that tokenizer: --task-arg tokenizer=DIR "
-        f"(a folder holding meta-llama/Llama-3.2-1B-Instruct's tokenizer.json) or ${TOKENIZER_ENV}",
+        "CRAG-MM cuts the answers a run generates to 75 Llama-3.2 tokens and needs that tokenizer: --task-arg "
+        f"tokenizer=DIR (a folder holding meta-llama/Llama-3.2-1B-Instruct's tokenizer.json) or ${TOKENIZER_ENV}",
     )
 
 
@@ -143,16 +126,31 @@ class CragMMEval(Metric):
             "ego_truthfulness_score": KeySpec(True, (-1, 2)),
             "ego_multi_turn_score": KeySpec(True, (-1, 1)),
         },
-        counters={UNPARSED: "judge replies neither CORRECT nor WRONG, scored wrong (upstream's evaluation crashes)"},
+        counters={
+            UNPARSED: "judge replies neither CORRECT nor WRONG, scored wrong (upstream's evaluation crashes)",
+            FAILED: "judge calls that failed all 3 attempts, scored wrong as upstream scores them",
+        },
+        judge_client=UPSTREAM_CLIENT,
     )
-    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 0.0, "max_tokens": 1024})
+    # LLMJudge's request: model, messages, temperature 0 and max_tokens 1,024 (as max_tokens, whatever the model);
+    # nothing else (no top_p, no n)
+    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"temperature": 0.0, "max_tokens": 1024, "max_tokens_as": "max_tokens", "left_to_server": ("top_p", "n")}
+    )
+    judge_waits: ClassVar[tuple[float, ...]] = (1.0, 2.0)  # LLMJudge: time.sleep(2**attempt) after a failed attempt
     corrected: ClassVar[bool] = False
 
     def config(self) -> JsonObject:
-        return {"name": self.name, "judge_sampling": dict(self.judge_sampling)}
+        return {
+            "name": self.name,
+            "judge_sampling": {k: list(v) if isinstance(v, tuple) else v for k, v in self.judge_sampling.items()},
+            "judge_attempts": JUDGE_ATTEMPTS,
+            "judge_client": {k: v for k, v in UPSTREAM_CLIENT.items()},
+        }
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        response = await cut_response(prediction.answer, ctx)
+        as_read = bool(prediction.extras.get(EVALUATE_MODE))  # evaluate mode's input file: judged as it is
+        response = prediction.answer if as_read else judged_text(prediction, tokenizer_dir(ctx))
         truth = str(example.gold["answers"][0])
         exact, missing = exact_match(response, truth), says_idk(response)
         if self.corrected and exact:
@@ -169,23 +167,34 @@ class CragMMEval(Metric):
         }
 
     async def judged(self, ctx: Any, query: str, truth: str, response: str) -> float:
-        """The share of the judges that read the answer correct; a failed call reads wrong, an unparsed reply too
-        (counted)."""
+        """The share of the judges that read the answer correct; a call that fails every attempt reads wrong
+        (counted), an unparsed reply too (counted)."""
         messages = judge_messages(query, truth, response)
-        replies = await ctx.ask_judges(self, messages, return_exceptions=True, **self.judge_sampling)
+        replies = await asyncio.gather(*(self.attempts(judge, messages) for judge in ctx.judges_for(self)))
         read = read_corrected if self.corrected else read_upstream
         verdicts = []
         for reply in replies:
-            if isinstance(reply, EngineError):
+            if reply is None:
+                ctx.count(FAILED)
                 verdicts.append(False)
                 continue
-            if isinstance(reply, BaseException):
-                raise reply
-            verdict = read(reply.text)
+            verdict = read(reply)
             if verdict is None:
                 ctx.count(UNPARSED)
             verdicts.append(verdict is True)
         return sum(verdicts) / len(verdicts)
+
+    async def attempts(self, judge: LLM, messages: list[dict[str, str]]) -> str | None:
+        """LLMJudge.attempt_api_call: the call tried up to 3 times, waiting 1 s then 2 s; its reply, None when every
+        attempt failed."""
+        for attempt in range(JUDGE_ATTEMPTS):
+            try:
+                reply = await judge.chat(messages, step=f"judge:{self.name}", **self.judge_sampling)
+                return str(reply.text)
+            except EngineError:
+                if attempt < JUDGE_ATTEMPTS - 1:
+                    await asyncio.sleep(self.judge_waits[attempt])
+        return None
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         turns = [turn for s in samples if (turn := _turn(s)) is not None]

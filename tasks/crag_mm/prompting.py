@@ -16,11 +16,13 @@ without a token limit).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ragbench.api import Document, Example, Image, Prompt, TaskPrompting
 
 from .agent_formats import agent_picture, mistral_turns
+from .cut import truncate_response
 from .prompts import prompts
 from .search_context import image_block, is_image_hit
 
@@ -73,15 +75,60 @@ def agent_messages(
     return mistral_turns(messages) if agent == "pixtral" else messages
 
 
+# user_config.py's MODEL_KEYWORD_TO_AGENT, in its order: the agent upstream picks by the model's name
+AGENT_KEYWORDS = ("pixtral", "claude", "gpt", "gemini", "llama", "internvl", "qwen")
+CLAUDE_TOKENS = 2048  # ClaudeAgent's max_tokens
+
+
+def upstream_agent(model: str) -> str | None:
+    """The keyword by which get_agent_from_model_name picks the agent of `model`; None: none (it raises)."""
+    name = model.lower()
+    return next((keyword for keyword in AGENT_KEYWORDS if keyword in name), None)
+
+
 class CragMMPrompting(TaskPrompting):
     """The example agent's chat (`agent`: open, the vLLM VlmAgent; closed, the API agents; pixtral, qwen,
-    internvl, those open models' agents); with documents (a retriever), its web-search block over them."""
+    internvl, those open models' agents); with documents (a retriever), its web-search block over them. The answer
+    is the model's text cut to 75 Llama-3.2 tokens (`tokenizer`), as upstream's generation keeps every response."""
 
-    def __init__(self, agent: str = "open") -> None:
+    def __init__(self, agent: str = "open", tokenizer: str | None = None) -> None:
         self.agent = agent
+        self.tokenizer = tokenizer
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        if not example.images:
+            raise ValueError(
+                f"example {example.id!r} has no picture: a file of turns (local_evaluation.py's response.jsonl) is "
+                "scored with ragbench score, not run; run over the hub copy of the dataset"
+            )
         question = options.get("question") or example.question
         rag_context = search_results(example.question, docs) if docs else ""
-        image = example.images[0] if example.images else None
-        return agent_messages(question, list(example.turns or []), rag_context, self.agent, image)
+        return agent_messages(question, list(example.turns or []), rag_context, self.agent, example.images[0])
+
+    def answer_sampling(self, model: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+        """With `agent=closed`, the API agent upstream picks by the model's name sends its own fields: ClaudeAgent
+        a token limit of 2,048 where none is given; GPTAgent no temperature to a model whose name starts with
+        "gpt-5" (`_make_api_call`: top_p and n only). Other agents: as given."""
+        out = dict(sampling)
+        if self.agent != "closed":
+            return out
+        left = list(out.get("left_to_server", ()))
+        agent = upstream_agent(model)
+        if agent == "claude" and "max_tokens" in left:
+            left.remove("max_tokens")
+            out["max_tokens"] = CLAUDE_TOKENS
+        if agent == "gpt" and model.startswith("gpt-5"):
+            out.pop("temperature", None)
+            left += [] if "temperature" in left else ["temperature"]
+        if left:
+            out["left_to_server"] = tuple(left)
+        else:
+            out.pop("left_to_server", None)
+        return out
+
+    def postprocess(self, text: str) -> str:
+        """The model's text cut to 75 Llama-3.2 tokens (`truncate_agent_responses`), the text upstream judges and
+        shows as history; the sample keeps the uncut text as its raw output."""
+        if self.tokenizer is None:
+            raise ValueError("the 75-token cut needs the Llama-3.2 tokenizer (--task-arg tokenizer=DIR)")
+        return truncate_response(text, self.tokenizer)

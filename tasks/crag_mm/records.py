@@ -6,12 +6,18 @@ A row: `session_id`, `image` (egocentric photos; None where only `image_url` is 
 left out and `SESSIONS_TO_UPDATE`'s image URL replaces the row's; an egocentric image (no `image_url`) is resized to
 960 x 1280 before a model sees it; a web image is read from upstream's download cache (md5 of the URL + its
 extension), which ragbench never fills (no network at run time).
+
+A row's picture is decoded as upstream's `load_dataset` decodes it: by the `datasets` Image feature (its
+`decode_example`, `Image.dataset_picture`), which turns a picture as its EXIF Orientation tag says (datasets 2.19 and
+later; CRAG-MM's requirements.txt leaves datasets unpinned, so a 2025 install has it), in any mode Pillow reads (a
+CMYK JPEG too). A cached web picture is opened as upstream's `Image.open(path)` opens it (no turn). A picture that
+cannot be read (damaged, a decompression bomb, a FIFO or folder where a file should be) is a bad record of its row,
+naming it, the damage and the fix; the other rows are read on.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -83,7 +89,8 @@ def _label(value: Any, names: Sequence[str] | None) -> str:
 
 
 class ImageReader:
-    """A row's image as the model sees it: the egocentric photo resized, or the web image from the cache."""
+    """A row's image as the model sees it: the egocentric photo turned and resized, the row's web picture turned,
+    or the web image from the cache as it is."""
 
     def __init__(self, cache: Path) -> None:
         self.cache = cache
@@ -92,14 +99,17 @@ class ImageReader:
         from ragbench.api import Image
 
         image = row.get("image")
-        if image is not None and not url:
-            return Image.of(_resized(image, where, number), source=f"{where} row {number + 1}")
+        source = f"{where} row {number + 1}"
         if image is not None:
-            return Image.of(image, source=f"{where} row {number + 1}")
+            try:
+                return _as_upstream_decodes(Image.of(image, source=source), egocentric=not url)
+            except ConfigError as exc:
+                reason = str(exc).removeprefix(f"{source}: ")  # the row is named once
+                raise RecordError(where, number + 1, f"its image cannot be read: {reason}", "image") from None
         if not url:
             raise RecordError(where, number + 1, "neither an image nor an image_url", "image")
         path = cached_image_path(url, self.cache)
-        if not path.is_file():
+        if not path.exists():
             raise RecordError(
                 where,
                 number + 1,
@@ -108,25 +118,27 @@ class ImageReader:
                 "image_url",
             )
         try:
-            return Image.of(path)
-        except ConfigError as exc:  # not an image (a damaged download): this row only
+            cached = Image.of(path)
+            cached.picture()  # upstream's Image.open of the file: one it cannot decode fails this row only
+        except ConfigError as exc:  # a damaged download, a FIFO or a folder there
+            reason = str(exc).removeprefix(f"{path}: ").removeprefix(f"image {path}: ")  # the file is named once
             raise RecordError(
-                where, number + 1, f"its cached image {path} cannot be read ({exc})", "image_url"
+                where, number + 1, f"its cached image {path} cannot be read: {reason}", "image_url"
             ) from None
+        return cached
 
 
-def _resized(image: Any, where: str, number: int) -> Any:
-    """crag_batch_iterator's `image.resize((960, 1280))` of the decoded image."""
-    from PIL import Image as PILImage
-    from PIL import UnidentifiedImageError
+def _as_upstream_decodes(image: Any, egocentric: bool) -> Any:
+    """The row's picture as upstream's agent gets it: decoded by `datasets` (turned as its EXIF Orientation tag
+    says) and, egocentric, resized to 960 x 1280 (crag_batch_iterator's `image.resize((960, 1280))`); the row's
+    own bytes where decoding changed nothing (a web picture without the tag: `datasets` then gives the picture
+    Pillow opened, its format kept). A ConfigError naming the row where the picture cannot be decoded."""
+    from ragbench.api import Image
 
-    try:
-        if isinstance(image, Mapping):  # datasets' undecoded {"bytes", "path"}
-            data = image.get("bytes")
-            image = PILImage.open(io.BytesIO(data) if data is not None else str(image.get("path")))
-        return image.resize(EGO_SIZE)
-    except (OSError, UnidentifiedImageError, ValueError) as exc:
-        raise RecordError(where, number + 1, f"its image cannot be read ({exc})", "image") from None
+    picture = image.dataset_picture()
+    if egocentric:
+        return Image.of(picture.resize(EGO_SIZE), source=image.source)
+    return image if picture.format else Image.of(picture, source=image.source)
 
 
 def row_examples(
@@ -179,6 +191,17 @@ def row_examples(
         )
         history += [{"role": "user", "content": query}]
         history += [{"role": "assistant", "content": answer}] if gold_history else []
+
+
+def row_count(session: Any, turns: Any) -> int:
+    """How many items `row_examples` makes of a row of this `session_id` and `turns`, read without its image: a
+    turn each, none for a session it skips, one (its bad record) for turns it cannot read."""
+    if isinstance(session, str) and session in SESSIONS_TO_SKIP:
+        return 0
+    try:
+        return max(1, len(_columns(turns, "", 0, "turns")))
+    except RecordError:
+        return 1
 
 
 def refuse_missing(task: str, repo: str, revision: str, data_dir: Path) -> ConfigError:

@@ -24,7 +24,8 @@ from pydantic import create_model
 
 from ragbench.api import ConfigError, Context, Document, Example, Image, Reader, Task
 
-from .metrics import cut_response
+from .cut import truncate_response
+from .metrics import tokenizer_dir
 from .prompts import prompts
 from .task import CragMMTask
 
@@ -106,7 +107,7 @@ class CragMMQueryRewrite(Reader):
             json_schema=rewrite_schema(),
             **REWRITE_SAMPLING,
         )
-        return search_query(await cut_response(second.text, ctx), example.question)
+        return search_query(truncate_response(second.text, tokenizer_dir(ctx)), example.question)
 
     async def documents(self, example: Example, ctx: Context) -> list[Document]:
         query = await self.rewritten(example, ctx)

@@ -108,3 +108,12 @@ def write_dataset(folder: Path, rows: list[dict[str, Any]], layout: str = "hub",
         encoding="utf-8",
     )
     return folder
+
+
+if __name__ == "__main__":  # `python -m ragbench.tasks.crag_mm.synthetic DIR`: the stand-in tokenizer, for a trial
+    import sys
+
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m ragbench.tasks.crag_mm.synthetic DIR (writes DIR/tokenizer.json, the stand-in)")
+    written = standin_llama32_tokenizer(Path(sys.argv[1])) / "tokenizer.json"
+    print(f"{written}: ragbench's stand-in for the Llama-3.2 tokenizer (one token a byte; not the real cut)")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import decoded, given_lines
+from ragbench.api.data import decoded, given_lines, parse_json
 from ragbench.api.retrieval import relevance as read_grade
 
 TOPIC_TEXT = ("narrative", "title", "query")  # a JSONL topic's text: the first of these it has
@@ -61,9 +61,11 @@ def tsv_topic(line: str) -> tuple[str, str] | str:
 def jsonl_topic(line: str) -> tuple[str, str] | str:
     """(id, text) of a JSONL line, or what is wrong with it."""
     try:
-        record = json.loads(line)
+        record = parse_json(line)
     except json.JSONDecodeError as exc:
         return f"not valid JSON at column {exc.colno}: {exc.msg}"
+    except ValueError as exc:  # nested too deeply (parse_json)
+        return f"not readable JSON: {exc}"
     if (
         not isinstance(record, dict)
         or isinstance(record.get("id"), bool)

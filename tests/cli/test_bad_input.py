@@ -192,7 +192,8 @@ def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, 
         (["--tasks", "demo", "--model", "nocolon"], "is not of the form engine:model"),
         (
             ["--tasks", "demo", "--system-arg", "top_k=3"],
-            "--system-arg top_k=3: system vanilla has no option 'top_k' (accepted: top_n=<int >= 1, default 1>,",
+            "--system-arg top_k=3: system vanilla has no option 'top_k'; did you mean 'top_p' or 'top_n'? (accepted: "
+            "top_n=<int >= 1, default 1>,",
         ),
         (
             ["--tasks", "demo", "--system-arg", "top_n=abc"],
@@ -209,6 +210,18 @@ def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, 
         (["--tasks", "demo", "--system-arg", "oops"], "--system-arg 'oops': expected KEY=VALUE"),
         (["--tasks", "demo", "--system", "recorded"], "system recorded needs --system-arg path=<"),
         (["--tasks", "demo", "--task-arg", "nope=1"], "--task-arg nope=...: no selected task accepts 'nope'"),
+        (
+            ["--tasks", "demo", "--task-arg", "templat=alpaca"],
+            "--task-arg templat=...: no selected task accepts 'templat'; did you mean 'template'?",
+        ),
+        (
+            ["--tasks", "demo", "--task-arg", "dem.template=alpaca"],
+            "--task-arg dem.template: task 'dem' is not among --tasks; did you mean 'demo'?",
+        ),
+        (
+            ["--tasks", "demo", "--model-arg", "scrip=x"],
+            "--model scripted:echo: unknown option(s) scrip; did you mean 'script'? (accepted:",
+        ),
         (
             ["--tasks", "demo", "--task-arg", "template=x"],
             "template 'x' is not one of alpaca, llama_chat, open_instruct",

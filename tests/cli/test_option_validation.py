@@ -176,7 +176,8 @@ def test_vllm_options_are_typed_and_named_before_vllm_starts(tmp_path, monkeypat
         },
     )
     assert found == [
-        "--model vllm:/models/m: unknown option(s) tensor_paralel_size (accepted: async_engine, cache_dir, cpu_offload_gb, "
+        "--model vllm:/models/m: unknown option(s) tensor_paralel_size; did you mean 'tensor_parallel_size'? "
+        "(accepted: async_engine, cache_dir, cpu_offload_gb, "
         "dtype, enable_lora, enforce_eager, gpu_memory_utilization, max_logprobs, max_lora_rank, max_loras, "
         "max_model_len, max_num_batched_tokens, max_num_seqs, pipeline_parallel_size, quantization, swap_space, "
         "tensor_parallel_size, tool_parser, trust_remote_code, or any other vllm.EngineArgs field)",

@@ -316,7 +316,11 @@ def test_a_model_that_takes_no_images_is_refused_in_one_line_before_the_run():
     _, cannot, _ = needs_problems(HFEngine, "embedded", {}, [need])
     assert len(cannot) == 1 and "\n" not in cannot[0]
     assert cannot[0].startswith("cragmm_agent on crag_mm sends the model images: embedded takes no images")
-    assert "SmolVLM" in cannot[0]  # what to use instead
+    # what to use instead: none ships offline, said plainly (it named two hub models, as though at hand), then what
+    # to pass: a checkpoint on disk, a vendor's model, or the scripted engine, which runs offline (checked below)
+    assert "no image-text model ships with ragbench to run offline: pass --model hf:DIR" in cannot[0]
+    assert "SmolVLM-256M-Instruct --local-dir DIR`, once, with network" in cannot[0]
+    assert "--model scripted:echo runs the task offline with no model" in cannot[0]
 
     class TextOnly(Engine):
         kind = "textonly"

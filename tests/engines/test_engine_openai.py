@@ -469,6 +469,18 @@ def test_a_200_that_stays_unreadable_fails_with_the_body_named(server):
         generate(engine, chat())
 
 
+def test_retry_unreadable_false_fails_an_unreadable_200_at_once_and_still_retries_a_500(server):
+    """As the SDK alone does (CRAG-MM's LLMJudge, whose own loop tries the call again)."""
+    server.then({"status": 200, "body": b'{"choices": []}'})
+    engine = openai_engine("m", base_url=server.base_url, retry_unreadable=False, **FAST)
+    with pytest.raises(EngineError, match=r"unreadable response .*\(1 attempt\)"):
+        generate(engine, chat())
+    assert len(server.requests) == 1
+    server.then(error(500, "busy"))
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    assert len(server.requests) == 3
+
+
 def refused_url() -> str:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -137,3 +137,21 @@ def test_a_nugget_with_a_line_separator_in_its_text_is_written_and_read_back(cor
         "7": [Nugget("one\u2028two\u0085three", "vital")],
         "8": [Nugget("one\u2028two\u0085three", "vital")],
     }
+
+
+def test_a_line_nested_100000_deep_is_refused_in_one_line_naming_it(corpus, tmp_path):
+    """Read when the metric is made, and in the lines another run appends later (read through `written`)."""
+    deep = '{"qid": "8", "nuggets": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    nuggets = tmp_path / "deep.jsonl"
+    nuggets.write_text(line("7", ["a"]) + deep, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        Pool(corpus, nuggets)
+    assert str(caught.value).startswith(f"{nuggets}:2: not a nugget line")
+    assert "nested too deeply to parse" in str(caught.value) and "\n" not in str(caught.value)
+    later = tmp_path / "later.jsonl"
+    later.write_text(line("7", ["a"]), encoding="utf-8")
+    pool = Pool(corpus, later)
+    with later.open("a", encoding="utf-8") as handle:
+        handle.write(deep)  # another run's line, read once this one takes a topic's lock
+    with pytest.raises(ConfigError, match=f"{later}:2: not a nugget line .*nested too deeply"):
+        asyncio.run(pool.nuggets(Example(id="8", question="q", gold={"qrels": {"d1": 1}}), made, {}))

@@ -304,3 +304,33 @@ def test_a_dense_build_resumed_with_a_changed_model_folder_reuses_no_block(tmp_p
     (model / "sub" / "weights.bin").write_bytes(b"\x01" * 9)
     assert model_files({"model": str(model)}) != before
     assert model_files({"model": "org/hub-name"}) == []  # no local folder: nothing to read
+
+
+def test_more_workers_than_this_machine_has_cpus_is_refused_before_a_local_ray_starts(tmp_path, monkeypatch):
+    """A refusal that needs no Ray starts none: a Ray of this machine has at most its CPUs (it printed Ray's own
+    lines, then the refusal, once Ray had started)."""
+    import os
+
+    import ray
+
+    from ragbench._retrieval.sharding.merged_build.feeder import RayFeeder
+    from ragbench.api import ConfigError
+
+    def started(self):
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(RayFeeder, "start_ray", started)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # (a Ray an earlier test of this process joined)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": str(i), "contents": "castle"} for i in range(9)])
+    cpus = os.cpu_count() or 1
+    with pytest.raises(ConfigError) as refused:
+        build_parallel(
+            corpus, tmp_path / "index", "bm25", {}, ray_address=None, workers=cpus + 1, shards=None,
+            registry=installed_registry(), progress=False,
+        )  # fmt: skip
+    assert str(refused.value) == (
+        f"--workers {cpus + 1}: a Ray of this machine has at most its {cpus} CPUs and a worker actor takes one; "
+        f"pass --workers {cpus} or fewer, or give a cluster's address (--ray HOST:6379)"
+    )
+    assert not (tmp_path / "index").exists()

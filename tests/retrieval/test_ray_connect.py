@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import os
 import resource
 import socket
 import subprocess
@@ -145,3 +146,27 @@ def test_a_local_ray_that_cannot_start_is_one_line_with_the_fixes(tmp_path):
     for fix in ("retry on a less loaded machine", "raise the memory limit (ulimit -v)", "`ray start --head`"):
         assert fix in lines[-1]
     assert "still running" not in done.stderr  # Ray's processes, half started, ended
+
+
+STATED = """
+import os, sys
+from ray._raylet import AuthenticationMode, get_authentication_mode
+from ragbench._ray_connect import stated_token_mode
+
+stated_token_mode()
+print(os.environ.get("RAY_AUTH_MODE"), get_authentication_mode() == AuthenticationMode.TOKEN)
+"""
+
+
+@pytest.mark.parametrize(("given", "stated"), [(None, "token True"), ("disabled", "disabled False")])
+def test_a_local_ray_is_started_in_the_token_mode_ray_chooses_a_users_mode_kept(given, stated):
+    """Ray gives a new local Ray token authentication and warns that it chose it, a timestamped line before every
+    --ray command's own; ragbench states the same mode (RAY_AUTH_MODE=token, as Ray's own code states it) and Ray
+    warns of nothing. A mode the user set is left alone. (A process of its own: the mode is Ray's process-wide
+    configuration.)"""
+    environment = {name: value for name, value in os.environ.items() if name != "RAY_AUTH_MODE"}
+    if given is not None:
+        environment["RAY_AUTH_MODE"] = given
+    done = subprocess.run([sys.executable, "-c", STATED], capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == stated and "Token authentication" not in done.stderr

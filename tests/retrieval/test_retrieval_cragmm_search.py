@@ -126,19 +126,24 @@ def digests(folder: Path) -> dict[str, str]:
     }
 
 
-def test_the_index_folders_are_read_never_written(tmp_path):
-    copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
-    before = digests(copy)
+def searched(folder: Path) -> None:
+    """Both searches over the image and web indexes under `folder`."""
     retriever = load_retriever(
         "cragmm_search",
         {
-            "image_index": str(copy / "image"),
+            "image_index": str(folder / "image"),
             "image_model": str(DATA / "models" / "clip"),
-            "web_index": str(copy / "web"),
+            "web_index": str(folder / "web"),
             "text_model": str(DATA / "models" / "bge"),
         },
     )
     assert bound(retriever, "query_1.png", "tower in paris").search(["tower in paris"], 3)[0]
+
+
+def test_the_index_folders_are_read_never_written(tmp_path):
+    copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
+    before = digests(copy)
+    searched(copy)
     assert digests(copy) == before
 
 
@@ -187,7 +192,9 @@ def test_a_truncated_vector_file_is_refused_in_one_line(tmp_path):
     copy = shutil.copytree(DATA / "indexes" / "mixed" / "image", tmp_path / "image")
     [vectors] = copy.glob("*/data_level0.bin")  # the HNSW segment's vectors
     vectors.write_bytes(vectors.read_bytes()[:100])
-    with pytest.raises(ConfigError, match="could not be read .*download it again") as caught:
+    with pytest.raises(
+        ConfigError, match="graph is damaged .data_level0.bin in .*: 100 bytes.*download the index"
+    ) as caught:
         load_retriever("cragmm_search", {"image_index": str(copy), "image_model": str(DATA / "models" / "clip")})
     assert "\n" not in str(caught.value)
 
@@ -274,3 +281,83 @@ def test_flashrag_mm_searches_by_picture_with_cragmm_search(tmp_path, search):
     for example in examples:
         [text] = (own.for_example(example) or own).search([example.question], 2)
         assert shown[example.id] == [doc.id for doc in [*text, *found[example.images[0].digest]]]  # type: ignore[misc]
+
+
+def wal_mode(folder: Path) -> None:
+    """Each chroma.sqlite3 under `folder` switched to WAL mode (its header then says so; no -wal file is left)."""
+    import sqlite3
+
+    for database in folder.rglob("chroma.sqlite3"):
+        connection = sqlite3.connect(database)
+        assert connection.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+        connection.close()
+        assert database.read_bytes()[18:20] == b"\x02\x02" and not database.with_name("chroma.sqlite3-wal").exists()
+
+
+def test_an_index_in_wal_mode_is_read_without_a_file_made_or_changed_beside_it(tmp_path):
+    copy = shutil.copytree(DATA / "indexes" / "mixed", tmp_path / "mixed")
+    wal_mode(copy)
+    before = digests(copy)
+    searched(copy)
+    assert digests(copy) == before  # no chroma.sqlite3-shm, no -wal
+
+
+def test_writes_pending_in_a_wal_file_are_read_and_the_folder_left_as_it_was(tmp_path):
+    """A chromadb that did not close leaves its last writes in chroma.sqlite3-wal: they are read (from a scratch
+    copy), and nothing beside them is made or changed."""
+    import sqlite3
+
+    live = shutil.copytree(DATA / "indexes" / "graph" / "web", tmp_path / "live")
+    wal_mode(live)
+    writer = sqlite3.connect(live / "chroma.sqlite3")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("UPDATE embedding_metadata SET string_value = 'written last' WHERE key = 'page_snippet'")
+    writer.commit()
+    left = tmp_path / "left"  # what the folder holds while the writer has not closed, as a crash leaves it
+    left.mkdir()
+    for name in ("chroma.sqlite3", "chroma.sqlite3-wal"):
+        shutil.copyfile(live / name, left / name)
+    for segment in live.iterdir():
+        if segment.is_dir():
+            shutil.copytree(segment, left / segment.name)
+    writer.close()
+    before = digests(left)
+    retriever = load_retriever("cragmm_search", {"web_index": str(left), "text_model": str(DATA / "models" / "bge")})
+    docs = retriever.search(["tower in paris"], 3)[0]
+    assert docs and {doc.text for doc in docs} == {"written last"}
+    assert digests(left) == before
+
+
+def damage(path: Path, offset: int, data: bytes) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[offset : offset + len(data)] = data
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize(
+    ("file", "offset", "data", "problem"),
+    [
+        ("link_lists.bin", 0, b"\xff\xff\xff\x00", "link_lists.bin in .*: element 0's upper links take"),
+        ("header.bin", 20, (10**6).to_bytes(8, "little"), "header.bin in .*: 1000000 elements in an index of 1024"),
+    ],
+)
+def test_a_damaged_graph_is_refused_at_open_in_one_line_naming_the_file(tmp_path, file, offset, data, problem):
+    copy = shutil.copytree(DATA / "indexes" / "graph" / "web", tmp_path / "web")
+    [path] = copy.glob(f"*/{file}")
+    damage(path, offset, data)
+    with pytest.raises(ConfigError, match=f"web_index=.*: its HNSW graph is damaged \\({problem}") as caught:
+        load_retriever("cragmm_search", {"web_index": str(copy), "text_model": str(DATA / "models" / "bge")})
+    assert "\n" not in str(caught.value) and "download the index folder again" in str(caught.value)
+
+
+def test_damaged_level_0_links_fail_the_first_search_that_meets_them_in_one_line(tmp_path):
+    from ragbench._retrieval.cragmm.hnsw_graph import HEADER
+
+    copy = shutil.copytree(DATA / "indexes" / "graph" / "web", tmp_path / "web")
+    [level0] = copy.glob("*/data_level0.bin")
+    _, _, _, count, size, *_ = HEADER.unpack_from(level0.with_name("header.bin").read_bytes())
+    for element in range(count):  # every element's level-0 list says it holds 999 links
+        damage(level0, element * size, (999).to_bytes(2, "little"))
+    retriever = load_retriever("cragmm_search", {"web_index": str(copy), "text_model": str(DATA / "models" / "bge")})
+    with pytest.raises(RetrievalError, match="its HNSW graph is damaged \\(data_level0.bin in .*has 999 level-0 links"):
+        retriever.search(["tower in paris"], 3)

@@ -2,7 +2,9 @@
 or finds: more shards than the corpus has lines refused before any task; relative paths the driver's, whatever
 folder a task runs in; a step record of any bytes refused or the step done again, never a traceback; damaged
 shards' advice that works (the build again, not a split of an index there is none of); each step's shards counted
-on stderr as the one-process build counts passages."""
+on stderr as the one-process build counts passages; a kept shard's file replaced by a link to a user's file ends the
+resumed build in one line naming the link, the file and the fix (on Ray too, without Ray's own warnings), the file
+untouched."""
 
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_shard_build import QUERIES, REGISTRY, WORDS, shard_search, whole_search
+from test_shard_build import QUERIES, REGISTRY, WORDS, killed_after_two_shards, shard_search, whole_search
 
 from conftest import needs, write_jsonl
 from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, load_retriever
-from support.helpers import cli_here
+from support.helpers import cli, cli_here
 from support.object_store import LostAfterOneShard
 
 pytestmark = needs("regex", "bm25s")
@@ -181,3 +183,50 @@ def test_each_step_counts_its_shards_on_stderr_as_the_one_process_build_counts_p
         assert f"indexing corpus.jsonl ({KIND}), {step}: 100%" in shown.err and "3/3 [" in shown.err
     build_shards(corpus, tmp_path / "quiet", KIND, {}, 3, registry=REGISTRY)
     assert capsys.readouterr().err == ""
+
+
+def linked_build(tmp_path: Path) -> tuple[Path, Path, Path, bytes]:
+    """(corpus, --out, the user's file, its bytes): a 3-shard build killed once shards 0 and 1 were finished, shard
+    0's docs.jsonl then replaced by a link to a user's file."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", passages(60))
+    out = tmp_path / "built"
+    building = killed_after_two_shards(corpus, out)
+    mine = tmp_path / "results_2025.csv"
+    mine.write_bytes(b"year,score\n2025,0.71\n")
+    docs = building / "000" / "docs.jsonl"
+    docs.unlink()
+    docs.symlink_to(mine)
+    return corpus, out, mine, mine.read_bytes()
+
+
+def test_a_kept_shards_file_replaced_by_a_link_is_named_with_the_fix_and_the_file_left_alone(tmp_path):
+    corpus, out, mine, before = linked_build(tmp_path)
+    link = out / "shards-3.building" / "000" / "docs.jsonl"
+    with pytest.raises(OSError) as refused:
+        build_shards(corpus, out, KIND, {}, 3, registry=REGISTRY)
+    assert refused.value.filename == str(link) and mine.read_bytes() == before and link.is_symlink()
+    assert f"a symbolic link to {mine} in {link.parent}" in refused.value.strerror
+    assert refused.value.fix == "move the link out of that folder (the file it names is left as it is)"
+    link.rename(tmp_path / "moved.jsonl")  # the fix: the build then completes
+    assert build_shards(corpus, out, KIND, {}, 3, registry=REGISTRY).kept == 1
+    assert mine.read_bytes() == before
+    build_index(corpus, tmp_path / "one", KIND, {}, progress=False, registry=REGISTRY)
+    assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
+
+
+@needs("ray")
+def test_on_ray_it_is_the_same_one_line_and_ray_prints_no_warning_of_its_own(tmp_path, monkeypatch):
+    """It said "RayTaskError(OSError): a file ragbench was writing; fix what the error names", after Ray's
+    timestamped "Token authentication is enabled ... Set RAY_AUTH_MODE=disabled to opt out" (a local Ray)."""
+    corpus, out, mine, before = linked_build(tmp_path)
+    link = out / "shards-3.building" / "000" / "docs.jsonl"
+    for name in ("RAY_ADDRESS", "RAY_AUTH_MODE"):  # a Ray of its own, its authentication mode Ray's default
+        monkeypatch.delenv(name, raising=False)
+    done = cli("index", "build", "--corpus", str(corpus), "--retriever", KIND, "--out", str(out), "--ray",
+               "--shards", "3", "--no-progress", timeout=400)  # fmt: skip
+    assert done.returncode == 1 and mine.read_bytes() == before
+    assert done.stderr.strip().splitlines() == [
+        f"ragbench: error: a symbolic link to {mine} in {link.parent}, a folder of ragbench's own that it empties "
+        f"(it removes no link and writes through none): {link}; move the link out of that folder (the file it names "
+        "is left as it is), then run it again"
+    ]

@@ -13,8 +13,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from ragbench.api import ConfigError, RecordError
 from ragbench.testing import installed_registry
 from support import paths
 from support.matrix_fixtures import TASK_DATA
+from support.special_files import fifo_writer  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -37,28 +36,6 @@ TASKS = [
     )
     and not (task.endswith("_flashrag") and task != "nq_open_flashrag")
 ]
-
-
-@pytest.fixture
-def fifo_writer() -> Iterator[list[Path]]:
-    """FIFOs put in the list get a writer that opens and closes at once whenever a reader waits on one: code
-    that opens a FIFO reads it as empty (and fails the test) instead of hanging."""
-    fifos: list[Path] = []
-    done = threading.Event()
-
-    def unblock() -> None:
-        while not done.wait(0.005):
-            for fifo in list(fifos):
-                try:
-                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # ENXIO while no reader waits
-                except OSError:
-                    pass
-
-    thread = threading.Thread(target=unblock, daemon=True)
-    thread.start()
-    yield fifos
-    done.set()
-    thread.join()
 
 
 def examples(task: str, data: Path, args: dict) -> list[str]:

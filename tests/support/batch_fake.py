@@ -13,6 +13,8 @@ batch created before the vendor's answer is sent (a test kills the client there)
 creations get no answer at all, their connection closed (the batch created all the same); the first `lose_creates`
 (OpenAI) never reach the vendor: their connection closed, no batch created (the input file stays uploaded); the
 next `lose_results` fetches of a results file (OpenAI: an output or error file) answer HTTP 404, the batch known.
+A batch of more than `max_bytes` (Anthropic: the creation's body; OpenAI: the uploaded input file) is refused with
+HTTP 413, as the vendors refuse one past their limits; `received` holds the bytes of each.
 
 An ending: {"status": "completed" | "expired" | "cancelled" | "failed", "answered": N (the first N requests get a
 result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status),
@@ -53,6 +55,8 @@ class FakeBatchServer:
         self.deleted: list[str] = []  # input files deleted (DELETE /v1/files/ID), in order
         self.delete_status = 200  # another: every DELETE /v1/files/ID is refused with it
         self.lose_results = 0  # the next N fetches of a results file answer HTTP 404, the batch itself known
+        self.max_bytes: int | None = None  # a batch larger (Anthropic: its body; OpenAI: its file) is refused, 413
+        self.received: list[int] = []  # the bytes of each batch's body (Anthropic) or input file (OpenAI) received
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -263,6 +267,8 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and path in ("/v1/batches", "/v1/messages/batches"):
             return self.send(200, fake.listed("openai" if path == "/v1/batches" else "anthropic", query))
         if method == "POST" and path == "/v1/messages/batches":
+            if self.too_large(data):
+                return self.send(413, {"type": "error", "error": {"type": "request_too_large", "message": "too big"}})
             return self.answer_create(
                 anthropic_batch(fake.create("anthropic", json.loads(data)["requests"]), fake.root)
             )
@@ -304,11 +310,21 @@ class _Handler(BaseHTTPRequestHandler):
             for part in message.get_payload()
             if part.get_param("name", header="content-disposition") == "file"
         )
+        if self.too_large(content):
+            return self.send(
+                413, {"error": {"message": "fake: the file is too large", "type": "invalid_request_error"}}
+            )
         with self.fake.lock:
             file_id = f"file-{len(self.fake.files) + len(self.fake.deleted) + 1}"  # never one deleted
             self.fake.files[file_id] = content
         self.send(200, {"id": file_id, "object": "file", "bytes": len(content), "created_at": 0,
                         "filename": "batch.jsonl", "purpose": "batch", "status": "processed"})  # fmt: skip
+
+    def too_large(self, batch: bytes) -> bool:
+        """Record the bytes of a batch received; whether they pass `max_bytes`."""
+        with self.fake.lock:
+            self.fake.received.append(len(batch))
+        return self.fake.max_bytes is not None and len(batch) > self.fake.max_bytes
 
     def delete_file(self, file_id: str) -> None:
         if self.fake.delete_status != 200:

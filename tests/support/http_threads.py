@@ -1,11 +1,15 @@
-"""A local HTTP server of a handler class, served from a thread of the test process for as long as a `with` block."""
+"""A local HTTP server of a handler class, served from a thread of the test process for as long as a `with` block;
+`send_json`, a handler's JSON reply. Standard library only: a recording script run where ragbench is not installed
+imports it too."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 @contextmanager
@@ -19,3 +23,13 @@ def serving(handler: type[BaseHTTPRequestHandler], poll_seconds: float = 0.5) ->
     finally:
         server.shutdown()
         server.server_close()
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+    """`payload` as the reply's JSON body, with its status, type and length."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)

@@ -48,7 +48,8 @@ def test_an_unknown_option_is_refused_naming_the_declared_ones():
     with pytest.raises(ConfigError) as refused:
         made(Front, {"sise": 5})
     assert str(refused.value) == (
-        "--retriever-arg sise=5: retriever front has no option 'sise' (accepted: index=<str/null, default None>, "
+        "--retriever-arg sise=5: retriever front has no option 'sise'; did you mean 'size'? (accepted: "
+        "index=<str/null, default None>, "
         "size=<int >= 1, default 3>, name=<str/null, default None>)"
     )
 

@@ -92,3 +92,32 @@ def test_the_example_page_shows_each_images_thumbnail(pictures_run, tmp_path):
     (out / "images" / f"{Image.of(SMALL).digest}.png").unlink()
     site = export_view([out], tmp_path / "again")
     assert exported_page(site, f"example/{rid}/pictures/1")["images"][0]["thumbnail"] is None
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_vidore_examples_page_shows_its_retrieved_pages_and_its_gold_page_as_thumbnails(tmp_path):
+    """ViDoRe's pages are the documents: the run keeps thumbnails of the first ten pages shown and of the gold's
+    among them, and the example's page shows each beside its document and the gold as its page (id, grade, rank)."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("safetensors")
+    from conftest import TEST_DATA
+
+    pages = TEST_DATA / "vidore" / "v2"
+    args = {"pages": str(pages), "index": str(tmp_path / "index"), "model": str(pages.parent / "tiny-siglip")}
+    out = tmp_path / "run"
+    run_eval("vidore", "vanilla", ScriptedLLM("-"), data=str(pages), retriever="siglip", retriever_args=args,
+             task_args={"images": 0}, output=out)  # fmt: skip
+    site = export_view([out], tmp_path / "site")
+    rid = run_ids(site)[0]
+    page = exported_page(site, f"example/{rid}/vidore/0")
+    assert page["gold_text"] == "qrels: 0=2, 3=1"  # the page before its grade (was "qrels: 2, 1")
+    docs = {doc["id"]: doc for doc in page["docs"]}
+    assert len(docs) == 6 and all(
+        doc["image"]["thumbnail"].startswith("data:image/png;base64,") for doc in docs.values()
+    )
+    assert page["gold_pages"] == [
+        {"id": "0", "grade": 2, "rank": docs["0"]["number"], "image": docs["0"]["image"]},
+        {"id": "3", "grade": 1, "rank": docs["3"]["number"], "image": docs["3"]["image"]},
+    ]
+    kept = {path.name.removesuffix(".png") for path in (out / "images").iterdir()}
+    assert {doc["image"]["sha256"] for doc in docs.values()} == kept

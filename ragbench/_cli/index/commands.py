@@ -226,6 +226,12 @@ def page_build(
         click.echo(f"resumed: {built.kept} of {shards} shards kept from the interrupted build")
     sharded = f", encoded in {shards} shards" if in_shards is not None else ""
     click.echo(f"{built.kind} index of {built.pages} pages in {out}{sharded} ({built.seconds:.1f} s)")
+    if built.left:
+        click.echo(
+            f"kept {built.left[0].parent}: it holds {', '.join(path.name for path in built.left)}, put in the old "
+            "index's folder while the new one was built (not ragbench's: left as it is)",
+            err=True,
+        )
 
 
 def ray_build(

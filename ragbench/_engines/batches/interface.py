@@ -36,6 +36,20 @@ class Polled:
 Outcome = Response | EngineError | Resend
 
 
+@dataclass(frozen=True)
+class BatchLimits:
+    """What one batch may hold at a vendor: `requests` input lines, and `bytes` as the vendor receives the batch:
+    each line's `size` (its bytes as sent), a `separator`'s bytes between two lines, and `framing`, the batch's
+    bytes besides its lines. `docs`: where the vendor says so."""
+
+    requests: int
+    bytes: int
+    size: Callable[[JsonObject], int]
+    docs: str
+    separator: int = 0
+    framing: int = 0
+
+
 class ResultsMissing(Exception):
     """An ended batch whose results file alone is not found (HTTP 404 for the file, the batch itself known): the
     vendor's failure, its requests sent again; never read as a batch unknown to the vendor."""
@@ -133,4 +147,5 @@ class BatchVendor(Protocol):
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
         """What one result line says of `request` (ValueError, TypeError, KeyError, AttributeError, RecursionError:
         unreadable, sent again). A vendor's side may also have `billed(line)`, the token counts the line's answer
-        was billed for, which the loop counts where it does not take the line (runner.BatchRun._bill)."""
+        was billed for, which the loop counts where it does not take the line (runner.BatchRun._bill), and
+        `limits`, a `BatchLimits`: the loop cuts its batches within them (batches/cuts.py)."""

@@ -2,8 +2,8 @@
 `openai` and `anthropic` engines; the vendor's side: hosted/batch_openai.py, hosted/batch_anthropic.py).
 
 The scheduler hands a `batch=true` engine its pooled requests as it hands a local model its batches (the engine is
-not `concurrent`): each batch of the scheduler becomes one vendor batch per endpoint, and a multi-step system's
-rounds successive batches. A request is known by its custom id (store.custom_id); before anything is sent,
+not `concurrent`): each batch of the scheduler becomes one vendor batch per endpoint, cut where it would pass the
+vendor's limits on requests or bytes (batches/cuts.py), and a multi-step system's rounds successive batches. A request is known by its custom id (store.custom_id); before anything is sent,
 each request is looked up in the run folder's batch records (batches/store.py): one a batch of an earlier attempt
 answered is answered from that batch's result lines, one a batch still out holds waits on that batch, polled
 again at the server that holds it (a killed run's batches are never submitted twice), and the rest are sent in a
@@ -36,9 +36,10 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.billed import Billed
-from ..._values.llm_calls import EngineError, Request, Response
+from ..._values.llm_calls import EngineError, Request, RequestError, Response
 from ..retries import backoff, retried_status
-from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend, ResultsMissing
+from .cuts import cut, megabytes
+from .interface import BatchingEngine, BatchLimits, BatchVendor, Outcome, Polled, Resend, ResultsMissing
 from .results import read_result_lines
 from .shelf import BatchShelf
 from .store import Submitted
@@ -181,8 +182,9 @@ class BatchRun:
     async def _submit(
         self, send: list[str], asked: dict[str, Request], answers: dict[str, Response | EngineError]
     ) -> list[Submitted]:
-        """New batches (one per endpoint) of the requests `send`, each recorded before the vendor is asked to
-        create it and again once it has; a request that cannot be sent is answered with why."""
+        """New batches of the requests `send` (per endpoint, cut within the vendor's limits: batches/cuts.py), each
+        recorded before the vendor is asked to create it and again once it has; a request that cannot be sent (or
+        that alone passes the bytes of one batch) is answered with why."""
         engine = self.engine
         _, vendor, client = self._side(engine.base_url)
         by_endpoint: dict[str, list[tuple[str, JsonObject]]] = {}
@@ -194,7 +196,21 @@ class BatchRun:
                 self.counts.failed += 1
                 continue
             by_endpoint.setdefault(endpoint, []).append((custom, line))
-        return [await self._create(vendor, client, endpoint, lines) for endpoint, lines in by_endpoint.items()]
+        limits: BatchLimits | None = getattr(vendor, "limits", None)  # a plugin's vendor may give none
+        out = []
+        for endpoint, lines in by_endpoint.items():
+            pieces = cut(lines, limits)
+            for custom, size in pieces.too_large:
+                assert limits is not None
+                answers[custom] = engine.failure(
+                    f"the request is {megabytes(size)} as the vendor receives it, over the "
+                    f"{megabytes(limits.bytes)} one batch may hold ({limits.docs}): send it smaller",
+                    1,
+                    RequestError,
+                )
+                self.counts.failed += 1
+            out += [await self._create(vendor, client, endpoint, piece) for piece in pieces.batches]
+        return out
 
     async def _create(
         self, vendor: BatchVendor, client: Any, endpoint: str, lines: list[tuple[str, JsonObject]]

@@ -6,7 +6,7 @@ assistant's tool calls `tool_use` blocks (its text before them), consecutive too
 `tool_result` blocks, an assistant turn that holds the content blocks of an earlier answer (`Message.items`:
 thinking blocks must go back with the tool calls they led to) those blocks as they were. A prompt request is one
 user turn. A turn's images are `image` blocks with a base64 `source` and their media type, in order with its `text`
-blocks. Tools go as `{name, description, input_schema}`, a remote MCP server tool as an `mcp_servers` entry
+blocks (one the API would refuse resized first: hosted/vendor_images.py). Tools go as `{name, description, input_schema}`, a remote MCP server tool as an `mcp_servers` entry
 (the beta MCP connector: the API's servers call its tools), the tool choice as `{"type": "auto" | "none" | "any"
 | "tool"}`; with the `anthropic` engine's `prompt_cache` option the last tool and the system prompt carry
 `cache_control` (`cache_marked`). Sampling: `max_tokens`, `temperature` and `top_p` unless left to the server (`top_p` only when below
@@ -42,6 +42,7 @@ from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of
 from .api_engine import call_arguments_object
 from .openai_responses import sampling_sent, top_logprobs_asked
 from .usage_counts import ANTHROPIC, usage_tokens
+from .vendor_images import ANTHROPIC_IMAGES, sent_pictures
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
 # pause_turn: the API's servers paused a long turn of server-side tool calls; the request is sent again with the
@@ -64,7 +65,7 @@ def message_arguments(request: Request, model: str, prompt_cache: str | None = N
     ):
         if asked:
             raise RequestError(f"anthropic engine: the Messages API takes no {what}")
-    turns = chat_messages(request)
+    turns = chat_messages(sent_pictures(request, ANTHROPIC_IMAGES))
     args: JsonObject = {"model": model, "max_tokens": sampling.max_tokens}
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:

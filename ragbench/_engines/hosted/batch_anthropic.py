@@ -8,10 +8,12 @@ Each request's `params` are the body the engine would send (--model-arg fields i
 not sent in a batch (the MCP connector is a beta the batch endpoint is not asked for): that request fails with why.
 A result `succeeded` is read as the engine reads a message; `expired` and `canceled`, and `errored` with an error
 of Anthropic's side (api_error, overloaded_error, rate_limit_error, timeout_error), are sent again; another
-`errored` fails: invalid_request_error as the request's fault (a RequestError)."""
+`errored` fails: invalid_request_error as the request's fault (a RequestError). A batch holds at most 100,000
+requests and 256 MB of body as the SDK writes it (`LIMITS`): the loop cuts larger ones (batches/cuts.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +21,7 @@ from typing import Any
 from ..._types import JsonObject
 from ..._values.billed import TokenCounts
 from ..._values.llm_calls import EngineError, Request, RequestError
-from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
+from ..batches.interface import BatchLimits, Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted
 from .anthropic_messages import message_arguments, parse_message
@@ -27,9 +29,30 @@ from .usage_counts import ANTHROPIC, read_usage, usage_tokens
 
 VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")
 ENDPOINT = "/v1/messages"
+MB = 1_000_000  # the vendor's "MB" read as the smaller unit: a limit never passed either way
+FRAMING = len('{"requests":[]}')  # the body `create` sends, less its lines
+
+
+def sent_json(line: JsonObject) -> str:
+    """A line as the SDK writes it into the body (compact, UTF-8: its `openapi_dumps`)."""
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+# platform.claude.com/docs/en/build-with-claude/batch-processing: "A Message Batch is limited to either 100,000
+# Message requests or 256 MB in size, whichever is reached first"
+LIMITS = BatchLimits(
+    requests=100_000,
+    bytes=256 * MB,
+    size=lambda line: len(sent_json(line).encode()),
+    docs="Anthropic's Message Batches: 100,000 requests and 256 MB a batch",
+    separator=len(","),
+    framing=FRAMING,
+)
 
 
 class AnthropicBatches:
+    limits = LIMITS
+
     def __init__(self, engine: SdkBatchingEngine, prompt_cache: str | None = None) -> None:
         self.engine, self.prompt_cache = engine, prompt_cache
 

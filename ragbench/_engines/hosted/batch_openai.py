@@ -4,7 +4,8 @@ JSONL file uploaded (`POST /files`, purpose "batch"), a batch of it created (`PO
 as soon as it is uploaded: where no batch is found for an intent (its creation never reached the vendor), the file is
 deleted (`DELETE /files/ID`). The batch carries its intent
 in its `metadata` (`ragbench_intent`, batches/store.py): an intent left without an id is matched among the batches
-created since it (`GET /batches`, newest first).
+created since it (`GET /batches`, newest first). A batch holds at most 50,000 requests and 200 MB of input file
+(`LIMITS`): the loop cuts larger ones (batches/cuts.py).
 
 Each input line is `{"custom_id", "method": "POST", "url", "body"}`, the body the one the engine would send
 (chat completions, completions or the Responses API, --model-arg fields included); each output line's
@@ -27,7 +28,7 @@ from openai.types.responses import Response as ResponsesAnswer
 from ..._types import JsonObject
 from ..._values.billed import TokenCounts
 from ..._values.llm_calls import EngineError, Request, Response
-from ..batches.interface import Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
+from ..batches.interface import BatchLimits, Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted
 from ..retries import retried_status
@@ -37,6 +38,22 @@ from .openai_responses_api import parse_response
 from .usage_counts import OPENAI, OPENAI_RESPONSES, read_usage, usage_tokens
 
 ENDED = ("completed", "failed", "expired", "cancelled")
+MB = 1_000_000  # the vendor's "MB" read as the smaller unit: a limit never passed either way
+
+
+def jsonl(line: JsonObject) -> str:
+    """One input line as the uploaded JSONL file holds it (ASCII: one byte a character)."""
+    return json.dumps(line) + "\n"
+
+
+# platform.openai.com/docs/api-reference/batch/create: the input file "can contain up to 50,000 requests, and can be
+# up to 200 MB in size"
+LIMITS = BatchLimits(
+    requests=50_000,
+    bytes=200 * MB,
+    size=lambda line: len(jsonl(line)),
+    docs="OpenAI's Batch API: 50,000 requests and 200 MB an input file",
+)
 ENDPOINTS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "prompt": "/v1/completions"}
 
 
@@ -59,6 +76,8 @@ class OpenAIEngineLike(SdkBatchingEngine, Protocol):
 
 
 class OpenAIBatches:
+    limits = LIMITS
+
     def __init__(self, engine: OpenAIEngineLike) -> None:
         self.engine = engine
 
@@ -83,7 +102,7 @@ class OpenAIBatches:
         upload: Callable[[str], None],
     ) -> str:
         client = client.with_options(max_retries=0)  # tried once: the loop resolves a try that failed (BatchVendor)
-        data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        data = "".join(jsonl(line) for line in lines).encode()
         uploaded = await client.files.create(
             file=(f"ragbench-{intent}.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=self._headers
         )

@@ -7,7 +7,8 @@ tool result a `function_response` part (`id`, the called function's `name`, `res
 consecutive results one user turn; an assistant turn that holds the parts of an earlier answer
 (`Message.items`: thought signatures must go back with the calls they came with) those parts as they were. A
 prompt request is one user turn. A turn's images are `inline_data` parts (the SDK's `Part.from_bytes`: the bytes and
-their `mime_type`), in order with its `text` parts. Tools go as one tool of `function_declarations` (the JSON schema as
+their `mime_type`), in order with its `text` parts (a request over the 20 MB Gemini takes inline is refused:
+hosted/vendor_images.py). Tools go as one tool of `function_declarations` (the JSON schema as
 `parameters_json_schema`), the tool choice as `function_calling_config` (AUTO, NONE, ANY, or ANY limited to the
 named function; a schema of upper-case types, a Gemini Schema, as `parameters`); the SDK's automatic function
 calling is off. Sampling: `max_output_tokens`, `temperature`, `top_p` and `seed` (each unless left to the server),
@@ -42,6 +43,7 @@ from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
 from .openai_responses import kept_stop, sampling_sent, token_limit_sent, top_logprobs_asked
 from .usage_counts import GEMINI, usage_tokens
+from .vendor_images import GEMINI_IMAGES, sent_pictures
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -55,7 +57,7 @@ def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
         raise RequestError("gemini engine: log-probs are not asked of the Gemini API")
     if sampling.lora is not None:
         raise RequestError("gemini engine: the Gemini API takes no LoRA adapters")
-    turns = chat_messages(request)
+    turns = chat_messages(sent_pictures(request, GEMINI_IMAGES))
     config: JsonObject = {"automatic_function_calling": {"disable": True}}  # the system runs the calls
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:

@@ -9,7 +9,8 @@ Chat requests go to chat.completions and prompt requests to completions (mode="a
 sends a prompt request to the chat endpoint as one user message, for servers or models that only
 serve chat. A chat turn's images are `image_url` parts with a base64 `data:` URL, in order with its text parts; a
 prompt request with images goes to the chat endpoint whatever the mode (completions take none), its images before
-its prompt in one user message. Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
+its prompt in one user message; to OpenAI's own API, a picture it would refuse is resized first
+(hosted/vendor_images.py). Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
 OpenAI reasoning model, which refuses max_tokens: o1-o9, gpt-5 to gpt-19, codex-mini, or where `max_tokens_as`
 says so), temperature, top_p, n and seed (when set, per request; but those `left_to_server`, sent as the request
 holds them: top_p 1 is sent as 1, 1.0 as 1.0), frequency_penalty and presence_penalty (where the request sets
@@ -58,6 +59,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 import openai
 
@@ -78,7 +80,9 @@ from .openai_responses import (
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless import StainlessEngine
 from .usage_counts import OPENAI, OPENAI_RESPONSES
+from .vendor_images import OPENAI_IMAGES, sent_pictures
 
+OPENAI_HOST = "api.openai.com"  # OpenAI's own API, whose limits on pictures are known (hosted/vendor_images.py)
 # Arguments the engine hands the SDK as they are to be sent (sent_as_given).
 SENT_AS_GIVEN = ("messages", "input", "tools")
 
@@ -196,6 +200,8 @@ class OpenAIEngine(StainlessEngine):
     def call_arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
         """(chat?, keyword arguments of the SDK's create())."""
         sampling = request.sampling
+        if urlsplit(self.base_url).hostname == OPENAI_HOST:  # a picture OpenAI would refuse, resized first
+            request = sent_pictures(request, OPENAI_IMAGES)
         if self.api == "responses":
             return True, self._sent(request, responses_arguments(request, sampling.lora or self.model))
         chat = request.is_chat or self.mode == "chat" or bool(request.images)  # completions take no images

@@ -3,7 +3,8 @@ retries HTTP 408/409/429/5xx, timeouts and dropped connections (`max_retries`, w
 api_http.JitteredRetries), honours Retry-After and pools connections; a connection refused is retried only
 `connect_retries` times (api_http.FailFastTransport). Added here: a 2xx body that is no answer (a proxy's HTML
 page, a missing field, a usage whose counts as sent are no token counts: hosted/usage_counts.py) is retried too, from
-the same budget, and the SDK's final error becomes one line (api_engine.ApiEngine's failures).
+the same budget (`retry_unreadable=false`: not, as the SDK alone does not, an evaluation's own loop trying the call
+again as upstream's does), and the SDK's final error becomes one line (api_engine.ApiEngine's failures).
 
 With `batch=true` the engine sends the scheduler's pooled requests through the vendor's batch API instead
 (batches/runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
@@ -49,9 +50,11 @@ class StainlessEngine(ApiEngine):
         batch_poll_s: Annotated[float, Ge(0)] = 30.0,
         batch_size: Annotated[int, Ge(1)] = 50_000,
         batch_retries: Annotated[int, Ge(0)] = 2,
+        retry_unreadable: bool = True,
         **options: Any,
     ) -> None:
         super().__init__(model, **options)
+        self.retry_unreadable = bool(retry_unreadable)
         self.concurrent = not batch
         self.batch_poll_s, self.batch_retries = float(batch_poll_s), int(batch_retries)
         if batch:
@@ -128,7 +131,7 @@ class StainlessEngine(ApiEngine):
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self.excerpt(raw.http_response.text)}"
             billed.add(Billed.of(tokens))
-            if used > self.max_retries:
+            if used > self.max_retries or not self.retry_unreadable:
                 raise billed.onto(self.failure(what, used))
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
             log.info(

@@ -10,15 +10,22 @@ on disk (a `vision_config`), without its weights.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
+from ..._errors import ConfigError
 from ..._values.images import Image
-from ..._values.llm_calls import Request
+from ..._values.llm_calls import Request, RequestError
 from ..chat_messages import ChatMessage, chat_messages, content_of, text_part
 from .embedded import is_embedded
 
-INSTEAD = "use an image-text-to-text model, e.g. HuggingFaceTB/SmolVLM-256M-Instruct or Qwen/Qwen2.5-VL-3B-Instruct"
+# What a run that sends images can use instead: no image-text model ships with ragbench (the embedded SmolLM2 and
+# MiniLM are text models), so one is a folder on disk (fetched once from the hub), a vendor's, or none at all
+INSTEAD = (
+    "no image-text model ships with ragbench to run offline: pass --model hf:DIR (or vllm:DIR), DIR an "
+    "image-text-to-text checkpoint on disk (e.g. `hf download HuggingFaceTB/SmolVLM-256M-Instruct --local-dir DIR`, "
+    "once, with network), or a vendor's model with its key (openai:gpt-4o-mini, anthropic:claude-haiku-4-5, "
+    "gemini:gemini-2.5-flash); --model scripted:echo runs the task offline with no model (echoed answers: a dry run)"
+)
 
 
 def takes_images(config: Any) -> bool:
@@ -43,10 +50,12 @@ def images_problem(model: str, cache_dir: str | None = None) -> str | None:
 
 
 def pil_images(images: tuple[Image, ...]) -> list[Any]:
-    """The images as RGB PIL images, what processors and vLLM's multi_modal_data take."""
-    from PIL import Image as PILImage
-
-    return [rgb(PILImage.open(io.BytesIO(image.data))) for image in images]
+    """The images as RGB PIL images, what processors and vLLM's multi_modal_data take; a picture that cannot be
+    decoded (damaged, a decompression bomb) fails its request alone, a RequestError naming it and the damage."""
+    try:
+        return [rgb(image.picture()) for image in images]
+    except ConfigError as exc:
+        raise RequestError(f"a picture of the request cannot be decoded: {exc}") from None
 
 
 def rgb(picture: Any) -> Any:

@@ -2,15 +2,25 @@
 without chromadb: its ids and metadata from `chroma.sqlite3` in `collection.get()`'s order (the metadata
 segment's rows by insertion), its vectors from the HNSW segment's `data_level0.bin` (hnswlib's layout; labels to
 ids from `index_metadata.pickle`, a pickle of plain dicts) and from the write-ahead queue's later entries (what
-chromadb had not yet flushed into the HNSW files). Nothing in the folder is written. A search walks the saved graph
-where it holds the whole collection; otherwise it compares every vector.
+chromadb had not yet flushed into the HNSW files). A search walks the saved graph where it holds the whole
+collection; otherwise it compares every vector.
+
+Nothing in the folder is written, nor made: SQLite opens `chroma.sqlite3` as immutable (`?mode=ro&immutable=1`: no
+lock, no `-shm` or `-wal` file beside it, which a read-only open of a database in WAL mode still makes). Where a
+`-wal` or `-journal` file holds writes not yet in the database (a chromadb that did not close), the database and it
+are copied to a scratch folder and read there, so that those writes are read and the folder is left as it was.
 """
 
 from __future__ import annotations
 
 import json
 import pickle
+import shutil
 import sqlite3
+import struct
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from ..._errors import ConfigError
-from .hnsw_graph import HnswGraph
+from ..base import RetrievalError
+from .hnsw_graph import GraphDamage, HnswGraph
 
 ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3  # chromadb's Operation, as the queue stores it
 BLOCK = 65536  # vectors copied or normalised at a time
@@ -36,19 +47,24 @@ class Collection:
     version: str  # the collection's id and its last write's sequence number: any write to the index changes it
     graph: HnswGraph | None  # the persisted HNSW graph, when it holds the whole collection (nothing queued since)
     element_rows: np.ndarray  # each graph element's row in `ids` (-1: not in the collection)
+    source: str = ""  # the option that named the folder, and the folder (`image_index=DIR`), for messages
 
     def nearest(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         """The top `k` rows per query, each with its score `1 - cosine distance`: chromadb's HNSW search where the
-        graph holds the collection, else every vector compared (as chromadb's brute-force buffer does)."""
+        graph holds the collection, else every vector compared (as chromadb's brute-force buffer does). A damaged
+        graph met on the way is a RetrievalError of one line."""
         if self.graph is None:
             return exact_nearest(queries, self.vectors, k)
-        return [
-            [
-                (int(self.element_rows[element]), 1.0 - float(distance))
-                for element, distance in self.graph.search(query, k)
+        try:
+            return [
+                [
+                    (int(self.element_rows[element]), 1.0 - float(distance))
+                    for element, distance in self.graph.search(query, k)
+                ]
+                for query in queries.astype(np.float32)
             ]
-            for query in queries.astype(np.float32)
-        ]
+        except GraphDamage as exc:
+            raise RetrievalError(f"retriever cragmm_search: {damaged(self.source, exc)}") from None
 
 
 def exact_nearest(queries: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
@@ -83,15 +99,50 @@ def read_collection(folder: str, name: str, what: str) -> Collection:
             "dataset` wrote for the CRAG-MM search index"
         )
     try:
-        connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return _read(connection, base, name, what)
-        finally:
-            connection.close()
-    except (sqlite3.Error, OSError, pickle.UnpicklingError, ValueError, KeyError, TypeError) as exc:
+        with opened(database) as connection:
+            collection = _read(connection, base, name, what)
+    except GraphDamage as exc:
+        raise ConfigError(damaged(f"{what}={folder}", exc)) from None
+    except (sqlite3.Error, OSError, pickle.UnpicklingError, struct.error, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"{what}={folder}: the chromadb folder could not be read ({type(exc).__name__}: {exc}); download it again"
         ) from None
+    collection.source = f"{what}={folder}"
+    return collection
+
+
+def damaged(source: str, exc: GraphDamage) -> str:
+    return (
+        f"{source}: its HNSW graph is damaged ({exc.file.name} in {exc.file.parent}: {exc.problem}); download the "
+        "index folder again (a --resume reads the same files)"
+    )
+
+
+@contextmanager
+def opened(database: Path) -> Iterator[sqlite3.Connection]:
+    """`database` opened to be read: immutable, where nothing is pending beside it; else a scratch copy of it and
+    of its pending `-wal` or `-journal`, where SQLite reads (or rolls back) those writes."""
+    pending = [
+        side
+        for side in (database.with_name(database.name + "-wal"), database.with_name(database.name + "-journal"))
+        if side.is_file() and side.stat().st_size > 0
+    ]
+    if not pending:
+        connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        try:
+            yield connection
+        finally:
+            connection.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="ragbench-chroma-") as scratch:
+        copy = Path(scratch) / database.name
+        for source in (database, *pending):
+            shutil.copyfile(source, copy.with_name(source.name))
+        connection = sqlite3.connect(copy)
+        try:
+            yield connection
+        finally:
+            connection.close()
 
 
 def _read(connection: sqlite3.Connection, base: Path, name: str, what: str) -> Collection:

@@ -102,7 +102,7 @@ class CragMMSearchRetriever(Retriever):
                 RetrievalError("retriever cragmm_search: a search by picture needs image_index= and image_model=")
                 for _ in images
             ]
-        return self.image_hits([opened_picture(image.data, self.name, "a query picture") for image in images], k)
+        return self.image_hits([opened_picture(image, self.name, "a query picture") for image in images], k)
 
     def search_examples(
         self, bound: list[Retriever], queries: list[str], k: int
@@ -214,7 +214,7 @@ def picture_of(example: Example) -> Any:
     """The example's first image as PIL opens it, or the RetrievalError its search gets."""
     if not example.images:
         return RetrievalError(f"retriever cragmm_search: example {example.id} has no image to search with")
-    return opened_picture(example.images[0].data, "cragmm_search", f"example {example.id}'s image")
+    return opened_picture(example.images[0], "cragmm_search", f"example {example.id}'s image")
 
 
 class ImageEncoder:

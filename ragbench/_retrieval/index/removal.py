@@ -11,7 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -90,3 +90,19 @@ def empty_marked(folder: Path) -> None:
             child.unlink()
     (folder / BUILD_MARK).unlink()
     folder.rmdir()
+
+
+def empty_named(folder: Path, names: Sequence[str]) -> list[str]:
+    """Delete the files `names` of a marked folder (`set_aside`'s), the first (its manifest) first, so that no
+    part of it is an index, each only where it is a file (never a link), then its mark, then the folder where
+    nothing else is in it. Whatever else is there (a file of the user's, come while a new index was built)
+    stays, with the folder: the names of what stayed, in order (empty where the folder is gone)."""
+    for name in names:
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    (folder / BUILD_MARK).unlink(missing_ok=True)
+    left = sorted(os.listdir(folder))
+    if not left:
+        folder.rmdir()
+    return left

@@ -8,7 +8,6 @@ first's or remove its staging folders."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -17,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._values.options import construct
-from ..index.removal import empty_marked, set_aside
+from ..index.removal import empty_named, set_aside
 from ..index.staging import held_lock
-from .index import FORMAT, MANIFEST
+from .index import MANIFEST, index_files, not_the_index
 from .late_interaction import LateInteractionRetriever
 from .shards import PageShards
 
@@ -33,6 +32,7 @@ class PagesBuilt:
     pages: int
     seconds: float
     kept: int  # shards a killed build had encoded
+    left: tuple[Path, ...] = ()  # what stayed of the replaced index's folder: files come while it was built
 
 
 def page_kinds(registry: Registry) -> list[str]:
@@ -69,6 +69,7 @@ def build_page_index(
         if option in options:
             raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
     folder = Path(out).expanduser().resolve()
+    left: tuple[Path, ...] = ()
     with held_lock(folder.with_name(folder.name + ".lock"), out, "index build"):
         target = _target(folder, out, overwrite)
         started = time.perf_counter()
@@ -79,11 +80,12 @@ def build_page_index(
             injected={"registry": registry, "in_shards": shards},
         )
         if target != folder:  # the new index complete: the old one set aside, the new one put in its place
+            files = replaced_files(folder, out)  # a file of the user's come meanwhile: the new index waits
             replaced = set_aside(folder)
             os.rename(target, folder)
-            empty_marked(replaced)
+            left = tuple(replaced / name for name in empty_named(replaced, files))
     kept = shards.kept if shards is not None else 0
-    return PagesBuilt(entry.name, len(retriever.corpus), time.perf_counter() - started, kept)
+    return PagesBuilt(entry.name, len(retriever.corpus.ids), time.perf_counter() - started, kept, left)
 
 
 def _target(folder: Path, out: str, overwrite: bool) -> Path:
@@ -94,18 +96,26 @@ def _target(folder: Path, out: str, overwrite: bool) -> Path:
         return folder
     if not overwrite:
         raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
-    if not built_page_index(folder):
-        raise ConfigError(
-            f"--out {out} holds no page index ragbench built (no {MANIFEST} of one); --overwrite replaces only "
-            "an index: choose another folder"
-        )
+    replaced_files(folder, out)
     return folder.with_name(folder.name + ".building")
 
 
-def built_page_index(folder: Path) -> bool:
-    """Whether `folder` holds a page index's manifest (this format's)."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") == FORMAT and "pages" in manifest
+def replaced_files(folder: Path, out: str) -> tuple[str, ...]:
+    """The files of the page index at `folder` that --overwrite removes (its manifest's); a ConfigError where the
+    folder is no page index ragbench built, or holds anything else (nothing is removed then)."""
+    files = index_files(folder)
+    if files is None:
+        raise ConfigError(
+            f"--out {out} holds no page index ragbench built (no {MANIFEST} with ragbench's mark); --overwrite "
+            "replaces only such an index: choose another folder"
+        )
+    others = not_the_index(folder, files)
+    if others:
+        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+        raise ConfigError(
+            f"--out {out} holds {others[0]}{more}, which is not one of the files the index's {MANIFEST} names "
+            "(not ragbench's); "
+            f"--overwrite removes only the index's own files ({', '.join(files)}): move it out, or choose another "
+            "folder"
+        )
+    return files

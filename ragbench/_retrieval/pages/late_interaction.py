@@ -5,8 +5,12 @@ Encoded as vidore-benchmark's `ColPaliRetriever` (and its ColQwen2/ColIdefics3 s
 `process_images` / `process_queries` over `batch_size` items, the model's output unbound per item, kept whole
 (its zero rows where an item was padded within its batch included: they take part in MaxSim as upstream's
 do); with `pool_factor` above 1, each page's vectors pooled by colpali-engine's `HierarchicalTokenPooler`.
-Hits are ranked as trec_eval ranks upstream's score matrix (`trec_order`): a page shown is the `Document` of its
-id, its image the page.
+Every row of the dataset is encoded and scored, as upstream's evaluators do; a page's score is made from its rows'
+as upstream's `results` make it (`corpus.page_scores`; `page_scores=raw` for each page's best row's score as the
+model gave it). Hits are ranked as trec_eval ranks those scores (`trec_order`), and the pages mteb's MRR would rank
+within the first k where ties cross the cut are shown after them (`ranking.shown_order`); the first hit carries
+what mteb's confidence scores read of every page's score (`RANKING`). A page shown is the `Document` of its id,
+its image the page.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import json
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
@@ -23,9 +27,11 @@ from ..._storage.locations import absolute_path
 from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from .corpus import PageCorpus, page_corpus
-from .encoding import INSTALL, encoded_pages
-from .index import FORMAT, load_vectors, save_index
-from .maxsim import SCORE_BATCH, maxsim_scores, trec_order
+from .encoding import INSTALL, check_torchvision, encoded_pages
+from .index import FORMAT, MANIFEST, MARK, load_vectors, save_index
+from .maxsim import SCORE_BATCH, maxsim_scores
+from .model_files import ModelFiles, model_files
+from .ranking import RANKING, confidence, shown_order
 from .shards import PageRecipe, PageShards, batch_ranges, given
 from .vidore_data import open_vidore
 
@@ -55,6 +61,7 @@ class ColEngineEncoder:
     def __init__(self, model: str, device: str = "cpu", dtype: str = "bfloat16") -> None:
         import torch
 
+        check_torchvision("retriever colpali")
         engine = import_extra("colpali_engine.models", f"retriever colpali encodes with colpali-engine: {INSTALL}")
         folder = Path(model).expanduser()
         try:
@@ -78,13 +85,16 @@ class ColEngineEncoder:
             str(folder), dtype=getattr(torch, dtype), device_map=device, local_files_only=True
         ).eval()
         self.processor = processor_class.from_pretrained(str(folder), local_files_only=True)
-        self.description = {"path": str(folder.resolve()), "architecture": architecture, "dtype": dtype}
-        self.config_text = (folder / "config.json").read_text(encoding="utf-8")
+        self.description = {
+            "path": str(folder.resolve()),
+            "architecture": architecture,
+            "dtype": dtype,
+            # transformers' torchvision or PIL image processor (torchvision installed or not): their pixels differ
+            "image_processor": type(self.processor.image_processor).__name__,
+        }
 
     def identity(self) -> JsonObject:
-        import hashlib
-
-        return {**self.description, "config_sha256": hashlib.sha256(self.config_text.encode()).hexdigest()}
+        return dict(self.description)
 
     def encode_pages(self, images: list[Any]) -> list[Any]:
         return self.forward(self.processor.process_images(images=images))
@@ -104,6 +114,7 @@ class LateInteractionRetriever(Retriever):
 
     name = "colpali"
     max_batch_size = 32
+    page_images = True
     model_kind = "a colpali-engine model"  # what `model=` names, as a missing one is asked for
 
     def __init__(
@@ -118,12 +129,14 @@ class LateInteractionRetriever(Retriever):
         pool_factor: int = 1,
         device: str = "cpu",
         dtype: str = "bfloat16",
+        page_scores: Literal["vidore", "raw"] = "vidore",
         encoder: PageEncoder | None = None,
         in_shards: PageShards | None = None,
     ) -> None:
         """`encoder` a stand-in for the model's (tests); `in_shards` encodes the pages in shards (`pages.shards`:
         `ragbench index build --ray --shards S`) where the index is not built yet."""
         self.refuse_missing(index is None, model is None and encoder is None)
+        self.page_scores: str = page_scores
         assert index is not None  # refused above
         self.folder = Path(index).expanduser().resolve()  # `.` and `..` named as the folders they are
         for option, value in (("batch_size", batch_size), ("query_batch_size", query_batch_size),
@@ -134,11 +147,16 @@ class LateInteractionRetriever(Retriever):
         self.corpus: PageCorpus = page_corpus(data)
         if in_shards is not None:
             batch_ranges(len(self.corpus), batch_size, in_shards.shards)  # too many refused before the model loads
+        model_folder: Path | None = None
         if encoder is not None:
             load: Callable[[], PageEncoder] = partial(given, encoder)
         else:  # the model's folder as a worker elsewhere names it (`shards`)
-            load = self.encoder_factory(str(absolute_path(Path(str(model)).expanduser())), device, dtype)
+            model_folder = absolute_path(Path(str(model)).expanduser())
+            load = self.encoder_factory(str(model_folder), device, dtype)
         self.encoder: PageEncoder = load()
+        files: ModelFiles | None = None
+        if model_folder is not None:  # loaded: the folder is a model's; its files as the index recorded them
+            files = model_files(model_folder, recorded_model_files(self.folder))
         self.query_batch_size, self.score_batch_size, self.device = query_batch_size, score_batch_size, device
         self.identity: JsonObject = {
             "format": FORMAT,
@@ -147,11 +165,13 @@ class LateInteractionRetriever(Retriever):
                 "path": str(data.folder.resolve()),
                 "split": split,
                 "sha256": data.sha256,
-                "count": len(self.corpus),
+                "rows": len(self.corpus),
+                "count": len(self.corpus.ids),
             },
-            "model": self.encoder.identity(),
+            "model": {**self.encoder.identity(), **({"files_sha256": files.sha256} if files is not None else {})},
             "options": {"batch_size": batch_size, "pool_factor": pool_factor},
         }
+        self.records: JsonObject = {"model_files": files.records} if files is not None else {}
         recipe = PageRecipe(str(absolute_path(data.folder)), split, batch_size, pool_factor, load)
         self.pages = self.read_or_built(recipe, in_shards)
 
@@ -166,7 +186,7 @@ class LateInteractionRetriever(Retriever):
             build = partial(encoded_pages, self.corpus, self.encoder, 0, count, batch_size, pool_factor)
         else:
             build = partial(in_shards.vectors, recipe, count, self.folder, self.identity)
-        vectors = save_index(self.folder, self.identity, build)
+        vectors = save_index(self.folder, self.identity, build, self.records)
         if in_shards is not None:
             in_shards.close(self.folder)
         return vectors
@@ -193,12 +213,19 @@ class LateInteractionRetriever(Retriever):
             encoded.extend(self.encoder.encode_queries(queries[start : start + self.query_batch_size]))
         return [self.ranked(row, k) for row in self.scores(encoded)]
 
-    def ranked(self, scores: list[float], k: int) -> list[Document]:
-        """The top `k` pages by their `scores`, ranked as trec_eval ranks them."""
-        return [self.corpus.document(i, scores[i]) for i in trec_order(scores, self.corpus.ids, k)]
+    def ranked(self, row_scores: list[float], k: int, kind: str | None = None) -> list[Document]:
+        """The top `k` pages by the scores `kind` (default: the retriever's `page_scores`) makes of their rows'
+        `row_scores`, ranked as trec_eval ranks them, then the pages mteb's MRR ranks within the first k that
+        trec_eval does not (ties crossing the cut); the first carries the confidence of the ranking (`RANKING`)."""
+        pages = self.corpus.page_scores(row_scores, kind or self.page_scores)
+        order = shown_order(pages.scores, self.corpus.ids, k)
+        hits = [self.corpus.document(page, pages.scores[page], pages.rows[page]) for page in order]
+        if hits:
+            hits[0].metadata[RANKING] = confidence(pages.scores)
+        return hits
 
     def scores(self, queries: list[Any]) -> list[list[float]]:
-        """Each query's score of every page, as the retriever's upstream scores them (MaxSim here)."""
+        """Each query's score of every row, as the retriever's upstream scores them (MaxSim here)."""
         scores: list[list[float]] = maxsim_scores(queries, self.pages, self.score_batch_size, self.device).tolist()
         return scores
 
@@ -207,3 +234,17 @@ class LateInteractionRetriever(Retriever):
 
     def contents(self) -> JsonObject:
         return self.identity
+
+
+def recorded_model_files(index: Path) -> JsonObject:
+    """The model's files as the page index at `index` recorded them (`model_files.model_files` takes their
+    digests from it where they stat the same); none where there is no index of ragbench's there."""
+    path = index / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(manifest, dict) or any(manifest.get(key) != value for key, value in MARK.items()):
+        return {}
+    records = manifest.get("model_files")
+    return records if isinstance(records, dict) else {}

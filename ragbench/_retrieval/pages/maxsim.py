@@ -1,5 +1,5 @@
 """Late-interaction (MaxSim) scores as colpali-engine's `BaseVisualRetrieverProcessor.score_multi_vector` computes
-them, and the ranking trec_eval makes of them.
+them.
 
 Upstream pads each block of `batch_size` queries and each block of `batch_size` pages with zero vectors to the
 block's longest, scores `einsum("bnd,csd->bcns")`, takes each query token's max over the page's tokens and sums
@@ -37,11 +37,3 @@ def maxsim_scores(
             columns.append(torch.einsum("bnd,csd->bcns", block, pages_block).max(dim=3)[0].sum(dim=2))
         rows.append(torch.cat(columns, dim=1).cpu())
     return torch.cat(rows, dim=0).to(torch.float32)
-
-
-def trec_order(scores: Sequence[float], ids: Sequence[str], k: int) -> list[int]:
-    """The indexes of the `k` best pages as trec_eval (pytrec_eval, which vidore-benchmark's evaluator calls) ranks a
-    run: by score descending, a tie by document id descending (its `strcmp` of the ids' bytes)."""
-    order = sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8"), reverse=True)
-    order.sort(key=lambda i: scores[i], reverse=True)  # stable: ties keep the id order
-    return order[:k]

@@ -8,7 +8,6 @@ picture's (CLIP's similarity of two pictures: the raw dot product would favour p
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -20,6 +19,8 @@ from ..._types import Document, JsonObject
 from ..._values.images import Image
 from ..base import RetrievalError
 from ..pictures import opened_picture
+from .corpus import RAW_SCORES
+from .encoding import check_torchvision
 from .late_interaction import LateInteractionRetriever, PageEncoder
 
 
@@ -27,6 +28,7 @@ class DualEncoder:
     """A local transformers dual encoder and its processor (no hub); each embedding as a (1, dim) tensor."""
 
     def __init__(self, model: str, device: str = "cpu") -> None:
+        check_torchvision("retriever siglip")
         transformers = import_extra(
             "transformers", "retriever siglip encodes with transformers: pip install 'ragbench[hf]'"
         )
@@ -38,9 +40,13 @@ class DualEncoder:
             )
         self.device = device
         self.model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
-        self.processor = transformers.AutoProcessor.from_pretrained(str(folder), local_files_only=True)
-        config = (folder / "config.json").read_bytes()
-        self.description = {"path": str(folder.resolve()), "config_sha256": hashlib.sha256(config).hexdigest()}
+        # the PIL image processor, as transformers 4 (vidore-benchmark's) processes images: with torchvision installed,
+        # transformers 5 defaults to its own, whose resizing gives other pixels (SigLIP scores off in the 3rd decimal)
+        pictures = transformers.AutoImageProcessor.from_pretrained(str(folder), local_files_only=True, backend="pil")
+        self.processor = transformers.AutoProcessor.from_pretrained(
+            str(folder), local_files_only=True, image_processor=pictures
+        )
+        self.description = {"path": str(folder.resolve()), "image_processor": type(pictures).__name__}
 
     def identity(self) -> JsonObject:
         return dict(self.description)
@@ -91,7 +97,7 @@ class ImageDenseRetriever(LateInteractionRetriever):
     def search_images(self, images: list[Image], k: int) -> Sequence[list[Document] | RetrievalError]:
         import torch
 
-        pictures = [opened_picture(image.data, self.name, "a query picture") for image in images]
+        pictures = [opened_picture(image, self.name, "a query picture") for image in images]
         readable = [picture for picture in pictures if not isinstance(picture, RetrievalError)]
         encoded: list[Any] = []
         for start in range(0, len(readable), self.query_batch_size):
@@ -102,5 +108,5 @@ class ImageDenseRetriever(LateInteractionRetriever):
         )
         found: list[list[Document] | RetrievalError] = []
         for picture in pictures:
-            found.append(picture if isinstance(picture, RetrievalError) else self.ranked(next(rows), k))
+            found.append(picture if isinstance(picture, RetrievalError) else self.ranked(next(rows), k, RAW_SCORES))
         return found

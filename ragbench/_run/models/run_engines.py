@@ -17,6 +17,7 @@ from ..._engines.base import Engine
 from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
 from ..._types import JsonObject
+from ..._values.options import named_options
 from ..plan.engine_checks import engine_needs
 from ..plan.planning import PlannedTask, needs, unused_metric_models
 from ..progress import loading_lines
@@ -105,6 +106,26 @@ class Engines:
         }
 
 
+def judge_options(
+    model: str | None, given: Mapping[str, Any], planned: Sequence[PlannedTask], registry: Registry
+) -> dict[str, Any]:
+    """A judge's engine options: its --judge-arg options over those the run's judged metrics declare of their upstream
+    client (`MetricDeclaration.judge_client`) that its engine names; an option two metrics declare differently is
+    left to the engine's default."""
+    declared: dict[str, Any] = {}
+    clashing: set[str] = set()
+    for metric in (metric for task in planned for metric in task.metrics):
+        for name, value in metric.declares.judge_client.items():
+            if name in declared and declared[name] != value:
+                clashing.add(name)
+            declared.setdefault(name, value)
+    if not declared:
+        return dict(given)
+    kind = (model or "").partition(":")[0]
+    named = named_options(registry.load("engines", kind)) if kind else set()
+    return {**{k: v for k, v in declared.items() if k in named and k not in clashing}, **given}
+
+
 def load_engines(
     models: RunModels,
     judging: RunJudging,
@@ -140,7 +161,9 @@ def load_engines(
         for line in unused_metric_models(judging.judges, judging.nli, judging.judge_repeats, planned):
             log.warning("ragbench: %s", line)
         for i, model in enumerate(judging.judges if needs(planned, "judge") else []):
-            engines.judges.append(loaded(model, judging.judge_args.get(str(i), {})))
+            engines.judges.append(
+                loaded(model, judge_options(model, judging.judge_args.get(str(i), {}), planned, registry))
+            )
         if judging.nli is not None and needs(planned, "nli"):
             same = engines.model is not None and judging.nli == models.model and not judging.nli_args
             engines.nli = engines.model if same else loaded(judging.nli, judging.nli_args)

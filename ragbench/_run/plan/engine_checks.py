@@ -30,7 +30,11 @@ def engine_needs(planned: list[Any]) -> list[Any]:
         need = p.system.engine_needs(p.task)
         if getattr(p.task, "holds_images", False) and (need is None or need.images is None):
             system = getattr(p.system, "name", "") or type(p.system).__name__
-            need = replace(need or EngineNeeds(system=f"{system} on {p.task.name}"), images=True)
+            need = replace(
+                need or EngineNeeds(system=f"{system} on {p.task.name}"),
+                images=True,
+                no_images=getattr(p.task, "text_only", ""),
+            )
         if need is not None:
             out.append(need)
     return out
@@ -58,7 +62,8 @@ def needs_problems(
                 "vllm:, hf:, scripted: or replay:"
             )
         if need.images and (problem := engine_class.images_problem(name, options)):
-            cannot.append(f"{need.system} sends the model images: {problem}")
+            instead = f"; or {need.no_images}" if need.no_images else ""
+            cannot.append(f"{need.system} sends the model images: {problem}{instead}")
         if need.tools:
             tools_cannot, tools_unmet = _tools_problems(engine_class, name, options, need.system)
             cannot += tools_cannot

@@ -13,7 +13,7 @@ from ..._catalog import TASK_FILE, Entry
 from ..._checks import Preflight
 from ..._config.judging import RunJudging
 from ..._config.what import RunWhat
-from ..._errors import ConfigError
+from ..._errors import ConfigError, did_you_mean
 from ..._metric import Metric, fits, reported_keys
 from ..._nli import nli_format
 from ..._read_only import read_only
@@ -22,7 +22,7 @@ from ..._storage.datafiles import check_data_path
 from ..._system import System
 from ..._task import Task
 from ..._task.protocols import UsesRunResources, UsesTools, system_defaults, task_corpus
-from ..._values.options import accepted_options, construct, scoped_args, task_args_for
+from ..._values.options import CLOSE, accepted_options, construct, scoped_args, task_args_for
 from ..._yaml_tasks.discovery import is_task_file
 from ..judges.raters import compares
 from .system_options import system_options
@@ -424,8 +424,12 @@ def _check_task_args(task_args: Mapping[str, Any], task_classes: dict[str, type]
     for key in task_args:
         name, option = key.split(".", 1) if "." in key else (None, key)
         if name is not None and name not in task_classes:
-            check.problem(f"--task-arg {key}: task '{name}' is not among --tasks")
+            check.problem(f"--task-arg {key}: task '{name}' is not among --tasks{did_you_mean(name, task_classes)}")
             continue
         targets = [cls for task, cls in task_classes.items() if name in (None, task)]
-        if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
-            check.problem(f"--task-arg {key}=...: no selected task accepts '{option}'")
+        accepted = [accepted_options(cls) for cls in targets]
+        if not any(names is None or option in names for names in accepted):
+            known = sorted({known for names in accepted for known in names or ()} - {"data_path"})
+            check.problem(
+                f"--task-arg {key}=...: no selected task accepts '{option}'{did_you_mean(option, known, most=3, cutoff=CLOSE)}"
+            )

@@ -60,7 +60,12 @@ def check_documents_to_retrieve(
     from ..._retrieval import DEFAULT_RETRIEVER
 
     blind = [
-        p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.own_documents is False
+        p
+        for p in planned
+        if p.system is not None
+        and p.system.declares.retrieves
+        and p.task.own_documents is False
+        and not getattr(p.task, "page_retrieval", "")  # pages: `check_page_retrieval`
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
@@ -80,6 +85,34 @@ def check_documents_to_retrieve(
             f"example's own, so system {system} would answer closed book; {shipped}search a corpus index "
             f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
             f"closed_book, or pass --retriever none to run {system} without documents on purpose"
+        )
+
+
+def check_page_retrieval(
+    retrieval: RunRetrieval, system_name: str, registry: Any, planned: list[Any], check: Preflight
+) -> None:
+    """A system that retrieves on a task whose corpus is pages (`Task.page_retrieval`: ViDoRe's) with a retriever
+    whose passages are not pages (`Retriever.page_images`: bm25, dense, the default `provided`) would score no page
+    the gold names, every figure 0: one problem per task, naming the retrievers that search pages."""
+    from ..._retrieval import DEFAULT_RETRIEVER
+
+    paged = [
+        p
+        for p in planned
+        if p.system is not None and p.system.declares.retrieves and getattr(p.task, "page_retrieval", "")
+    ]
+    name = retrieval.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if paged else None
+    except ConfigError:
+        return  # an unknown retriever: said where the run builds it
+    if retriever_class is None or retriever_class.page_images:
+        return
+    for p in paged:
+        check.problem(
+            f"task {p.name}: its corpus is the dataset's pages (images), which retriever {name} does not search: none "
+            f"of its passages is a page, so system {p.system.name or system_name} would retrieve no page the gold "
+            f"names; retrieve pages with {p.task.page_retrieval}"
         )
 
 
@@ -174,6 +207,7 @@ def preflight(
     if not corpus_changed_on_resume(config.output, config.retrieval, identity, corpus, run_dir, check):
         check_output_folder(config.output, identity, run_dir, check)
     check_documents_to_retrieve(config.retrieval, config.what.system, registry, planned, check)
+    check_page_retrieval(config.retrieval, config.what.system, registry, planned, check)
     check_searches_by_picture(config.retrieval, config.what.system, registry, planned, check)
     query_warnings = own_query_warnings(config.retrieval, config.what.system, registry, planned)
     for line in query_warnings:

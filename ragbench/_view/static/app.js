@@ -252,9 +252,14 @@ const STEP_LABELS = {llm: ["prompt", "reply"], custom: ["inputs", "outputs"]};
 
 function docNode(d, cited) {
   return h("details", {class: "doc card" + (cited ? " cited" : "")},
-    h("summary", {}, `[${d.number}] `, cited ? h("span", {class: "badge ok"}, "cited") : "", ` ${d.title || ""} `, h("span", {class: "muted small"}, `id ${d.id ?? "–"}${d.score != null ? ` · score ${fmt(d.score)}` : ""}`)),
-    h("pre", {class: "doctext"}, d.text));
+    h("summary", {}, `[${d.number}] `, cited ? h("span", {class: "badge ok"}, "cited") : "", ` ${d.title || ""} `, h("span", {class: "muted small"}, `id ${d.id ?? "–"}${d.score != null ? ` · score ${fmt(d.score)}` : ""}`),
+      d.image ? [" ", imageNode(d.image)] : null),
+    d.text ? h("pre", {class: "doctext"}, d.text) : null);
 }
+
+// the documents a qrels gold grades relevant: each page's thumbnail (where retrieved), id, grade and rank
+const goldPageNode = g => h("span", {class: "gold-page"}, g.image ? imageNode(g.image) : null,
+  ` ${g.id} (grade ${fmt(g.grade)}${g.rank != null ? `, retrieved at ${g.rank}` : ", not retrieved"}) `);
 
 function stepNode(step) {
   const flags = [step.cached && h("span", {class: "badge cached"}, "cached"), step.error && h("span", {class: "badge bad"}, "failed")];
@@ -304,7 +309,8 @@ function exampleBody(x) {
   const rest = x.steps.filter(s => !used.has(s.i)).map(stepNode);
   return [
     h("div", {class: "card"}, field("id", x.id), field("question", x.question),
-      (x.images || []).length ? field("images", (x.images).map(imageNode)) : null, field("gold", x.gold_text),
+      (x.images || []).length ? field("images", (x.images).map(imageNode)) : null,
+      (x.gold_pages || []).length ? field("gold", x.gold_pages.map(goldPageNode)) : field("gold", x.gold_text),
       field("answer", x.answer, "answer"), x.output !== x.answer ? field("raw output", x.output) : null,
       x.error ? field("error", x.error, "bad") : null,
       x.traceback ? tracebackNode(x.traceback) : null,

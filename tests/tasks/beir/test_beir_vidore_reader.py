@@ -63,6 +63,9 @@ def test_the_reader_gets_the_top_retrieved_pages_images_in_rank_order(tmp_path):
     assert len(answered) == 4
     for sample in answered:  # the figures score every page retrieved
         assert [doc.id for doc in sample.docs] == [page for page, _ in expected[sample.question]]
+        assert sample.extras == {"docs_read": 2}  # the reader was sent the top 2
+    # the summary counts what was sent: 2 pages a question (it said 4, the pages the sample keeps for the figures)
+    assert result.results["budget"]["vidore"]["passages_shown"] == 2.0
 
 
 def test_a_text_model_is_refused_before_the_run_unless_the_pages_are_named_by_id(tmp_path):
@@ -73,10 +76,12 @@ def test_a_text_model_is_refused_before_the_run_unless_the_pages_are_named_by_id
         preflight("vidore", "vanilla", "hf:embedded", **args)
     (problem,) = caught.value.problems
     assert problem.startswith("--model hf:embedded: vanilla on vidore sends the model images: embedded takes no images")
+    assert problem.endswith("; or --task-arg vidore.images=0 (the pages named by id as text: the figures are the same)")
     preflight("vidore", "vanilla", "hf:embedded", task_args={"images": 0}, **args)
     model = ScriptedLLM("-")
-    run_eval("vidore", "vanilla", model, task_args={"images": 0}, system_args={"top_n": 2}, **args)
+    result = run_eval("vidore", "vanilla", model, task_args={"images": 0}, system_args={"top_n": 2}, **args)
     assert all(not r.sent_images() and r.prompt.startswith("[1] page ") for r in model.requests)
+    assert result.results["budget"]["vidore"]["passages_shown"] == 2.0  # every page named, by id
 
 
 def test_a_tiny_vlm_reads_the_retrieved_pages_end_to_end(tmp_path):
@@ -106,3 +111,19 @@ def test_a_tiny_vlm_reads_the_retrieved_pages_end_to_end(tmp_path):
         ]
         assert answer.prompt_tokens > 2 * 5  # the processor's image tokens: 2x2 patches and CLS a page
     assert "ndcg_at_5" in result.results["details"]["vidore"]
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "provided", None])
+def test_a_retriever_of_text_passages_is_refused_with_the_retrievers_that_search_pages(retriever):
+    """bm25's advice (build a text index from a corpus file) cannot work on ViDoRe: its passages are page images."""
+    from ragbench.testing import PreflightError, preflight
+
+    with pytest.raises(PreflightError) as caught:
+        preflight("vidore", "vanilla", "hf:embedded", data=str(V2), retriever=retriever, task_args={"images": 0})
+    (problem,) = caught.value.problems
+    assert problem == (
+        f"task vidore: its corpus is the dataset's pages (images), which retriever {retriever or 'provided'} does not "
+        "search: none of its passages is a page, so system vanilla would retrieve no page the gold names; retrieve "
+        "pages with --retriever colpali (or siglip) --retriever-arg pages=FOLDER --retriever-arg model=MODEL_FOLDER "
+        "--retriever-arg index=INDEX_FOLDER (docs/benchmarks/vidore.md)"
+    )

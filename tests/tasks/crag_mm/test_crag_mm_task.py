@@ -343,3 +343,52 @@ def test_the_model_gets_each_examples_image_and_a_text_model_is_refused_before_t
         "--model hf:embedded: closed_book on crag_mm_single sends the model images: embedded takes no images"
     )
     assert "\n" not in problem
+
+
+@pytest.mark.parametrize("layout", ["hub", "saved", "parquet"])
+def test_the_progress_total_is_the_items_the_task_yields_counted_without_its_images(tmp_path, image_cache, layout):
+    """The progress bar showed no total and no ETA: the task told no size. Its size counts a turn each, none for a
+    skipped session, one for a row whose turns cannot be read (its bad record); no image is read for it."""
+    from ragbench._run.evaluator import Evaluator, RunConfig
+    from ragbench.testing import installed_registry
+
+    turns = [turn("t0", "what is this?"), turn("t1", "how old is it?"), turn("t2", "who made it?")]
+    rows = [*single_rows(), row("conv", turns, ["A vase.", "100 years.", "Ming."], image=png((9, 9, 9)))]
+    path = write_dataset(tmp_path / "data", rows, layout=layout)
+    for task in (
+        CragMMSingle(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(image_cache)),
+        CragMMMulti(data_path=path, tokenizer=tokenizer_dir(), image_cache=str(image_cache)),
+    ):
+        assert task.size_hint() is None  # the data not yet found: the pre-flight says why
+        task.prepare()
+        assert task.size_hint() == len(examples(task)) == 6  # 3 single rows (one skipped), 3 turns
+    config = RunConfig.of(
+        tasks=["crag_mm_multi"],
+        system="closed_book",
+        model="scripted:echo",
+        judges=["scripted:echo"],
+        data={"crag_mm_multi": str(path)},
+        task_args={"tokenizer": str(tokenizer_dir()), "image_cache": str(image_cache)},
+    )
+    assert Evaluator(config, registry=installed_registry()).plan.known_total() == 6
+
+
+def test_the_missing_tokenizer_line_names_the_offline_stand_in_which_the_preflight_accepts(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from ragbench.tasks.crag_mm.preflight import llama32_tokenizer_problem
+
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CRAG_MM_LLAMA32_TOKENIZER", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        CragMMSingle().resolve_tokenizer()
+    line = str(caught.value)
+    assert "\n" not in line and "`python -m ragbench.tasks.crag_mm.synthetic DIR` writes ragbench's stand-in" in line
+    done = subprocess.run(
+        [sys.executable, "-m", "ragbench.tasks.crag_mm.synthetic", str(tmp_path / "tok")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert llama32_tokenizer_problem(tmp_path / "tok") is None

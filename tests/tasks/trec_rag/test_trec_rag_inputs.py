@@ -96,3 +96,11 @@ def test_the_same_topic_twice_with_other_text_fails_the_task_before_any_example(
     qrels.write_text("1 0 d0 1\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape(f"{topics}:2: topic 1 again")):
         list(TrecRagTask(topics, qrels=str(qrels)).examples())
+
+
+def test_a_topic_line_nested_too_deeply_is_a_counted_record_naming_it(tmp_path: Path):
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text('{"id": "7", "narrative": "a river"}\n{"id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    read, bad = read_topics(topics)
+    assert read == {"7": "a river"}
+    assert [(error.line, "nested too deeply to parse" in str(error)) for error in bad] == [(2, True)]

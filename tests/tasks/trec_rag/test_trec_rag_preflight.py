@@ -1,5 +1,5 @@
 """TREC RAG's pre-flight: what its answers need (nltk's sentence splitting) is checked before any example runs,
-in one line naming the extra that installs it."""
+in one line naming the extra that installs it; a nugget file with a line nested too deeply is one line naming it."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ from support.helpers import cli
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory) -> Path:
-    corpus = write_corpus(tmp_path_factory.mktemp("corpus"), SHARD_00, SHARD_01)
+def corpus(tmp_path_factory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("corpus"), SHARD_00, SHARD_01)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, corpus) -> Path:
     folder = tmp_path_factory.mktemp("index") / "bm25"
     build_index(corpus, folder, "bm25", progress=False, registry=installed_registry())
     return folder
@@ -62,3 +66,21 @@ def test_without_nltk_the_pre_flight_fails_in_one_line_naming_the_trec_extra(tmp
     assert "task trec_rag24 reads an answer's citations by its sentences" in line
     assert "No module named 'nltk'" in line and "pip install " in line and "[trec]'`" in line  # as installed
     assert not (tmp_path / "run" / "samples").exists()  # no example ran
+
+
+def test_a_nugget_file_line_nested_100000_deep_is_one_line_naming_it(tmp_path, index, corpus):
+    """Round 6's C13 on the nugget file's reader: it said "the check raised RecursionError ... (a bug of the plugin)"."""
+    nuggets = tmp_path / "nuggets.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    nuggets.write_text('{"qid": "1", "nuggets": [{"text": "a"}]}\n{"qid": "2", "nuggets": ' + deep + "}\n")
+    metric = ["nuggetizer.passages=pool", f"nuggetizer.corpus={corpus}", f"nuggetizer.nuggets={nuggets}"]
+    checked = cli(
+        *check_args(index, tmp_path / "run"),
+        *("--metrics", "+nuggetizer", "--judge", "scripted:echo"),
+        *(arg for value in metric for arg in ("--metric-arg", value)),
+    )
+    assert checked.returncode != 0 and "Traceback" not in checked.stderr
+    assert "RecursionError" not in checked.stderr and "a bug of the plugin" not in checked.stderr
+    [line] = [line for line in checked.stderr.splitlines() if str(nuggets) in line]
+    assert f"{nuggets}:2: not a nugget line" in line and "nested too deeply to parse" in line
+    assert line.endswith("fix or remove the line")

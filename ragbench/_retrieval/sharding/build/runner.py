@@ -3,7 +3,8 @@ tasks (`RayTasks`), one a shard, at most `workers` at once (default: as many as 
 
 A Ray task takes one CPU, and a GPU where its step asks for one (`gpu`: dense's encoding) and the cluster has
 GPUs (`task_gpus`); one whose worker or node is lost is run again by Ray (its step starts its shard afresh,
-`worker`); a ConfigError a step raises (a corpus shard cut short) ends the build in its one line.
+`worker`); a ConfigError a step raises (a corpus shard cut short) ends the build in its one line, and so does an
+OSError, as the task raised it (the file it names, and its fix: a link in the build's own folder, `own_trees`).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class RayTasks:
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, ConfigError):
                 raise ConfigError(str(exc.cause)) from None
+            if isinstance(exc.cause, OSError):  # as the task raised it: its file, errno and fix (Ray's copy has none)
+                raise exc.cause from None
             raise
         return [results[number] for number in range(len(calls))]
 

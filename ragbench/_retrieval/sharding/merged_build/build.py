@@ -4,6 +4,7 @@ it, for `--retriever-arg shards=S`."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,10 +54,18 @@ def build_parallel(
     if shards is not None and shards < 1:  # a kind with blocks can be split (its ShardedKind.split)
         raise ConfigError(f"--shards {shards}: must be at least 1")
     try:
-        import ray  # noqa: F401
+        import ray
     except ImportError:
         raise ConfigError("index build --ray needs Ray: pip install 'ragbench[ray]'") from None
-    check_address(ray_address, "--ray ")  # refused before any work: ray.init would wait minutes
+    given, _, _ = check_address(ray_address, "--ray ")  # refused before any work: ray.init would wait minutes
+    cpus = os.cpu_count() or 1
+    starts_own = given in (None, "local") and not ray.is_initialized()  # a Ray of this machine, started for the build
+    if starts_own and not parts.gpu and workers is not None and workers > cpus:
+        # it has at most the machine's CPUs (fewer under a cgroup limit: the feeder's check, on Ray); said before it starts
+        raise ConfigError(
+            f"--workers {workers}: a Ray of this machine has at most its {cpus} CPUs and a worker actor takes one; "
+            f"pass --workers {cpus} or fewer, or give a cluster's address (--ray HOST:6379)"
+        )
     corpus, out = Path(corpus), Path(out)
     corpus_format(corpus)  # a missing or unknown corpus refused before the key reads its files
     key = {

@@ -6,6 +6,7 @@ context), and each misbehaving in one way where its name says so."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import dspy
@@ -37,6 +38,27 @@ class Failing(RAG):
 class NumberAnswer(dspy.Module):
     def forward(self, question: str) -> dspy.Prediction:
         return dspy.Prediction(answer=42)
+
+
+class BlocksLoop(dspy.Module):
+    """Its `aforward` makes a blocking call (called through `acall`, on the run's event loop)."""
+
+    def forward(self, question: str) -> dspy.Prediction:
+        return dspy.Prediction(answer="Olm")
+
+    async def aforward(self, question: str) -> dspy.Prediction:
+        time.sleep(0.3)  # a blocking call inside async code: every other example waits
+        return dspy.Prediction(answer="Olm")
+
+
+class Mutates(dspy.Module):
+    """Changes everything it is given (its copies): the conversation's turns, the example's meta and extras."""
+
+    def forward(self, question: str, history: list[Any], meta: dict[str, Any], extras: dict[str, Any]) -> Any:
+        history.clear()
+        meta["source"] = "changed"
+        extras.clear()
+        return dspy.Prediction(answer="Olm")
 
 
 rag = RAG()

@@ -1,10 +1,12 @@
 """What the framework systems' tests share (tests/systems/{langchain,llamaindex,haystack,dspy}_app/): a run of a
 system on the Varn questions, the application's recorded calls, the spans the OpenTelemetry SDK's own in-memory
-exporter saw on the process's tracer provider (what the instrumentors export, beside what ragbench recorded), and one
-example run through a started system (an example with a conversation, which no YAML task of the tests has)."""
+exporter saw on the process's tracer provider (what the instrumentors export, beside what ragbench recorded), one
+example run through a started system (an example with a conversation, which no YAML task of the tests has), and the
+checks every framework's misbehaving application gets (it blocks the event loop; it changes what it is given)."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +92,29 @@ async def run_one(system: System, example: Example, task: str = "examples") -> P
     """One example run through `system`, started for a run as a run starts it."""
     async with running(system, task):
         return await system.run(example, make_context("demo"))
+
+
+def assert_the_loop_holds_are_reported(results: dict[str, Any]) -> None:
+    """Every example answered (nothing lost), and each reported for holding the event loop: its application's async
+    path made a blocking call of 0.3 s (tests/support/*_apps.py `blocks_loop`)."""
+    assert results["complete"], results.get("failures")
+    assert results["system_stats"]["varn_qa"]["held_the_loop"] == 4
+    (note,) = results["system_reports"]["varn_qa"]["notes"]
+    assert note.startswith("4 example(s)' application held the event loop for over 0.1 s at once (longest 0.")
+    assert "\n" not in note
+
+
+async def assert_changes_stay_in_its_copies(system: System) -> None:
+    """An application that changes the conversation, meta and extras it is given (tests/support/*_apps.py `mutates`)
+    leaves the example as it was: asked it twice, it answers both times, and the example equals its copy."""
+    example = Example(
+        id="c1",
+        question="And its founder?",
+        turns=[{"role": "user", "content": "What is the capital of Varn?"}, {"role": "assistant", "content": "Olm"}],
+        meta={"source": "varn"},
+        extras={"hint": ["Olm"]},
+    )
+    before = copy.deepcopy(example)
+    for _ in range(2):
+        assert (await run_one(system, example)).answer == "Olm"
+    assert example == before and example.turns == before.turns and example.meta == {"source": "varn"}

@@ -6,6 +6,7 @@ as Haystack's generators do) and an `AnswerBuilder` - and each misbehaving in on
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from haystack import Document, Pipeline, component
@@ -41,6 +42,34 @@ class Broken:
         raise RuntimeError("the generator is down")
 
 
+@component
+class BlockingGenerator:
+    """A generator whose `run_async` makes a blocking call (run with `sync=false`: on the run's event loop)."""
+
+    @component.output_types(replies=list[str])
+    def run(self, prompt: str) -> dict[str, Any]:
+        return {"replies": ["Olm"]}
+
+    @component.output_types(replies=list[str])
+    async def run_async(self, prompt: str) -> dict[str, Any]:
+        time.sleep(0.3)  # a blocking call inside async code: every other example waits
+        return {"replies": ["Olm"]}
+
+
+@component
+class Mutator:
+    """Changes everything it is given (its copies): the conversation's turns, the example's meta and extras."""
+
+    @component.output_types(replies=list[str])
+    def run(
+        self, question: str, history: list[dict[str, Any]], meta: dict[str, Any], extras: dict[str, Any]
+    ) -> dict[str, Any]:
+        history.clear()
+        meta["source"] = "changed"
+        extras.clear()
+        return {"replies": ["Olm"]}
+
+
 def rag(generator: Any = None, answer_builder: bool = True) -> Pipeline:
     """Retriever -> prompt builder -> generator (-> answer builder, given the retriever's documents)."""
     pipeline = Pipeline()
@@ -60,3 +89,6 @@ def rag(generator: Any = None, answer_builder: bool = True) -> Pipeline:
 pipeline = rag()
 without_answer_builder = rag(answer_builder=False)
 broken = rag(Broken(), answer_builder=False)
+blocks_loop = rag(BlockingGenerator(), answer_builder=False)
+mutates = Pipeline()
+mutates.add_component("llm", Mutator())

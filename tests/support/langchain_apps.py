@@ -7,6 +7,7 @@ where its name says so."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, TypedDict
 
 from langchain_core.documents import Document
@@ -95,3 +96,22 @@ number_answer = RunnableLambda(lambda question: {"answer": 42})
 
 def needs_arguments(question: str) -> Any:
     return chain
+
+
+async def _blocks_loop(question: str) -> str:
+    time.sleep(0.3)  # a blocking call inside async code: every other example waits
+    return "Olm"
+
+
+blocks_loop = RunnableLambda(_blocks_loop)  # ainvoke runs it on the run's event loop
+
+
+def _mutates(given: dict[str, Any]) -> str:
+    """Changes everything it is given (its copies): the conversation's messages, the example's meta and extras."""
+    given["history"].clear()
+    given["meta"]["source"] = "changed"
+    given["extras"].clear()
+    return "Olm"
+
+
+mutates = RunnableLambda(_mutates)

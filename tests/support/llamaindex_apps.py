@@ -5,6 +5,7 @@ of them) - as a query engine and as a chat engine, and each misbehaving in one w
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from llama_index.core import Document, VectorStoreIndex
@@ -41,5 +42,17 @@ class NotAResponse(CustomQueryEngine):
         return ["Olm"]
 
 
+class BlocksLoop(CustomQueryEngine):
+    """Its async path makes a blocking call (asked with `sync=false`: on the run's event loop)."""
+
+    def custom_query(self, query_str: str) -> str:
+        return "Olm"
+
+    async def acustom_query(self, query_str: str) -> str:
+        time.sleep(0.3)  # a blocking call inside async code: every other example waits
+        return "Olm"
+
+
 fails_after_retrieval = FailsAfterRetrieval()
+blocks_loop = BlocksLoop()
 not_a_response = NotAResponse()

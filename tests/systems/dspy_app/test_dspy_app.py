@@ -14,7 +14,9 @@ from ragbench.api import ConfigError
 from ragbench.plugins.dspy_app.system import DSPyApp
 from support import dspy_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
+    assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
+    assert_the_loop_holds_are_reported,
     exported,
     records,
     run_app,
@@ -111,3 +113,13 @@ def test_a_missing_instrumentor_is_one_line_naming_the_extra(tmp_path, monkeypat
         "system dspy needs dspy and openinference-instrumentation-dspy, which is not installed "
         "(openinference.instrumentation.dspy cannot be imported): pip install 'ragbench[dspy]'"
     )
+
+
+def test_a_module_whose_aforward_blocks_the_event_loop_answers_and_is_reported(tmp_path):
+    results = run_app(tmp_path, "dspy", {"module": "support.dspy_apps:BlocksLoop"})
+    assert_the_loop_holds_are_reported(results)
+
+
+async def test_a_module_that_changes_what_it_is_given_changes_only_its_copy():
+    inputs = {"question": "question", "history": "history", "meta": "meta", "extras": "extras"}
+    await assert_changes_stay_in_its_copies(DSPyApp("support.dspy_apps:Mutates", inputs=inputs))

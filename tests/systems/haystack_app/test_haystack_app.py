@@ -15,7 +15,9 @@ from ragbench.api import ConfigError
 from ragbench.plugins.haystack_app.system import HaystackApp
 from support import haystack_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
+    assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
+    assert_the_loop_holds_are_reported,
     doc_fields,
     exported,
     records,
@@ -146,3 +148,13 @@ def test_a_missing_instrumentor_is_one_line_naming_the_extra(tmp_path, monkeypat
         "system haystack needs haystack-ai and openinference-instrumentation-haystack, which is not installed "
         "(openinference.instrumentation.haystack cannot be imported): pip install 'ragbench[haystack]'"
     )
+
+
+def test_a_pipeline_whose_async_component_blocks_the_event_loop_answers_and_is_reported(tmp_path):
+    results = run_app(tmp_path, "haystack", {"pipeline": "support.haystack_apps:blocks_loop", "sync": False})
+    assert_the_loop_holds_are_reported(results)
+
+
+async def test_a_component_that_changes_what_it_is_given_changes_only_its_copy():
+    inputs = {"llm": {"question": "question", "history": "history", "meta": "meta", "extras": "extras"}}
+    await assert_changes_stay_in_its_copies(HaystackApp("support.haystack_apps:mutates", inputs=inputs))

@@ -16,7 +16,9 @@ from ragbench.api import ConfigError, Example
 from ragbench.plugins.langchain_app.system import LangChainApp
 from support import langchain_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
+    assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
+    assert_the_loop_holds_are_reported,
     doc_fields,
     exported,
     records,
@@ -211,3 +213,13 @@ def test_options_it_cannot_use_are_refused_in_one_line(tmp_path, options, line):
     with pytest.raises(ConfigError) as refused:
         run_app(tmp_path, "langchain", {"runnable": "support.langchain_apps:chain", **options})
     assert str(refused.value).startswith(line) and "\n" not in str(refused.value)
+
+
+def test_a_runnable_that_blocks_the_event_loop_answers_and_is_reported(tmp_path):
+    results = run_app(tmp_path, "langchain", {"runnable": "support.langchain_apps:blocks_loop", "inputs": "question"})
+    assert_the_loop_holds_are_reported(results)
+
+
+async def test_a_runnable_that_changes_what_it_is_given_changes_only_its_copy():
+    inputs = {"history": "history", "meta": "meta", "extras": "extras"}
+    await assert_changes_stay_in_its_copies(LangChainApp("support.langchain_apps:mutates", inputs=inputs))

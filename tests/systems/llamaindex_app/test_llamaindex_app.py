@@ -7,6 +7,7 @@ openinference-instrumentation-llama-index 4.6.1."""
 
 from __future__ import annotations
 
+import copy
 import sys
 
 import pytest
@@ -16,7 +17,9 @@ from ragbench.api import ConfigError, Example
 from ragbench.plugins.llamaindex_app.system import LlamaIndexApp
 from support import llamaindex_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
+    assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
+    assert_the_loop_holds_are_reported,
     exported,
     records,
     run_app,
@@ -78,8 +81,9 @@ async def test_a_chat_engine_gets_each_examples_own_history_only():
     system = LlamaIndexApp("support.llamaindex_apps:chat_engine")
     assert system.chat
     turns = [{"role": "user", "content": "What is the capital of Varn?"}, {"role": "assistant", "content": "Olm"}]
-    first = await run_one(system, Example(id="c1", question="Who founded it?", turns=turns))
-    assert len(first.docs) == 2
+    example = Example(id="c1", question="Who founded it?", turns=copy.deepcopy(turns))
+    first = await run_one(system, example)
+    assert len(first.docs) == 2 and example.turns == turns  # the engine's memory took its own messages
     memory = llamaindex_apps.chat_engine.chat_history
     assert [(m.role.value, m.content) for m in memory[:2]] == [("user", turns[0]["content"]), ("assistant", "Olm")]
     await run_one(system, Example(id="c2", question="Where was Ansgar Pell born?"))
@@ -135,3 +139,8 @@ def test_a_missing_instrumentor_is_one_line_naming_the_extra(tmp_path, monkeypat
         "system llamaindex needs llama-index-core and openinference-instrumentation-llama-index, which is not "
         "installed (openinference.instrumentation.llama_index cannot be imported): pip install 'ragbench[llamaindex]'"
     )
+
+
+def test_an_engine_whose_async_path_blocks_the_event_loop_answers_and_is_reported(tmp_path):
+    results = run_app(tmp_path, "llamaindex", {"engine": "support.llamaindex_apps:blocks_loop", "sync": False})
+    assert_the_loop_holds_are_reported(results)

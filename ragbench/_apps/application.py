@@ -7,8 +7,8 @@ base makes that call a system's example like any other:
   it) or received over OTLP/HTTP (`"otlp"`: a receiver the run starts, whose URL and a W3C `traceparent` the request
   carries), each span read as a model call, search, tool call or step of the application's own
   (ragbench._apps.conventions), joined to its example by trace id;
-- a sync `call` runs in a thread of its own, an async one on the loop, measured for how long it holds it
-  (ragbench._apps.calls), both within `timeout` seconds;
+- a sync `call` runs in a thread of its own, an async one on the loop, measured (with the tasks it starts) for how
+  long it holds it (ragbench._apps.calls), both within `timeout` seconds;
 - the reply is recorded the moment it returns (calls/app.jsonl), and a `--resume` answers from that record the
   examples it answered (ragbench._apps.replay): the application is never called twice for one example;
 - its passages become the prediction's documents, its answer is post-processed by the task as any system's output,
@@ -76,6 +76,7 @@ class Application(System):
         self._receiver: OtlpReceiver | None = None
         self._collector: SpanCollector | None = None
         self._recorded: dict[tuple[str, str], RecordedCall] = {}
+        self._untime_tasks: Callable[[], None] = lambda: None
 
     async def call(self, request: AppRequest) -> AppReply:
         """The application's answer to one example. Call a sync API through `await self.in_thread(fn, ...)`."""
@@ -95,7 +96,10 @@ class Application(System):
 
     # the run's lifetime (ragbench._system.StartsForRun)
     async def start(self, run: SystemRun) -> None:
+        from .calls import timing_tasks
+
         self._run = run
+        self._untime_tasks = timing_tasks(asyncio.get_running_loop())  # the tasks a call starts are timed too
         if run.folder is not None and run.continues:
             self._recorded, _ = recorded_calls(run.folder, run.task)
         if self.traces == "in_process":
@@ -111,6 +115,7 @@ class Application(System):
             if run is not None and run.recorder is not None and collector is not None:
                 run.recorder.app_spans({"task": run.task, **collector.report()})
         finally:
+            self._untime_tasks()
             if self._capture is not None:
                 self._capture.close()
             if self._receiver is not None:
@@ -191,17 +196,18 @@ class Application(System):
 
     async def _timed(self, request: AppRequest, extras: JsonObject) -> AppReply:
         """`call(request)` within `timeout` seconds, measured for how long it holds the event loop at once."""
-        from .calls import Stepped
+        from .calls import LoopHolds, Stepped
 
-        stepped = Stepped(self.call(request))
+        holds = LoopHolds()
+        stepped = Stepped(self.call(request), holds)
         try:
             reply = await asyncio.wait_for(_awaited(stepped), self.timeout)
         except asyncio.TimeoutError:
             raise AppTimeout(f"system {self.name}: the application did not answer within {self.timeout:g} s") from None
         finally:
-            if stepped.longest > LOOP_HELD:
+            if holds.longest > LOOP_HELD:
                 extras["held_the_loop"] = True
-                extras["longest_hold_seconds"] = round(stepped.longest, 3)
+                extras["longest_hold_seconds"] = round(holds.longest, 3)
         if not isinstance(reply, AppReply):
             raise AppReplyError(f"system {self.name}: call() returned {type(reply).__name__}, not an AppReply")
         return reply

@@ -236,9 +236,24 @@ def _score(value: Any) -> float | None:
         return None
 
 
+QUERY_KEYS = ("query", "query_str", "question")  # where a search span's JSON input holds its query (Haystack, DSPy)
+
+
+def search_query(attributes: Mapping[str, Any]) -> Any:
+    """A search's query: GenAI's query text, else the span's input - its text, or where that is a JSON object of the
+    search's arguments (`{"query": ..., "top_k": ...}`: Haystack's and DSPy's retrievers), the query among them."""
+    if "gen_ai.retrieval.query.text" in attributes:
+        return attributes["gen_ai.retrieval.query.text"]
+    given = attributes.get("input.value", "")
+    arguments = json_text(given)
+    if isinstance(arguments, dict):
+        return next((arguments[key] for key in QUERY_KEYS if isinstance(arguments.get(key), str)), given)
+    return given
+
+
 def search_step(span: Span, attributes: Mapping[str, Any]) -> Step:
     docs = documents_of(attributes)
-    query = attributes.get("gen_ai.retrieval.query.text", attributes.get("input.value", ""))
+    query = search_query(attributes)
     request: JsonObject = {"retriever": str(attributes.get("gen_ai.data_source.id") or span.name), "query": str(query)}
     top_k = attributes.get("gen_ai.retrieval.top_k")
     if top_k is not None:
@@ -289,13 +304,14 @@ def _json(value: Any) -> JsonValue:
     return str(value)
 
 
-def span_step(span: Span) -> Step:
-    """One span as a step of the example's trace (see the module's docstring)."""
+def span_step(span: Span, counted: bool = True) -> Step:
+    """One span as a step of the example's trace (see the module's docstring); a model call or search that is not
+    `counted` (`uncounted`) a step of the application's own."""
     attributes = flat_attributes(span.attributes)
     kind = span_kind(attributes)
-    if kind == "llm":
+    if kind == "llm" and counted:
         step = model_step(span, attributes)
-    elif kind == "retriever":
+    elif kind == "retriever" and counted:
         step = search_step(span, attributes)
     elif kind == "tool":
         step = tool_step(span, attributes)
@@ -320,7 +336,42 @@ def _exception(span: Span) -> str | None:
 def span_steps(spans: Iterable[Span]) -> list[Step]:
     """The spans of one example as its trace's steps, in the order they started (ties: as they ended)."""
     ordered = sorted(enumerate(spans), key=lambda pair: (pair[1].start_ns, pair[0]))
-    return [span_step(span) for _, span in ordered]
+    skipped = uncounted([span for _, span in ordered])
+    return [span_step(span, span.span_id not in skipped) for _, span in ordered]
+
+
+PROMPT_TEMPLATE = "llm.prompt_template.template"
+CALL_ATTRIBUTES = ("llm.input_messages.", "llm.prompts", "llm.output_messages.", "llm.token_count.", "gen_ai.")
+
+
+def uncounted(spans: list[Span]) -> set[str]:
+    """The ids of the model-call and search spans that are no call of their own: an LLM span that only renders a
+    prompt (a template and nothing sent: Haystack's PromptBuilder, LlamaIndex's `predict`), an LLM span around
+    another (LlamaIndex's `acomplete` around `complete`, LangChain's chat model around the vendor SDK's instrumented
+    call: the innermost is the call as sent, with its usage), and a search inside another (LlamaIndex's
+    `_aretrieve` inside `aretrieve`: the outermost holds what the application got)."""
+    kinds = {span.span_id: span_kind(flat_attributes(span.attributes)) for span in spans}
+    parents = {span.span_id: span.parent_id for span in spans}
+    skipped: set[str] = set()
+    for span in spans:
+        attributes = flat_attributes(span.attributes)
+        if (
+            kinds[span.span_id] == "llm"
+            and PROMPT_TEMPLATE in attributes
+            and not any(key.startswith(CALL_ATTRIBUTES) for key in attributes)
+        ):
+            skipped.add(span.span_id)
+    for span in spans:
+        kind = kinds[span.span_id]
+        if kind not in ("llm", "retriever") or span.span_id in skipped:
+            continue
+        parent, seen = parents.get(span.span_id), {span.span_id}
+        while parent is not None and parent in parents and parent not in seen:
+            seen.add(parent)
+            if kinds[parent] == kind:
+                skipped.add(parent if kind == "llm" else span.span_id)  # an llm: its wrapper; a search: itself
+            parent = parents[parent]
+    return skipped
 
 
 def span_outline(trace: list[Any]) -> list[dict[str, Any]]:

@@ -105,7 +105,7 @@ def value_summary(value: object) -> str:
     """A returned value in a line: its type and a short repr."""
     shown = reprlib.Repr()
     shown.maxstring, shown.maxother, shown.maxlist, shown.maxdict = 120, 120, 6, 6
-    return f"{type(value).__name__}: {shown.repr(value)}"[:SUMMARY_CHARS]
+    return " ".join(f"{type(value).__name__}: {shown.repr(value)}".split())[:SUMMARY_CHARS]  # one line
 
 
 def passage_of(item: object, where: str) -> Document:

@@ -15,7 +15,11 @@ refused in one line with the fix), `running` (a system started and stopped aroun
 `span_steps` (spans as trace steps), `call_steps` (the trace of one call: the call, then its spans), `span_outline` (a
 trace of spans as the viewer's tree), `Span`; trace files (`read_trace_file`: OTLP/JSON, Phoenix or Langfuse exports;
 `traces_of`, `example_id_of`, `trace_answer`, `trace_passages`: what `ragbench score --traces` reads of each trace);
-and the retry rules of the hosted engines (`backoff`, `retried_status`).
+and the retry rules of the hosted engines (`backoff`, `retried_status`). What the framework systems share
+(ragbench._apps.frameworks): `framework` (the framework's module, or the extra to install), `load_application` (the
+application an option names, or what its class or maker makes), `declared_inputs` and `request_value` (an input
+mapping of the request's `REQUEST_FIELDS`), `value_at`, `declared_value` and `NotFound` (a declared path in what the
+application returned), `answer_text` and `document_of` (its answer and documents read).
 """
 
 from __future__ import annotations
@@ -29,6 +33,18 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._apps.capture import Instrumentor
     from ragbench._apps.conventions import span_outline, span_steps
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
+    from ragbench._apps.frameworks import (
+        REQUEST_FIELDS,
+        NotFound,
+        answer_text,
+        declared_inputs,
+        declared_value,
+        document_of,
+        framework,
+        load_application,
+        request_value,
+        value_at,
+    )
     from ragbench._apps.running import running
     from ragbench._apps.spans import Span
     from ragbench._apps.targets import load_object
@@ -42,6 +58,18 @@ _MODULES = {
     "ragbench._apps.conventions": ("span_steps", "span_outline"),
     "ragbench._apps.trace_reading": ("trace_answer", "trace_passages", "example_id_of"),
     "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
+    "ragbench._apps.frameworks": (
+        "REQUEST_FIELDS",
+        "NotFound",
+        "answer_text",
+        "declared_inputs",
+        "declared_value",
+        "document_of",
+        "framework",
+        "load_application",
+        "request_value",
+        "value_at",
+    ),
     "ragbench._apps.running": ("running",),
     "ragbench._apps.spans": ("Span",),
     "ragbench._apps.targets": ("load_object",),

@@ -176,3 +176,44 @@ def test_an_applications_model_calls_are_priced_where_their_price_is_known(attri
         assert priced.figures(ModelPrices(RunModels(), RunJudging(), table))["usd"] == pytest.approx(
             (20_000 * 1.0 + 100_000 * 0.5 + 8_000 * 1.0) / 1e6
         )
+
+
+def test_a_model_call_or_search_wrapped_in_its_kind_or_only_rendering_a_prompt_is_counted_once():
+    """LlamaIndex's instrumentor nests `apredict` > `acomplete` > `complete` (LLM spans all) around one call and
+    `aretrieve` > `_aretrieve` around one search; Haystack's marks its PromptBuilder an LLM span: one model call
+    (the innermost, with its usage) and one search (the outermost, with its documents) each."""
+    template = {"openinference.span.kind": "LLM", "llm.prompt_template.template": "Q: {q}", "output.value": "Q: x"}
+    call = {"openinference.span.kind": "LLM", "llm.prompts.0.prompt.text": "Q: x", "llm.token_count.prompt": 3}
+    found = {**GENAI_RETRIEVAL, "openinference.span.kind": "RETRIEVER"}
+    inner_search = {"openinference.span.kind": "RETRIEVER", "input.value": "x"}
+    trace = [
+        span("PromptBuilder.run", template, "p" * 16, start=0),
+        span("apredict", template, "1" * 16, start=1),
+        span("acomplete", call, "2" * 16, parent="1" * 16, start=2),
+        span("complete", call, "3" * 16, parent="2" * 16, start=3),
+        span("aretrieve", found, "4" * 16, start=4),
+        span("_aretrieve", inner_search, "5" * 16, parent="4" * 16, start=5),
+    ]
+    steps = span_steps(trace)
+    assert [(step.name, step.kind, step.span["kind"]) for step in steps] == [
+        ("PromptBuilder.run", "custom", "llm"),
+        ("apredict", "custom", "llm"),
+        ("acomplete", "custom", "llm"),
+        ("complete", "llm", "llm"),
+        ("aretrieve", "retrieval", "retriever"),
+        ("_aretrieve", "custom", "retriever"),
+    ]
+    assert steps[3].prompt_tokens == 3 and steps[4].response["ids"] == ["p1", "p2"]
+
+
+@pytest.mark.parametrize(
+    ("given", "query"),
+    [
+        ("capital of Varn", "capital of Varn"),  # LangChain's, LlamaIndex's retrievers: the query itself
+        (json.dumps({"query": "capital of Varn", "top_k": None}), "capital of Varn"),  # Haystack's: its arguments
+        (json.dumps({"k": 2}), json.dumps({"k": 2})),  # arguments without a query: as they are
+    ],
+)
+def test_a_searchs_query_is_read_from_its_input_or_its_arguments(given, query):
+    (step,) = span_steps([span("search", {"openinference.span.kind": "RETRIEVER", "input.value": given})])
+    assert step.request["query"] == query

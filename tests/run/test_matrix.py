@@ -235,7 +235,7 @@ FLASHRAG_ITERATIVE = ("iter_retgen", "ircot", "ircot_fixed", "self_ask", "self_a
 FLASHRAG_SEARCH_ONCE = ("sure", "sure_fixed", "skr", "adaptive_rag")  # skr, adaptive_rag: their retrieving route
 FLASHRAG_TOP_5 = FLASHRAG_ITERATIVE + FLASHRAG_SEARCH_ONCE
 TOP_PASSAGE = ("selfrag", "flashrag_mm")  # each shows the first passage its search of the question finds
-# recorded, python and http (OUTSIDE: outputs made outside ragbench) show the first paragraph, which the distractor
+# recorded and the applications (OUTSIDE: outputs made outside ragbench) show the first paragraph, which the distractor
 # tasks' search finds
 FIRST_PASSAGE = (*OUTSIDE, *TOP_PASSAGE)
 SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {

@@ -1,7 +1,8 @@
 """The user's own applications of the system x task matrix (tests/run/test_matrix.py): a Python function (`python`)
 and an HTTP service (`http`) that answer each example of a cell as the cell's predictions file does for `recorded`
-(the scripted output and the example's first document), looked up by task and example id in `ANSWERS`, which the
-cell's configuration fills (tests/support/matrix_fixtures.cell_config)."""
+(the scripted output and the example's first document), looked up by task and example id in `ANSWERS` (or by the
+question in `BY_QUESTION`), which the cell's configuration fills (tests/support/matrix_fixtures.cell_config); the
+framework systems' applications are in matrix_framework_apps.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ANSWERS: dict[tuple[str, str], dict[str, Any]] = {}  # (task, example id) -> {"answer", "passages"}
+BY_QUESTION: dict[str, dict[str, Any]] = {}  # the cell's question -> its answer (an engine asked the question alone)
 _SERVICE: list[str] = []
 
 

@@ -586,7 +586,18 @@ CORPUS_INDEX = {
     "dragun_report": "dragun",
     "dragun_questions": "dragun",
 }  # else "varn"
-OUTSIDE = ("recorded", "python", "http")  # outputs made outside ragbench: a predictions file, the user's application
+# outputs made outside ragbench: a predictions file, the user's application (a function, a service, or built with
+# LangChain, LlamaIndex, Haystack or DSPy: tests/support/matrix_framework_apps.py)
+OUTSIDE = ("recorded", "python", "http", "langchain", "llamaindex", "haystack", "dspy")
+FRAMEWORK_APPS = {
+    "langchain": {"runnable": "support.matrix_framework_apps:runnable", "inputs": {"task": "task", "id": "id"}},
+    "llamaindex": {"engine": "support.matrix_framework_apps:query_engine"},
+    "haystack": {
+        "pipeline": "support.matrix_framework_apps:pipeline",
+        "inputs": {"lookup": {"task": "task", "id": "id"}},
+    },
+    "dspy": {"module": "support.matrix_framework_apps:module", "inputs": {"task": "task", "id": "id"}},
+}
 SEARCHLESS = {"closed_book", *OUTSIDE}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
@@ -989,16 +1000,21 @@ def cell_config(
             matrix_apps.ANSWERS.update(
                 {(task, line["id"]): {"answer": line["output"], "passages": line["docs"]} for line in lines}
             )
-            config["system_args"] = (
-                {"callable": "support.matrix_apps:answer"}
-                if system == "python"
-                else {
+            matrix_apps.BY_QUESTION.clear()
+            for example, line in zip(examples, lines):
+                known = matrix_apps.BY_QUESTION.setdefault(example.question, matrix_apps.ANSWERS[(task, line["id"])])
+                assert known == matrix_apps.ANSWERS[(task, line["id"])], f"{task}: one question, two answers"
+            if system == "python":
+                config["system_args"] = {"callable": "support.matrix_apps:answer"}
+            elif system == "http":
+                config["system_args"] = {
                     "url": matrix_apps.service_url(),
                     "preset": "json",
                     "body": {"task": "{{ task }}", "id": "{{ id }}"},
                     "traces": False,
                 }
-            )
+            else:
+                config["system_args"] = FRAMEWORK_APPS[system]
     if system == "search_agent":  # whole texts (no tokenizer here); get_document reads the Varn corpus
         config["system_args"] = {
             "snippet_max_tokens": 0,

@@ -113,6 +113,17 @@ async def blocks_loop(question: str) -> str:
     return "Olm"
 
 
+async def blocks_in_a_task(question: str) -> str:
+    """Makes its blocking call in a task it starts, as a framework runs a user's async code (LangChain's ainvoke)."""
+
+    async def work() -> str:
+        time.sleep(0.3)
+        return "Olm"
+
+    (answer,) = await asyncio.gather(work())
+    return answer
+
+
 def leaves_a_thread(question: str) -> str:
     """Ends a span in a thread it starts without the caller's context: a trace of its own, joined to no example."""
     worker = threading.Thread(target=lambda: tracer.start_span("orphan").end())

@@ -4,6 +4,7 @@ way it can go wrong one clear line with nothing lost (tests/support/rag_apps.py 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -19,9 +20,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ragbench._apps.spans import from_readable
-from ragbench.api import ConfigError
+from ragbench.api import ConfigError, Example
 from ragbench.api.apps import Span
+from ragbench.plugins.python_app.system import PythonApp
 from ragbench.testing import run_eval
+from support.framework_runs import run_one
 from support.helpers import cli_here, samples
 from support.rag_apps import CALLS_FILE, CORPUS, JUDGE_FLAG, OPENAI_URL, QUESTIONS, fake_openai, varn_task
 from support.viewer_pages import viewer_page
@@ -167,6 +170,31 @@ def test_an_application_that_blocks_the_event_loop_is_reported(tmp_path):
     (note,) = results["system_reports"]["varn_qa"]["notes"]
     assert note.startswith("4 example(s)' application held the event loop for over 0.1 s at once (longest 0.")
     assert results["system_stats"]["varn_qa"]["held_the_loop"] == 4
+
+
+def test_a_blocking_call_in_a_task_the_application_starts_is_reported(tmp_path):
+    results = run_app(tmp_path, "blocks_in_a_task")
+    assert results["complete"]
+    (note,) = results["system_reports"]["varn_qa"]["notes"]
+    assert note.startswith("4 example(s)' application held the event loop for over 0.1 s at once (longest 0.")
+
+
+async def test_the_loops_own_task_factory_makes_the_tasks_and_is_given_back_after_the_run():
+    loop = asyncio.get_running_loop()
+    made = []
+
+    def factory(loop, coroutine, **kwargs):
+        made.append(coroutine)
+        return asyncio.Task(coroutine, loop=loop, **kwargs)
+
+    loop.set_task_factory(factory)
+    try:
+        prediction = await run_one(PythonApp("support.rag_apps:blocks_in_a_task"), Example(id="q1", question="Olm?"))
+        assert prediction.answer == "Olm" and prediction.extras["app"]["held_the_loop"]
+        assert made  # the application's task (and the call's own) made by the loop's factory, timed
+        assert loop.get_task_factory() is factory
+    finally:
+        loop.set_task_factory(None)
 
 
 def test_spans_that_join_no_example_are_counted_not_dropped(tmp_path):

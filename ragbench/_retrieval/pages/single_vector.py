@@ -1,5 +1,6 @@
-"""The `siglip` retriever (alias `clip`): one vector a page and a query from a transformers dual encoder (SigLIP,
-CLIP: `AutoModel` with `get_image_features` / `get_text_features`), saved and reused as `colpali`'s index is,
+"""The `siglip` retriever (alias `clip`): one vector a page (`page_retriever`: a ViDoRe dataset's, a folder of page
+images) and a query from a transformers dual encoder (SigLIP, CLIP: `AutoModel` with `get_image_features` /
+`get_text_features`), saved and reused as `colpali`'s index is (a `PageRetriever` too, not a late-interaction one),
 scored as vidore-benchmark's `SigLIPRetriever` scores: the raw dot product (`einsum("bd,cd->bc")`, no
 normalisation), its model in float32, queries padded to the tokenizer's `max_length` and truncated. A search by
 picture (`search_images`, e.g. flashrag_mm's) ranks the pages by the cosine of their image features and the
@@ -8,10 +9,10 @@ picture's (CLIP's similarity of two pictures: the raw dot product would favour p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
@@ -19,9 +20,11 @@ from ..._types import Document, JsonObject
 from ..._values.images import Image
 from ..base import RetrievalError
 from ..pictures import opened_picture
-from .corpus import RAW_SCORES
+from .corpus import PageCorpus
 from .encoding import check_torchvision
-from .late_interaction import LateInteractionRetriever, PageEncoder
+from .page_retriever import PageEncoder, PageRetriever
+from .page_set import RAW_SCORES
+from .shards import PageShards
 
 
 class DualEncoder:
@@ -68,23 +71,49 @@ class DualEncoder:
         return [vector[None] for vector in torch.unbind(features.detach().to("cpu"), dim=0)]
 
 
-class ImageDenseRetriever(LateInteractionRetriever):
-    """Single-vector pages of a ViDoRe dataset, their index saved at `index` and reused, scored by dot product.
-    Its options are colpali's but those of MaxSim, token pooling and the model's dtype (`withheld_options`: the
-    registry does not offer them)."""
+class ImageDenseRetriever(PageRetriever):
+    """Single-vector pages (`pages=`, its `split`, or `corpus`), their index saved at `index` and reused, scored by
+    dot product; the model in float32, as upstream's `SigLIPRetriever` runs it."""
 
     name = "siglip"
     image_queries = True
     model_kind = "a SigLIP or CLIP model"
-    withheld_options = ("score_batch_size", "pool_factor", "dtype")
+
+    def __init__(
+        self,
+        pages: str | None = None,
+        index: str | None = None,
+        model: str | None = None,
+        split: str = "test",
+        batch_size: int = 4,
+        query_batch_size: int = 4,
+        device: str = "cpu",
+        page_scores: Literal["vidore", "raw"] = "vidore",
+        encoder: PageEncoder | None = None,
+        in_shards: PageShards | None = None,
+        corpus: PageCorpus | None = None,
+    ) -> None:
+        """As `colpali`'s options, less those of MaxSim, token pooling and the model's dtype (its index records no
+        pooling: `pool_factor` 1)."""
+        folder = self.checked(index, model, encoder, batch_size=batch_size, query_batch_size=query_batch_size)
+        super().__init__(
+            pages=pages,
+            index=folder,
+            model=model,
+            split=split,
+            batch_size=batch_size,
+            query_batch_size=query_batch_size,
+            device=device,
+            page_scores=page_scores,
+            encoder=encoder,
+            in_shards=in_shards,
+            corpus=corpus,
+            loader=partial(DualEncoder, device=device),
+        )
 
     def refuse_missing(self, no_index: bool, no_model: bool) -> None:
         """As colpali's, `model=` asked for first (as siglip always has)."""
         super().refuse_missing(no_index and not no_model, no_model)
-
-    @staticmethod
-    def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:
-        return partial(DualEncoder, model, device)  # float32, as upstream's SigLIPRetriever
 
     def scores(self, queries: list[Any]) -> list[list[float]]:
         import torch

@@ -62,7 +62,7 @@ def test_a_folder_of_pngs_is_indexed_by_the_command_and_searched_by_a_run(tmp_pa
     retriever = siglip(pages, index, batch_size=2)  # the index the command built, read (not built again)
     assert (index / "vectors.safetensors").read_bytes() == vectors
     ids = [f"page-{number}.png" for number in range(6)]
-    assert retriever.contents()["pages"]["count"] == 6  # type: ignore[index]
+    assert retriever.contents()["pages"]["count"] == 6
     hits = retriever.search(["the harbour's tolls", "tide at Olm"], 6)
     for row in hits:
         assert not isinstance(row, Exception)
@@ -81,10 +81,10 @@ def test_the_same_pictures_in_a_folder_give_a_vidore_datasets_vectors_and_scores
 
     folder = siglip(page_folder(tmp_path / "pages"), tmp_path / "folder_index", page_scores="raw")
     dataset = siglip(VIDORE / "v2", tmp_path / "dataset_index", page_scores="raw")
-    assert all(torch.equal(ours, theirs) for ours, theirs in zip(folder.pages, dataset.pages, strict=True))  # type: ignore[attr-defined]
+    assert all(torch.equal(ours, theirs) for ours, theirs in zip(folder.pages, dataset.pages, strict=True))
     queries = ["the harbour's tolls", "tide at Olm", "census"]
     for ours, theirs in zip(folder.search(queries, 6), dataset.search(queries, 6), strict=True):
-        assert [(doc.id, doc.score) for doc in ours] == [(f"page-{doc.id}.png", doc.score) for doc in theirs]  # type: ignore[union-attr]
+        assert [(doc.id, doc.score) for doc in ours] == [(f"page-{doc.id}.png", doc.score) for doc in theirs]
 
 
 @needs("transformers")
@@ -170,7 +170,11 @@ def test_colpali_indexes_a_folder_of_pages_in_subfolders_by_their_paths(tmp_path
     retriever = load_retriever("colpali", {"pages": str(pages), "index": str(tmp_path / "index"), "encoder": Pixels()})
     hits = retriever.search(["red first"], 3)[0]
     assert not isinstance(hits, Exception)
-    assert [doc.id for doc in hits] == ["report/2024/p-2.PNG", "cover.webp", "report/p-1.jpg"]  # by their colour's score
+    assert [doc.id for doc in hits] == [
+        "report/2024/p-2.PNG",
+        "cover.webp",
+        "report/p-1.jpg",
+    ]  # by their colour's score
 
 
 def picture_bytes(color: tuple[int, int, int], kind: str) -> bytes:
@@ -262,3 +266,18 @@ def test_siglip_is_a_page_retriever_not_a_late_interaction_one():
 
     assert issubclass(ImageDenseRetriever, PageRetriever) and issubclass(LateInteractionRetriever, PageRetriever)
     assert not issubclass(ImageDenseRetriever, LateInteractionRetriever)
+
+
+def test_a_corpus_given_as_text_is_one_line_naming_pages(tmp_path):
+    with pytest.raises(ConfigError) as refused:
+        load_retriever("colpali", {"corpus": "scans", "index": str(tmp_path / "index"), "model": "m"})
+    assert str(refused.value) == (
+        "retriever colpali: corpus='scans' is no page corpus (an object of Python's: "
+        "ragbench.api.retrieval.PageCorpus); name a folder of pages with pages=FOLDER"
+    )
+    done = cli_here("index", "build", "--retriever", "siglip", "--corpus", str(VIDORE / "v2"), "--model", MODEL,
+                    "--out", str(tmp_path / "index"), "--build-arg", "corpus=scans")  # fmt: skip
+    assert done.returncode != 0 and done.stderr.strip().splitlines()[-1] == (
+        "ragbench: error: index build --retriever siglip: --build-arg corpus= is given by --corpus; drop it"
+    )
+    assert not (tmp_path / "index").exists()

@@ -65,7 +65,7 @@ def build_page_index(
     docstring); an existing folder is replaced with `overwrite` where it is a page index ragbench built."""
     entry = registry.entry("retrievers", kind)
     label = f"index build --retriever {kind}"
-    for option, flag in (("pages", "--corpus"), ("index", "--out")):
+    for option, flag in (("pages", "--corpus"), ("corpus", "--corpus"), ("index", "--out")):
         if option in options:
             raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
     folder = Path(out).expanduser().resolve()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..._errors import ConfigError
 from ..._types import JsonObject
@@ -21,6 +21,7 @@ from .vidore_data import read_vidore, snapshot
 from .vidore_pages import vidore_pages
 
 
+@runtime_checkable
 class PageCorpus(Protocol):
     """Pages a page retriever encodes and searches: `len` rows, row i the picture `image(i)` of the page
     `row_ids[i]` (one page may be several rows: the page scores as its best row). `identity()` is what the pages

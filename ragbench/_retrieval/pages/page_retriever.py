@@ -101,6 +101,11 @@ class PageRetriever(Retriever):
         """The pages, what opens them again in a shard's worker (naming their folder as this process does), and
         their name in a build's progress."""
         if corpus is not None:
+            if not isinstance(corpus, PageCorpus):  # a --retriever-arg's text, say
+                raise ConfigError(
+                    f"retriever {self.name}: corpus={corpus!r} is no page corpus (an object of Python's: "
+                    "ragbench.api.retrieval.PageCorpus); name a folder of pages with pages=FOLDER"
+                )
             if pages is not None:
                 raise ConfigError(f"retriever {self.name}: pages={pages} and a corpus given: give the one or the other")
             return corpus, partial(given, corpus), type(corpus).__name__

@@ -188,7 +188,7 @@ def picture_bytes(color: tuple[int, int, int], kind: str) -> bytes:
     return buffer.getvalue()
 
 
-NAMES = st.text(alphabet="ab.-_", min_size=1, max_size=4)
+NAMES = st.text(alphabet="ab.-_", min_size=1, max_size=4).filter(lambda name: name not in (".", ".."))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

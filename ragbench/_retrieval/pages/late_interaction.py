@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
 from ..._types import JsonObject
-from .corpus import PageCorpus
 from .encoding import INSTALL, check_torchvision
 from .maxsim import SCORE_BATCH, maxsim_scores
-from .page_retriever import PageEncoder, PageRetriever
-from .shards import PageShards
+from .page_retriever import PageOptions, PageRetriever
 
 # a colpali-engine model's `architectures[0]` -> its model and processor classes in colpali_engine.models
 MODEL_CLASSES = {
@@ -92,57 +90,23 @@ class ColEngineEncoder:
 
 
 class LateInteractionRetriever(PageRetriever):
-    """Multi-vector pages (`pages=`, its `split`, or `corpus`), their index saved at `index` and reused, scored by
-    MaxSim in blocks of `score_batch_size`, the model in `dtype`, each page's vectors pooled by `pool_factor`."""
+    """Multi-vector pages, their index saved at `index` and reused (`PageOptions`), scored by MaxSim in blocks of
+    `score_batch_size`, the model in `dtype`, each page's vectors pooled by `pool_factor`."""
 
     name = "colpali"
     model_kind = "a colpali-engine model"
 
+    options_from = PageOptions
+
     def __init__(
-        self,
-        pages: str | None = None,
-        index: str | None = None,
-        model: str | None = None,
-        split: str = "test",
-        batch_size: int = 4,
-        query_batch_size: int = 4,
-        score_batch_size: int = SCORE_BATCH,
-        pool_factor: int = 1,
-        device: str = "cpu",
-        dtype: str = "bfloat16",
-        page_scores: Literal["vidore", "raw"] = "vidore",
-        encoder: PageEncoder | None = None,
-        in_shards: PageShards | None = None,
-        corpus: PageCorpus | None = None,
+        self, score_batch_size: int = SCORE_BATCH, pool_factor: int = 1, dtype: str = "bfloat16", **options: Any
     ) -> None:
-        """`encoder` a stand-in for the model's (tests); `in_shards` encodes the pages in shards (`pages.shards`:
-        `ragbench index build --ray --shards S`) where the index is not built yet; `corpus` pages given as an
-        object (a `PageCorpus`) instead of by `pages=`."""
-        folder = self.checked(
-            index,
-            model,
-            encoder,
-            batch_size=batch_size,
-            query_batch_size=query_batch_size,
-            score_batch_size=score_batch_size,
-            pool_factor=pool_factor,
-        )
+        """`options`: those of every page retriever (`PageOptions`)."""
+        shared = PageOptions(**options)
+        self.checked(shared, score_batch_size=score_batch_size, pool_factor=pool_factor)
         self.score_batch_size = score_batch_size
-        super().__init__(
-            pages=pages,
-            index=folder,
-            model=model,
-            split=split,
-            batch_size=batch_size,
-            query_batch_size=query_batch_size,
-            device=device,
-            page_scores=page_scores,
-            encoder=encoder,
-            in_shards=in_shards,
-            corpus=corpus,
-            loader=partial(ColEngineEncoder, device=device, dtype=dtype),
-            pool_factor=pool_factor,
-        )
+        loader = partial(ColEngineEncoder, device=shared.device, dtype=dtype)
+        super().__init__(shared, loader=loader, pool_factor=pool_factor)
 
     def scores(self, queries: list[Any]) -> list[list[float]]:
         """Each query's score of every row by MaxSim, as colpali-engine's `score_multi_vector`."""

@@ -4,17 +4,19 @@ row encoded by the retriever's encoder into the index a run saves and reuses (`i
 (`model_files`), built in one process or in shards (`shards`), and a query's hits: each page's score from its rows'
 (`page_set`), ranked as trec_eval ranks them, then the pages mteb's MRR would rank within the first k where ties
 cross the cut (`ranking.shown_order`); the first hit carries what mteb's confidence scores read of every page's
-score (`RANKING`). A page shown is the `Document` of its id, its image the page. Each retriever declares its own
-options and scores the rows its own way (`scores`).
+score (`RANKING`). A page shown is the `Document` of its id, its image the page. The options every page retriever
+takes are `PageOptions` (each retriever's `options_from`); each declares its own beside them and scores the rows its
+own way (`scores`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..._errors import ConfigError
 from ..._storage.locations import absolute_path
@@ -39,52 +41,56 @@ class PageEncoder(Protocol):
     def encode_queries(self, texts: list[str]) -> list[Any]: ...
 
 
+@dataclass(frozen=True)
+class PageOptions:
+    """The options every page retriever takes: its pages (`pages=` a folder and its `split`, or `corpus` an object),
+    where their vectors are saved and reused (`index`), the model's folder (`model`, or `encoder`, a stand-in for
+    it: tests), the batch sizes of pages and queries, the `device`, how a page's score is made of its rows'
+    (`page_scores`), and `in_shards` (the pages encoded in shards, `ragbench index build --ray --shards S`, where the
+    index is not built yet)."""
+
+    pages: str | None = None
+    index: str | None = None
+    model: str | None = None
+    split: str = "test"
+    batch_size: int = 4
+    query_batch_size: int = 4
+    device: str = "cpu"
+    page_scores: Literal["vidore", "raw"] = "vidore"
+    encoder: PageEncoder | None = None
+    in_shards: PageShards | None = None
+    corpus: PageCorpus | None = None
+
+
 class PageRetriever(Retriever):
-    """Pages (`pages=`, its `split`, or `corpus`) encoded by the model at `model` (or `encoder`, a stand-in for it:
-    tests), their vectors saved at `index` and reused. A subclass declares its options in its `__init__`, checks
-    them (`checked`), and passes them on with what loads its encoder from a model folder (`loader`)."""
+    """Pages encoded by a model into an index saved and reused, searched (`PageOptions`). A subclass declares its own
+    options beside those (`options_from`), checks them all (`checked`), and passes them on with what loads its
+    encoder from a model folder (`loader`)."""
 
     max_batch_size = 32
     page_images = True
     model_kind: ClassVar[str] = ""  # what `model=` names, as a missing one is asked for
 
-    def __init__(
-        self,
-        *,
-        pages: str | None,
-        index: str,
-        model: str | None,
-        split: str,
-        batch_size: int,
-        query_batch_size: int,
-        device: str,
-        page_scores: str,
-        encoder: PageEncoder | None,
-        in_shards: PageShards | None,
-        corpus: PageCorpus | None,
-        loader: Callable[[str], PageEncoder],
-        pool_factor: int = 1,
-    ) -> None:
-        """`in_shards` encodes the pages in shards (`ragbench index build --ray --shards S`) where the index is not
-        built yet; `loader` (picklable: a shard's worker loads the encoder with it) makes the encoder of a model
-        folder."""
-        self.page_scores = page_scores
-        self.folder = Path(index).expanduser().resolve()  # `.` and `..` named as the folders they are
-        corpus, reopen, label = self.opened(pages, corpus, split)
+    def __init__(self, options: PageOptions, *, loader: Callable[[str], PageEncoder], pool_factor: int = 1) -> None:
+        """`loader` (picklable: a shard's worker loads the encoder with it) makes the encoder of a model folder."""
+        self.page_scores: str = options.page_scores
+        self.folder = Path(str(options.index)).expanduser().resolve()  # `.` and `..` named as the folders they are
+        corpus, reopen, label = self.opened(options.pages, options.corpus, options.split)
         self.corpus = PageSet(corpus)
+        batch_size, in_shards = options.batch_size, options.in_shards
         if in_shards is not None:
             batch_ranges(len(self.corpus), batch_size, in_shards.shards)  # too many refused before the model loads
         model_folder: Path | None = None
-        if encoder is not None:
-            load: Callable[[], PageEncoder] = partial(given, encoder)
+        if options.encoder is not None:
+            load: Callable[[], PageEncoder] = partial(given, options.encoder)
         else:  # the model's folder as a worker elsewhere names it (`shards`)
-            model_folder = absolute_path(Path(str(model)).expanduser())
+            model_folder = absolute_path(Path(str(options.model)).expanduser())
             load = partial(loader, str(model_folder))
         self.encoder: PageEncoder = load()
         files: ModelFiles | None = None
         if model_folder is not None:  # loaded: the folder is a model's; its files as the index recorded them
             files = model_files(model_folder, recorded_model_files(self.folder))
-        self.query_batch_size, self.device = query_batch_size, device
+        self.query_batch_size, self.device = options.query_batch_size, options.device
         self.identity: JsonObject = {
             "format": FORMAT,
             "kind": self.name,
@@ -113,14 +119,14 @@ class PageRetriever(Retriever):
         where = absolute_path(Path(str(pages)).expanduser())
         return opened, partial(open_pages, str(where), split, "index build: --corpus"), where.name
 
-    def checked(self, index: str | None, model: str | None, encoder: PageEncoder | None, **counts: int) -> str:
-        """The index folder, once it and a model (or an encoder) are given (`refuse_missing`) and each of `counts`
-        (batch sizes, the pooling) is at least 1; a ConfigError of one line where not."""
-        self.refuse_missing(index is None, model is None and encoder is None)
-        for option, value in counts.items():
+    def checked(self, options: PageOptions, **counts: int) -> None:
+        """A ConfigError of one line where the index or a model (or an encoder) is not given (`refuse_missing`), or
+        where a batch size or one of the retriever's own `counts` (its pooling ...) is below 1."""
+        self.refuse_missing(options.index is None, options.model is None and options.encoder is None)
+        sizes = {"batch_size": options.batch_size, "query_batch_size": options.query_batch_size}
+        for option, value in {**sizes, **counts}.items():
             if value < 1:
                 raise ConfigError(f"retriever {self.name}: {option}={value}: must be at least 1")
-        return str(index)
 
     def refuse_missing(self, no_index: bool, no_model: bool) -> None:
         """A ConfigError asking for `index=` where it is missing, else for `model=`."""

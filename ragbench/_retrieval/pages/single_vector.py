@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
@@ -20,11 +20,9 @@ from ..._types import Document, JsonObject
 from ..._values.images import Image
 from ..base import RetrievalError
 from ..pictures import opened_picture
-from .corpus import PageCorpus
 from .encoding import check_torchvision
-from .page_retriever import PageEncoder, PageRetriever
+from .page_retriever import PageOptions, PageRetriever
 from .page_set import RAW_SCORES
-from .shards import PageShards
 
 
 class DualEncoder:
@@ -72,44 +70,21 @@ class DualEncoder:
 
 
 class ImageDenseRetriever(PageRetriever):
-    """Single-vector pages (`pages=`, its `split`, or `corpus`), their index saved at `index` and reused, scored by
-    dot product; the model in float32, as upstream's `SigLIPRetriever` runs it."""
+    """Single-vector pages, their index saved at `index` and reused (`PageOptions`), scored by dot product; the model
+    in float32, as upstream's `SigLIPRetriever` runs it."""
 
     name = "siglip"
     image_queries = True
     model_kind = "a SigLIP or CLIP model"
 
-    def __init__(
-        self,
-        pages: str | None = None,
-        index: str | None = None,
-        model: str | None = None,
-        split: str = "test",
-        batch_size: int = 4,
-        query_batch_size: int = 4,
-        device: str = "cpu",
-        page_scores: Literal["vidore", "raw"] = "vidore",
-        encoder: PageEncoder | None = None,
-        in_shards: PageShards | None = None,
-        corpus: PageCorpus | None = None,
-    ) -> None:
-        """As `colpali`'s options, less those of MaxSim, token pooling and the model's dtype (its index records no
-        pooling: `pool_factor` 1)."""
-        folder = self.checked(index, model, encoder, batch_size=batch_size, query_batch_size=query_batch_size)
-        super().__init__(
-            pages=pages,
-            index=folder,
-            model=model,
-            split=split,
-            batch_size=batch_size,
-            query_batch_size=query_batch_size,
-            device=device,
-            page_scores=page_scores,
-            encoder=encoder,
-            in_shards=in_shards,
-            corpus=corpus,
-            loader=partial(DualEncoder, device=device),
-        )
+    options_from = PageOptions
+
+    def __init__(self, **options: Any) -> None:
+        """Every page retriever's options (`PageOptions`), none of MaxSim's, token pooling's or the model's dtype
+        (its index records no pooling: `pool_factor` 1)."""
+        shared = PageOptions(**options)
+        self.checked(shared)
+        super().__init__(shared, loader=partial(DualEncoder, device=shared.device))
 
     def refuse_missing(self, no_index: bool, no_model: bool) -> None:
         """As colpali's, `model=` asked for first (as siglip always has)."""

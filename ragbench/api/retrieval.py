@@ -15,7 +15,10 @@ metadata key of the one document holding a refiner's text, which a prompt shows 
 installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
 `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files); `open_vidore` (a ViDoRe dataset kept
 offline, its QA or BEIR tables: `ViDoReData`), `qa_queries` (a ViDoRe V1 table's queries and their pages),
-`id_column` (a V2 or V3 id column's spelling), and what a page retriever's hits carry in their metadata:
+`id_column` (a V2 or V3 id column's spelling), `PageCorpus` (what a page retriever, `colpali` or `siglip`, reads of
+its pages: rows, each one's page id and picture, and what the pages are; ViDoRe's datasets and a folder of page
+images are ones, and a retriever takes any as `corpus=`), `open_pages` (the corpus a `pages=` folder holds), and
+what a page retriever's hits carry in their metadata:
 `PAGE_INDEX` (the page's place in the corpus) and, on a query's first hit, `RANKING` (the confidence of the
 ranking over every page's score, as mteb computes it).
 
@@ -41,6 +44,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.lookup import CorpusLookup
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
+    from ragbench._retrieval.pages.corpus import PageCorpus, open_pages
     from ragbench._retrieval.pages.ranking import PAGE_INDEX, RANKING
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
@@ -83,6 +87,7 @@ _MODULES = {
     "ragbench._retrieval.sharding.merge": ("merge_top_k",),
     "ragbench._retrieval.pages.vidore_data": ("open_vidore", "ViDoReData", "qa_queries", "id_column"),
     "ragbench._retrieval.pages.ranking": ("PAGE_INDEX", "RANKING"),
+    "ragbench._retrieval.pages.corpus": ("PageCorpus", "open_pages"),
     "ragbench._retrieval.sharding.merged_build.analysis": ("BlockWorker", "json_array", "from_json_array"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -72,12 +72,12 @@ def test_a_page_that_cannot_be_read_ends_the_build_in_one_line_naming_it(tmp_pat
 def test_a_page_turned_by_its_exif_orientation_is_encoded_as_datasets_decodes_it(tmp_path):
     import datasets
 
-    from ragbench._retrieval.pages.corpus import page_corpus
-    from ragbench._retrieval.pages.vidore_data import open_vidore
+    from ragbench._retrieval.pages.page_set import PageSet
+    from ragbench.api.retrieval import open_pages
 
     pages = with_page(tmp_path / "pages", 2, {"bytes": jpeg((40, 24), orientation=6), "path": "page_2.jpg"})
     upstream = datasets.load_dataset("parquet", data_files=str(pages / CORPUS), split="train")[2]["image"]
-    corpus = page_corpus(open_vidore(str(pages), "test", what="--corpus"))
+    corpus = PageSet(open_pages(str(pages), "test", "--corpus"))
     ours = corpus.decoded(corpus.ids.index("2"))
     assert upstream.size == (24, 40)  # turned: the tag says 90 degrees
     assert (ours.size, ours.mode, ours.tobytes()) == (upstream.size, upstream.mode, upstream.tobytes())

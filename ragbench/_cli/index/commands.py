@@ -33,7 +33,8 @@ def index_group() -> None:
     required=True,
     help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
     "FlashRAG's JSONL {id, contents} (the title on its first line), or a folder of Hugging Face datasets' "
-    "save_to_disk (rows read as JSONL records); for a page index (colpali, siglip): a ViDoRe dataset's folder",
+    "save_to_disk (rows read as JSONL records); for a page index (colpali, siglip): a ViDoRe dataset's folder or a "
+    "folder of page images (PNG, JPEG, ...; each file a page, its id its path in the folder)",
 )
 @click.option(
     "--retriever",
@@ -206,8 +207,8 @@ def page_build(
             raise ConfigError(f"{flag} is an option of text indexes; a {kind} index's pages are images: drop it")
     if is_remote(out) or is_remote(corpus):
         raise ConfigError(
-            f"{'--out ' + out if is_remote(out) else '--corpus ' + corpus}: a page index is built from a dataset "
-            "folder into a folder (one every node sees, for --ray); the runs read it there"
+            f"{'--out ' + out if is_remote(out) else '--corpus ' + corpus}: a page index is built from a folder "
+            "of pages (a dataset's, or page images) into a folder (one every node sees, for --ray); the runs read it there"
         )
     if ray_address is None and (workers, shards) != (None, None):
         raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")

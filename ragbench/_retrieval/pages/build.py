@@ -19,7 +19,7 @@ from ..._values.options import construct
 from ..index.removal import empty_named, set_aside
 from ..index.staging import held_lock
 from .index import MANIFEST, index_files, not_the_index
-from .late_interaction import LateInteractionRetriever
+from .page_retriever import PageRetriever
 from .shards import PageShards
 
 if TYPE_CHECKING:
@@ -41,14 +41,14 @@ def page_kinds(registry: Registry) -> list[str]:
 
 
 def is_page_kind(registry: Registry, name: str) -> bool:
-    """Whether the retriever `name` (or alias) indexes pages (a `LateInteractionRetriever`); one whose plugin fails
+    """Whether the retriever `name` (or alias) indexes pages (a `PageRetriever`); one whose plugin fails
     to load is not (it is named where it is built)."""
     entry = registry.entries["retrievers"].get(registry.aliases["retrievers"].get(name, name))
     try:
         target = entry.load() if entry is not None else None
     except Exception:  # a broken plugin hides no other kind
         return False
-    return isinstance(target, type) and issubclass(target, LateInteractionRetriever)
+    return isinstance(target, type) and issubclass(target, PageRetriever)
 
 
 def build_page_index(
@@ -61,11 +61,11 @@ def build_page_index(
     shards: PageShards | None = None,
     overwrite: bool = False,
 ) -> PagesBuilt:
-    """The `kind` index of the ViDoRe dataset `corpus` built at `out` with the retriever's `options` (module
+    """The `kind` index of the pages at `corpus` (a ViDoRe dataset, a folder of page images) built at `out` with the retriever's `options` (module
     docstring); an existing folder is replaced with `overwrite` where it is a page index ragbench built."""
     entry = registry.entry("retrievers", kind)
     label = f"index build --retriever {kind}"
-    for option, flag in (("pages", "--corpus"), ("index", "--out")):
+    for option, flag in (("pages", "--corpus"), ("corpus", "--corpus"), ("index", "--out")):
         if option in options:
             raise ConfigError(f"{label}: --build-arg {option}= is given by {flag}; drop it")
     folder = Path(out).expanduser().resolve()
@@ -73,7 +73,7 @@ def build_page_index(
     with held_lock(folder.with_name(folder.name + ".lock"), out, "index build"):
         target = _target(folder, out, overwrite)
         started = time.perf_counter()
-        retriever: LateInteractionRetriever = construct(
+        retriever: PageRetriever = construct(
             entry.load(),
             {**options, "pages": corpus, "index": str(target)},
             label,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._imports import import_extra, root_error
-from .corpus import PageCorpus
+from .page_set import PageSet
 
 INSTALL = "pip install 'ragbench[vision]'"
 CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
@@ -46,9 +46,7 @@ def version_of(distribution: str) -> str:
         return "(no version)"
 
 
-def encoded_pages(
-    corpus: PageCorpus, encoder: Any, start: int, stop: int, batch_size: int, pool_factor: int
-) -> list[Any]:
+def encoded_pages(corpus: PageSet, encoder: Any, start: int, stop: int, batch_size: int, pool_factor: int) -> list[Any]:
     """The vectors of pages start..stop-1, encoded `batch_size` pages at a time from `start` and pooled by the batch."""
     vectors: list[Any] = []
     for first in range(start, stop, batch_size):

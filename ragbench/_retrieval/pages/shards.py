@@ -6,7 +6,7 @@ for bit, as the one-process build's, so the same scores and ranking.
 A page's vectors depend on its encoding batch (colpali-engine pads a batch's items to its longest, and the index
 keeps the padding rows; the pooler pools a batch's pages), so the shards are cut on the one-process build's batch
 boundaries (`batch_ranges`): shard i encodes the same batches of `batch_size` pages, with the same encoder and
-pooling. Each worker opens the dataset and loads the model itself (`PageRecipe`); the part files go to a staging
+pooling. Each worker opens the pages and loads the model itself (`PageRecipe`); the part files go to a staging
 folder beside the index (INDEX.shards-partial, on a file system every node sees), which a build killed mid-way
 keeps: the same command again encodes only the shards whose part is missing or damaged.
 """
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._types import JsonObject
-from .corpus import page_corpus
+from .corpus import PageCorpus
 from .encoding import encoded_pages
 from .index import read_vectors, write_vectors
-from .vidore_data import open_vidore
+from .page_set import PageSet
 
 if TYPE_CHECKING:
     from ..sharding.build.runner import Runner
@@ -36,11 +36,12 @@ KEY = "key.json"  # what the parts in the staging folder were encoded for (the i
 
 @dataclass(frozen=True)
 class PageRecipe:
-    """What a worker needs to encode pages as the one-process build does: the dataset, its split, the batch size,
-    the pooling and what loads the encoder (a picklable callable: the model's class and folder)."""
+    """What a worker needs to encode pages as the one-process build does: what opens the pages (a picklable
+    callable: `corpus.open_pages` of their folder and split), their name in the progress, the batch size, the
+    pooling and what loads the encoder (a picklable callable: the model's class and folder)."""
 
-    pages: str
-    split: str
+    pages: Callable[[], PageCorpus]
+    name: str
     batch_size: int
     pool_factor: int
     encoder: Callable[[], Any]
@@ -60,7 +61,7 @@ def batch_ranges(count: int, batch_size: int, shards: int) -> list[tuple[int, in
 
 def encode_part(recipe: PageRecipe, start: int, stop: int, path: str) -> int:
     """A worker's shard: pages start..stop-1 encoded and written to `path` (renamed into place whole); their count."""
-    corpus = page_corpus(open_vidore(recipe.pages, recipe.split, what="index build: --corpus"))
+    corpus = PageSet(recipe.pages())
     vectors = encoded_pages(corpus, recipe.encoder(), start, stop, recipe.batch_size, recipe.pool_factor)
     written = Path(path + ".tmp")
     write_vectors(written, vectors)
@@ -104,7 +105,7 @@ class PageShards:
         ]
         on = (self.runner or InProcess)()
         try:
-            steps = Shown(on, Path(recipe.pages).name, str(identity["kind"]), self.shards, self.progress)
+            steps = Shown(on, recipe.name, str(identity["kind"]), self.shards, self.progress)
             steps.map("pages encoded", encode_part, calls, gpu=self.gpu)
         finally:
             on.close()

@@ -1,5 +1,6 @@
-"""The `siglip` retriever (alias `clip`): one vector a page and a query from a transformers dual encoder (SigLIP,
-CLIP: `AutoModel` with `get_image_features` / `get_text_features`), saved and reused as `colpali`'s index is,
+"""The `siglip` retriever (alias `clip`): one vector a page (`page_retriever`: a ViDoRe dataset's, a folder of page
+images) and a query from a transformers dual encoder (SigLIP, CLIP: `AutoModel` with `get_image_features` /
+`get_text_features`), saved and reused as `colpali`'s index is (a `PageRetriever` too, not a late-interaction one),
 scored as vidore-benchmark's `SigLIPRetriever` scores: the raw dot product (`einsum("bd,cd->bc")`, no
 normalisation), its model in float32, queries padded to the tokenizer's `max_length` and truncated. A search by
 picture (`search_images`, e.g. flashrag_mm's) ranks the pages by the cosine of their image features and the
@@ -8,7 +9,7 @@ picture's (CLIP's similarity of two pictures: the raw dot product would favour p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,9 @@ from ..._types import Document, JsonObject
 from ..._values.images import Image
 from ..base import RetrievalError
 from ..pictures import opened_picture
-from .corpus import RAW_SCORES
 from .encoding import check_torchvision
-from .late_interaction import LateInteractionRetriever, PageEncoder
+from .page_retriever import PageOptions, PageRetriever
+from .page_set import RAW_SCORES
 
 
 class DualEncoder:
@@ -68,23 +69,26 @@ class DualEncoder:
         return [vector[None] for vector in torch.unbind(features.detach().to("cpu"), dim=0)]
 
 
-class ImageDenseRetriever(LateInteractionRetriever):
-    """Single-vector pages of a ViDoRe dataset, their index saved at `index` and reused, scored by dot product.
-    Its options are colpali's but those of MaxSim, token pooling and the model's dtype (`withheld_options`: the
-    registry does not offer them)."""
+class ImageDenseRetriever(PageRetriever):
+    """Single-vector pages, their index saved at `index` and reused (`PageOptions`), scored by dot product; the model
+    in float32, as upstream's `SigLIPRetriever` runs it."""
 
     name = "siglip"
     image_queries = True
     model_kind = "a SigLIP or CLIP model"
-    withheld_options = ("score_batch_size", "pool_factor", "dtype")
+
+    options_from = PageOptions
+
+    def __init__(self, **options: Any) -> None:
+        """Every page retriever's options (`PageOptions`), none of MaxSim's, token pooling's or the model's dtype
+        (its index records no pooling: `pool_factor` 1)."""
+        shared = PageOptions(**options)
+        self.checked(shared)
+        super().__init__(shared, loader=partial(DualEncoder, device=shared.device))
 
     def refuse_missing(self, no_index: bool, no_model: bool) -> None:
         """As colpali's, `model=` asked for first (as siglip always has)."""
         super().refuse_missing(no_index and not no_model, no_model)
-
-    @staticmethod
-    def encoder_factory(model: str, device: str, dtype: str) -> Callable[[], PageEncoder]:
-        return partial(DualEncoder, model, device)  # float32, as upstream's SigLIPRetriever
 
     def scores(self, queries: list[Any]) -> list[list[float]]:
         import torch

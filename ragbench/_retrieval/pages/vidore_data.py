@@ -137,6 +137,18 @@ def open_vidore(path: str | Path | None, split: str = "test", what: str = "task 
             "vidore/NAME --repo-type dataset --local-dir FOLDER`) and name that folder"
         )
     folder = snapshot(folder)
+    found = read_vidore(folder, split, what)
+    if found is None:
+        raise ConfigError(
+            f"{what}: {folder} is no ViDoRe dataset: expected corpus/, queries/ and qrels/ (V2, V3), or "
+            f"data/{split}-*.parquet or a save_to_disk folder (V1)"
+        )
+    return found
+
+
+def read_vidore(folder: Path, split: str, what: str) -> ViDoReData | None:
+    """The ViDoRe dataset the folder `folder` holds (BEIR's three configs, or a QA table); None where it holds
+    neither layout (a table of a layout it holds that cannot be read is a ConfigError)."""
     if all((folder / config).is_dir() for config in BEIR_CONFIGS):
         tables = {}
         for config in BEIR_CONFIGS:
@@ -149,10 +161,7 @@ def open_vidore(path: str | Path | None, split: str = "test", what: str = "task 
         table = read_table(folder / sub, split)
         if table is not None:
             return ViDoReData(folder, QA, {QA: table})
-    raise ConfigError(
-        f"{what}: {folder} is no ViDoRe dataset: expected corpus/, queries/ and qrels/ (V2, V3), or data/{split}-*.parquet "
-        "or a save_to_disk folder (V1)"
-    )
+    return None
 
 
 def qa_queries(table: DataTable) -> Iterator[tuple[int, str, str]]:

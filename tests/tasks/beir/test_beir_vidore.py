@@ -102,10 +102,10 @@ class Recorded(LateInteractionRetriever):
     name = "recorded"
 
     def __init__(self, pages, index, scores, **options):
-        from ragbench._retrieval.pages.corpus import page_corpus
-        from ragbench._retrieval.pages.vidore_data import open_vidore
+        from ragbench._retrieval.pages.page_set import PageSet
+        from ragbench.api.retrieval import open_pages
 
-        corpus = page_corpus(open_vidore(pages))
+        corpus = PageSet(open_pages(pages, "test", "--corpus"))
         recorded = json.loads(open(scores).read())
         pictures = {corpus.decoded(row).tobytes(): row for row in reversed(range(len(corpus)))}
         encoder = Matrix(recorded["queries"], recorded["rows"], pictures)

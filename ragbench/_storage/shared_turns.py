@@ -181,9 +181,10 @@ class Chains:
             entry = self.entries[node] if isinstance(node, int) and 0 <= node < len(self.entries) else None
             if entry is None or not (entry[0] == -1 or 0 <= entry[0] < node):
                 raise ValueError(f"line {node + 1 if isinstance(node, int) else node} missing or damaged")
-            out.append(json.loads(json.dumps(entry[1])))
+            out.append(entry[1])
             node = entry[0]
-        return out[::-1]
+        copied: list[Any] = json.loads(json.dumps(out[::-1]))  # one copy of them all
+        return copied
 
 
 @functools.lru_cache(maxsize=4)

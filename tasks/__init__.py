@@ -3,7 +3,8 @@ papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduc
 own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbench index kilt-corpus`,
 `ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`),
 the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers itself in its `registrations.yaml`
-(the record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
+(the record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind, CRAG-MM's search retriever
+`cragmm_search`), gathered here: a folder is one
 package of the one entry point, so a new one needs no packaging edit. What several folders share is in
 `shared/`: the --data checks (given_data), the options (task_options), the corpus commands and builders
 (corpus_command, corpus_files), a tokenizer found by its variable or folder (cut_tokenizer): what a benchmark
@@ -26,6 +27,7 @@ def ragbench_catalog() -> JsonObject:
         "metrics": section("task_metrics")["task_metrics"],
         "prompt_styles": section("task_prompt_styles")["task_prompt_styles"],
         **packaged_yaml(__name__, "reproductions.yaml"),
+        "retrievers": _registered("retrievers"),
     }
 
 

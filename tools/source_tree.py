@@ -22,7 +22,7 @@ from import_layers import INTERNALS, REPO, written
 BEGIN, END = "<!-- tree: written by tools/source_tree.py -->", "<!-- tree: end -->"
 ROOTS = ("ragbench", "tasks", "plugins", "metrics", "benchmarks", "tools")
 PLUGIN_ROOTS = {"ragbench.tasks": "tasks", "ragbench.plugins": "plugins", "ragbench.metrics": "metrics"}
-KINDS = (("tasks", "task"), ("systems", "system"), ("metrics", "metric"))
+KINDS = (("tasks", "task"), ("systems", "system"), ("metrics", "metric"), ("retrievers", "retriever"))
 NAME_WIDTH = 30
 LINE_WIDTH = 130  # a line of the tree at most: name column, then the summary cut to fit
 SUMMARY_WIDTH = LINE_WIDTH - NAME_WIDTH - 1

@@ -15,7 +15,9 @@ if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this
     from .._types import JsonObject, JsonValue
 
 SAMPLE_SCHEMA_VERSION = 2  # written on every sample line (`schema_version`); docs/outputs.md
-SAMPLE_VERSIONS = (1, 2)  # the versions this ragbench reads; 1: a line without `schema_version` (before it was written)
+# the versions this ragbench reads; 1: a line without `schema_version` (before it was written); 3: a line whose turns
+# are in the run's turns file (shared_turns.py), read back as a version 2 line is
+SAMPLE_VERSIONS = (1, 2, 3)
 NONE = type(None)
 TEXT = (str, NONE)
 FIELDS: dict[str, tuple[type, ...]] = {

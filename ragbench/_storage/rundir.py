@@ -53,6 +53,7 @@ from .run_attempts import caught_up, latest_cost, with_attempt
 from .run_lock import RunFolderMoved, RunLock
 from .run_record import RUN_KEYS, AttemptCost, RunRecord, RunShapeError
 from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
+from .shared_turns import TurnsWriter, turns_file
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
     from .._types import JsonObject, JsonValue
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
 
 
-RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
+RUN_FOLDERS = ("samples", "turns", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
 RUN_FILES = (
     "results.json",
     "report.md",
@@ -94,6 +95,7 @@ class RunDir:
         self.path = Path(path)
         self.samples_dir = self.path / "samples"
         self._handles: dict[str, Appender] = {}
+        self._turns: dict[str, TurnsWriter] = {}  # each task's turns file (shared_turns.py)
         self.lock = RunLock(self.path)
         self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
         self._written_record: RunRecord | None = None  # the run.json this run last wrote (`_held`)
@@ -291,6 +293,8 @@ class RunDir:
         if handle is None:
             self.lock.check_in_place()
             handle = self._handles[task] = open_append(self.sample_path(task))
+        turns = self._turns.get(task) or self._turns.setdefault(task, TurnsWriter(turns_file(self.sample_path(task))))
+        line = turns.shared(line)  # its conversation's turns written once (before the line that names them)
         handle.write(line if attempt_cost is None else {**line, ATTEMPT_COST: attempt_cost})
 
     def finalize_samples(self, task: str, saved: SavedLines, positions: dict[str, int] | None = None) -> Path:
@@ -392,8 +396,11 @@ class RunDir:
     def close(self) -> None:
         """Close the sample files (the lock stays held)."""
         handles, self._handles = list(self._handles.values()), {}
+        turns, self._turns = list(self._turns.values()), {}
         for handle in handles:
             handle.close()
+        for writer in turns:
+            writer.close()
 
     @contextmanager
     def held(self, lock_now: bool) -> Iterator[None]:

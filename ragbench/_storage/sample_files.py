@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .._errors import RecordError
+from .._errors import ConfigError, RecordError
 from .._values import json_values
 from .._values.names import inside
 from .files import file_there, open_file
 from .jsonl import LocatedLine, broken_off, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
+from .shared_turns import with_turns
 
 ATTEMPT_COST = "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._cost.run_cost)
 STAMP_BYTES = 2**16  # room on a line for the cost of the attempt that saved it (`attempt_cost`, added once checked)
@@ -67,8 +68,11 @@ def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
     was checked as it was copied there, so here it is only parsed."""
     if file_there(path):
         with open_file(path) as lines:
-            for line in lines:
-                yield parse_json(line)
+            for number, line in enumerate(lines):
+                record = with_turns(parse_json(line), str(path), number)
+                if isinstance(record, RecordError):  # its turns file changed since the run checked it
+                    raise ConfigError(str(record))
+                yield record
 
 
 def numbered_samples(
@@ -160,6 +164,9 @@ def checked_sample(where: str, line: int, value: Any, older_shapes: bool = False
         return RecordError(where, line + 1, f"expected a JSON object, got {type(value).__name__}")
     if not is_sample(value):  # a damaged line that still parses
         return RecordError(where, line + 1, "not a sample record (no integer `index`)")
+    value = with_turns(value, where, line)  # its turns read back from the run's turns file
+    if isinstance(value, RecordError):
+        return value
     record = in_current_shape(value) if older_shapes else value
     problem = sample_problem(record)
     if problem is not None:

@@ -5,7 +5,10 @@
 `Retriever` (`search(queries, k)`), its on-disk index's `IndexBuilder`, `RetrievalError`; `QueryStyle`
 and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered through the
 `ragbench_query_styles` hook); `model_location` (a sentence-transformers model's folder or hub name, "embedded"
-the packaged all-MiniLM-L6-v2); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
+the packaged all-MiniLM-L6-v2); `FlashRagEncoder` (a transformers encoder under FlashRAG's pooling and
+normalisation rules), `DualEncoder` (a local SigLIP or CLIP model and its processor); `option_path` (the file or
+folder a retriever option names, or a ConfigError saying what to pass); `opened_picture` (a query's picture decoded,
+or the RetrievalError of its search); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
 file's or saved dataset's documents, a bad line as a RecordError), `corpus_format` (how a corpus path is read, or
 a ConfigError saying what a corpus can be); `CorpusLookup` (a passage file's documents by id, read from
 disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the
@@ -43,10 +46,14 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.base import IndexBuilder, RetrievalError, Retriever
     from ragbench._retrieval.corpus.lookup import CorpusLookup
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
+    from ragbench._retrieval.dense.flashrag_encoder import FlashRagEncoder
     from ragbench._retrieval.dense.retriever import model_location
+    from ragbench._retrieval.option_paths import option_path
     from ragbench._retrieval.pages.corpus import PageCorpus, open_pages
     from ragbench._retrieval.pages.ranking import PAGE_INDEX, RANKING
+    from ragbench._retrieval.pages.single_vector import DualEncoder
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
+    from ragbench._retrieval.pictures import opened_picture
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.sharding.build.front import BuiltShardsFront
     from ragbench._retrieval.sharding.kind import ShardedKind
@@ -68,6 +75,10 @@ _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.dense.retriever": ("model_location",),
+    "ragbench._retrieval.dense.flashrag_encoder": ("FlashRagEncoder",),
+    "ragbench._retrieval.option_paths": ("option_path",),
+    "ragbench._retrieval.pictures": ("opened_picture",),
+    "ragbench._retrieval.pages.single_vector": ("DualEncoder",),
     "ragbench._retrieval.corpus.readers": ("passage_text", "read_corpus", "corpus_format"),
     "ragbench._retrieval.trec.measures": (
         "trec_measures",

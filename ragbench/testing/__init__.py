@@ -21,8 +21,8 @@ as a run has them, unscored, and `send_requests` an engine's requests through on
 line's run, in this process: the same planning, pre-flight, scheduler, scoring and results
 (docs/testing-plugins.md), and `preflight` that run's pre-flight alone (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
 `load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `embedded_model` the
-shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`; `task_results` aggregates a
-task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
+shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`, `sample_lines` a run
+folder's sample lines as the run made them; `task_results` aggregates a task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
 `runs`, the components in `components`, the aggregation in `scores`; import all of them from here.
 """
 
@@ -48,7 +48,7 @@ from .._values.llm_calls import EngineError, Request
 from .components import Registry, build_index, embedded_model, installed_registry, load_engine, load_retriever
 from .gate import assert_no_regression, gate_runs
 from .llms import ReplayLLM, ScriptedLLM
-from .runs import EvalResult, preflight, run_eval, run_examples, send_requests, task_object
+from .runs import EvalResult, preflight, run_eval, run_examples, sample_lines, send_requests, task_object
 from .scores import task_results
 
 if TYPE_CHECKING:  # imported on first use (below): the command line's modules are not every test's
@@ -74,6 +74,7 @@ __all__ = [
     "prompts",
     "run_eval",
     "run_examples",
+    "sample_lines",
     "send_requests",
     "task_results",
 ]

@@ -1,10 +1,11 @@
 """Runs of plugin tests: `run_examples` (several examples in flight at once, unscored), `send_requests` (an
 engine's requests through a run's scheduler) and `run_eval` (a whole run, as the command line makes it), all in
-this process."""
+this process; `sample_lines`, a run folder's sample lines as the run made them."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from .._catalog import SINGULAR, Entry, check_kind
 from .._checks import Preflight
 from .._engines.base import Engine
 from .._engines.scripted import ScriptedEngine
-from .._errors import ConfigError
+from .._errors import ConfigError, RecordError
 from .._llm import LLM
 from .._records import SampleRecord, read_samples
 from .._registry import Registry, installed_registry
@@ -31,6 +32,8 @@ from .._run.plan.preflight import preflight as run_preflight
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
+from .._storage.sample_files import sample_file
+from .._storage.shared_turns import with_turns
 from .._system import System
 from .._task import Task
 from .._types import Example, JsonObject
@@ -319,3 +322,17 @@ def preflight(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", 
         folder = Path(output) if output is not None else Path(scratch) / "run"
         run_config = RunConfig.of(output=str(folder), **config)
         return run_preflight(run_config, run_registry(run_config.what, registry)).checks
+
+
+def sample_lines(run_dir: str | Path, task: str) -> list[Any]:
+    """Each line of the run folder's samples/<task>.jsonl, parsed, as the run made it: a sample whose conversation's
+    turns are in the run's turns file (`turns_node`) with its turns and prompts read back (docs/outputs.md)."""
+    path = sample_file(run_dir, task)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    read = [
+        with_turns(line, str(path), number) if isinstance(line, dict) else line for number, line in enumerate(lines)
+    ]
+    failed = next((line for line in read if isinstance(line, RecordError)), None)
+    if failed is not None:
+        raise ValueError(str(failed))
+    return read

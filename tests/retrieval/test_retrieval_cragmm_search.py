@@ -94,7 +94,7 @@ def test_the_sparse_graph_is_walked_as_chromadb_walks_it_not_searched_exhaustive
     """On the graph layout chromadb's lists (test_web_search_equals_the_pipelines) are not the exhaustive ones."""
     import numpy as np
 
-    from ragbench._retrieval.cragmm.chroma_store import exact_nearest
+    from ragbench.tasks.crag_mm.search.chroma_store import exact_nearest
 
     retriever = searcher("graph", search="web")
     web = retriever.web
@@ -221,7 +221,7 @@ def test_nearest_ranks_by_distance_ties_in_row_order_whatever_the_batch(rows, k,
     """Few distinct values make many exact ties: the order is by chromadb's distance, then by row."""
     import numpy as np
 
-    from ragbench._retrieval.cragmm.chroma_store import exact_nearest as nearest
+    from ragbench.tasks.crag_mm.search.chroma_store import exact_nearest as nearest
 
     vectors = np.array(values[: rows * 3], dtype=np.float32).reshape(rows, 3)
     query = np.array(values[-3:], dtype=np.float32)
@@ -351,7 +351,7 @@ def test_a_damaged_graph_is_refused_at_open_in_one_line_naming_the_file(tmp_path
 
 
 def test_damaged_level_0_links_fail_the_first_search_that_meets_them_in_one_line(tmp_path):
-    from ragbench._retrieval.cragmm.hnsw_graph import HEADER
+    from ragbench.tasks.crag_mm.search.hnsw_graph import HEADER
 
     copy = shutil.copytree(DATA / "indexes" / "graph" / "web", tmp_path / "web")
     [level0] = copy.glob("*/data_level0.bin")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ragbench.api import SampleRecord
-from ragbench.testing import PreflightError, Registry, preflight, run_eval
+from ragbench.testing import PreflightError, Registry, preflight, run_eval, sample_lines
 
 # The run options whose default is the command line's but not `run_eval`'s: no model given (the embedded default),
 # the page cache on and a progress bar.
@@ -55,7 +55,7 @@ def preflight_problems(tmp_path: Path, **config) -> list[str]:
 
 
 def samples(run_dir: Path, task: str) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "samples" / f"{task}.jsonl").read_text().splitlines()]
+    return sample_lines(run_dir, task)
 
 
 def search_agent_samples(

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ragbench._read_only import ReadOnlyError
 from ragbench._records import SampleRecord, read_samples, without_texts
 from ragbench._reports.compare.comparison import load_run
-from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
+from ragbench._storage.run_shapes import SAMPLE_VERSIONS
 from ragbench.api import Document, RecordError, Step
 from support import paths
 from support.helpers import run
@@ -57,13 +57,13 @@ def test_a_samples_file_without_a_version_reads_as_version_1_field_by_field() ->
 def test_a_line_of_a_newer_schema_version_is_passed_over_and_named_by_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "demo.jsonl"
     lines = V1_SAMPLES.read_text().splitlines()
-    newer = {**json.loads(lines[1]), "schema_version": SAMPLE_SCHEMA_VERSION + 1}
+    newer = {**json.loads(lines[1]), "schema_version": max(SAMPLE_VERSIONS) + 1}
     path.write_text("\n".join([lines[0], json.dumps(newer), lines[2]]) + "\n")
     errors: list[RecordError] = []
     assert [record.index for record in read_samples(path, errors)] == [0, 2]
     assert [str(error) for error in errors] == [
-        f"{path}:2: not a sample record of this ragbench (`schema_version` 3: a sample of another ragbench (this one "
-        "reads versions 1, 2); read it with the ragbench that wrote it)"
+        f"{path}:2: not a sample record of this ragbench (`schema_version` 4: a sample of another ragbench (this one "
+        "reads versions 1, 2, 3); read it with the ragbench that wrote it)"
     ]
 
 

@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench._retrieval.cragmm.retriever import KINDS, CragMMSearchRetriever, entity_table
 from ragbench.api import Document, EngineError
 from ragbench.tasks.crag_mm.metrics import truncate_response
 from ragbench.tasks.crag_mm.rewrite_agent import CragMMQueryRewrite, rewrite_schema, search_query
+from ragbench.tasks.crag_mm.search.retriever import KINDS, CragMMSearchRetriever, entity_table
 from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.tasks.crag_mm.task import CragMMMulti, CragMMSingle
 from ragbench.testing import ScriptedLLM, make_context

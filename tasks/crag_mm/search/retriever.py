@@ -22,14 +22,17 @@ from typing import Annotated, Any
 import numpy as np
 from annotated_types import Ge
 
-from ..._errors import ConfigError
-from ..._imports import import_extra
-from ..._types import Document, Example, JsonObject
-from ..._values.images import Image
-from ..base import RetrievalError, Retriever
-from ..option_paths import option_path
-from ..pages.single_vector import DualEncoder
-from ..pictures import opened_picture
+from ragbench.api import ConfigError, Document, Example, Image, import_extra
+from ragbench.api.data import JsonObject
+from ragbench.api.retrieval import (
+    DualEncoder,
+    FlashRagEncoder,
+    RetrievalError,
+    Retriever,
+    opened_picture,
+    option_path,
+)
+
 from .chroma_store import Collection, read_collection
 
 IMAGE_COLLECTION, WEB_COLLECTION = "image_embeddings", "web_search_embeddings"
@@ -247,8 +250,6 @@ class ImageEncoder:
 def text_encoder(model: str, device: str) -> Any:
     """The BGE model as `extract_features` runs it: mean pooling, unit length, 512 tokens, no instruction; one query
     at a time, as the pipeline encodes them (padding in a batch would move the last bits of a score)."""
-    from ..dense.flashrag_encoder import FlashRagEncoder
-
     try:
         return FlashRagEncoder(
             model, "cragmm", "mean", None, True, max_length=512, batch_size=1, fp16=False, device=device

@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ..._errors import ConfigError
-from ..base import RetrievalError
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import RetrievalError
+
 from .hnsw_graph import GraphDamage, HnswGraph
 
 ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3  # chromadb's Operation, as the queue stores it

@@ -70,6 +70,13 @@ SESSION_HOME = session_home()
 # its time on a 2-vCPU VM. Files are still replaced whole, by rename; tests of the flushes themselves set it back.
 os.environ["RAGBENCH_FSYNC"] = "off"
 
+# A Ray node a test starts (the shared cluster's, a benchmark script's `ray.cluster_utils.Cluster`, a run's local
+# Ray) waits for its raylet to register with the GCS for `raylet_start_wait_time_s` (Ray's default: 30 s): on a
+# 2-core machine under a load of 18, a start took longer and failed ("The current node timed out during startup").
+# Set here, before Ray is imported, so the xdist workers and every command a test starts inherit it: a slow start
+# is waited for, never a failure.
+os.environ.setdefault("RAY_raylet_start_wait_time_s", "600")
+
 
 def keep_bytecode() -> None:
     """Python keeps compiled modules as it does by default, in the __pycache__ folders git ignores, even where

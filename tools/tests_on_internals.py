@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -62,6 +63,18 @@ def private_modules(tree: ast.AST) -> set[str]:
     return found
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """`path`'s syntax tree, parsed once for the counts and the helpers' closure (parsing is most of its time)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def private_modules_of(path: Path) -> frozenset[str]:
+    """`private_modules` of the file at `path`, read once."""
+    return frozenset(private_modules(parsed(path)))
+
+
 def test_files() -> list[Path]:
     return sorted(TESTS.rglob("test_*.py"))
 
@@ -95,9 +108,9 @@ def reached_internals(files: list[Path]) -> dict[Path, set[str]]:
     """Each file of `files` that reaches a private ragbench module, directly or through test-side modules, with
     the private modules reached."""
     modules = test_side_modules()
-    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in {*files, *modules.values()}}
-    direct = {path: private_modules(tree) for path, tree in trees.items()}
-    helpers = {path: test_side_imports(tree, modules) for path, tree in trees.items()}
+    read = {*files, *modules.values()}
+    direct = {path: private_modules_of(path) for path in read}
+    helpers = {path: test_side_imports(parsed(path), modules) for path in read}
     reached: dict[Path, set[str]] = {}
     for path in files:
         seen, todo, found = {path}, [path], set()
@@ -123,9 +136,8 @@ def main() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         mentions += "ragbench._" in text
-        tree = ast.parse(text)
-        patches += names_inside_internals(tree)
-        if modules := private_modules(tree):
+        patches += names_inside_internals(parsed(path))
+        if modules := private_modules_of(path):
             on_internals[path] = modules
     reached = reached_internals(files)
     if options.list:

@@ -162,13 +162,15 @@ def test_shard_actors_start_and_fetch_are_reported_apart_from_the_search_latency
                             for i, q in enumerate(QUERIES)))  # fmt: skip
     results = run(folder, "timed", model="scripted:echo", retriever="bm25", tasks=[TASK], data={TASK: str(data)},
                   system="vanilla", retriever_args={"index": url, "shards": 2})  # fmt: skip
-    assert results["cost"]["retrieval"]["start_seconds"] >= 200  # both actors' shards
+    opened = results["cost"]["retrieval"]["start_seconds"]
+    assert opened >= 200  # both actors' shards (the real start adds whatever the machine's load makes it)
     steps = [step for record in samples(folder / "timed", TASK) for step in record["trace"]]
     searched = [step["seconds"] for step in steps if step["kind"] == "retrieval"]
     assert len(searched) == len(QUERIES) and max(searched) < 100
     assert results["efficiency"][TASK]["latency_seconds"]["search"]["p95"] < 100
     summary = (folder / "timed" / "report.md").read_text()
-    assert re.search(r"; retriever opened in 2\d\d\.\d s before its searches \(not in their latency\)", summary)
+    shown = f"; retriever opened in {opened:.1f} s before its searches (not in their latency)"
+    assert shown in summary, summary
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

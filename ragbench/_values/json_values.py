@@ -189,6 +189,17 @@ def checked_json(value: Any, where: str) -> Checked:
     return Checked(said + part, walk.bytes)
 
 
+def plainly_json(text: str) -> bool:
+    """Whether the value whose JSON text, as the writer writes it with nothing written as its `str`
+    (`ragbench._storage.jsonl.plain_dumps`, which itself refuses a cycle and an integer Python does not write), is
+    `text` plainly passes `json_problem`: nested at most MAX_DEPTH levels and of at most MAX_VALUES bytes and
+    MAX_BYTES / UNDERCOUNT bytes, under which the walk finds no problem of size (each value writes at least a byte,
+    and the walk counts at most UNDERCOUNT bytes for each byte written). Quicker than the walk; False only says:
+    walk it."""
+    bound = min(MAX_VALUES, MAX_BYTES // UNDERCOUNT)
+    return len(text) <= bound and len(text.encode()) <= bound and not nested_deeper(text, MAX_DEPTH)
+
+
 def json_problem(value: Any, where: str) -> str | None:
     """What keeps `value` from being written as JSON and read back as itself (see the module docstring), as
     "`where[path]` is ..."; None when nothing does."""

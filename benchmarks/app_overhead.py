@@ -9,13 +9,15 @@ asyncio loop at the same concurrency, and what capturing its spans costs per exa
    after the other, each once (and after a warm-up run): examples per second of the plain loop, of ragbench's
    examples phase (`cost.wall_seconds`: examples through the system, scoring and checkpointing) and of the whole
    command (planning and aggregation included); the ratios are plain-loop speed over ragbench's (goal: <= 1.05 for
-   the examples phase).
+   the examples phase); and the CPU seconds (`time.process_time`, all threads) the whole command spent an example,
+   the application's own share included (on a loaded machine the examples phase is that CPU, spent on one event
+   loop, stretched by the load).
 2. Span capture, per example: the seconds and bytes ragbench's in-process capture adds to each call - its root span,
    the router handing each ended span to the example's collector, the spans converted, taken and read as trace
    steps - over the same application with the SDK's provider and no capture (tracemalloc's peak of the records kept
    for `--capture-examples` examples, divided by them; the time, the mean of the difference over the examples).
 
-Run: python benchmarks/app_overhead.py [--latencies 0.05,0.2,1.0] [--rounds 10] [--concurrency 32] [--quick]
+Run: python benchmarks/app_overhead.py [--latencies 0,0.01,0.05,0.2,1.0] [--rounds 10] [--concurrency 32] [--quick]
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ async def plain_loop(questions: list[str], concurrency: int) -> float:
     return time.perf_counter() - started
 
 
-def ragbench_run(task: Path, output: Path, concurrency: int, limit: int | None = None) -> tuple[float, dict[str, Any]]:
+def ragbench_run(
+    task: Path, output: Path, concurrency: int, limit: int | None = None
+) -> tuple[float, float, dict[str, Any]]:
     from ragbench._registry import installed_registry
     from ragbench._run.evaluator import Evaluator, RunConfig
     from ragbench._run.plan.planning import run_registry
@@ -118,11 +122,11 @@ def ragbench_run(task: Path, output: Path, concurrency: int, limit: int | None =
         bootstrap_iters=100,
         limit=limit,
     )
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     outcome = Evaluator(config, registry=run_registry(config.what, installed_registry())).run()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert outcome.complete, outcome.results.get("failures")
-    return seconds, outcome.results
+    return seconds, cpu, outcome.results
 
 
 def capture_cost(examples: int) -> tuple[float, float, float]:
@@ -171,7 +175,7 @@ def capture_cost(examples: int) -> tuple[float, float, float]:
 def main() -> None:
     global LATENCY
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--latencies", default="0.05,0.2,1.0", help="the application's answer times, seconds")
+    parser.add_argument("--latencies", default="0,0.01,0.05,0.2,1.0", help="the application's answer times, seconds")
     parser.add_argument("--rounds", type=int, default=10, help="examples: rounds x concurrency")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--capture-examples", type=int, default=2000)
@@ -189,7 +193,8 @@ def main() -> None:
         f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"
     )
     print(
-        f"{'latency':>8} {'plain ex/s':>11} {'examples phase ex/s':>20} {'ratio':>6} {'whole run ex/s':>15} {'ratio':>6}"
+        f"{'latency':>8} {'plain ex/s':>11} {'examples phase ex/s':>20} {'ratio':>6} {'whole run ex/s':>15} {'ratio':>6} "
+        f"{'CPU ms/ex':>9}"
     )
     for latency in latencies:
         LATENCY = latency
@@ -202,11 +207,11 @@ def main() -> None:
             ragbench_run(task, Path(folder) / "warm-up", args.concurrency, limit=min(50, n))
             questions = [f"What is the capital of Varn, question {i}?" for i in range(n)]
             plain = asyncio.run(plain_loop(questions, args.concurrency))
-            whole, results = ragbench_run(task, Path(folder) / "run", args.concurrency)
+            whole, cpu, results = ragbench_run(task, Path(folder) / "run", args.concurrency)
         phase = results["cost"]["wall_seconds"]
         print(
             f"{latency * 1000:6.0f}ms {n / plain:11.1f} {n / phase:20.1f} {phase / plain:6.3f} {n / whole:15.1f} "
-            f"{whole / plain:6.3f}"
+            f"{whole / plain:6.3f} {cpu / n * 1000:9.2f}"
         )
     without, with_capture, per_example = capture_cost(args.capture_examples)
     print()

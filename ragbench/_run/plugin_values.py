@@ -5,7 +5,8 @@ hold), fails that example, named and counted, before any metric reads it. A samp
 when ragbench's own reader reads its line back as written (`sample_line`, then `sample_problem`, the reader's
 rule, and `json_problem`) and it is within the bounds of a sample's size: else its example fails with a
 record that can be (what a task's example or a system's custom step held is named, a value over a bound at
-its path). A task whose `examples()` raises (whatever it raises) ends its stream there with a bad record
+its path). A line is made into its JSON text once, which the checks read where they can (`plainly_json`: the
+walk over every value cost an example more of the event loop than writing the line) and the run writes. A task whose `examples()` raises (whatever it raises) ends its stream there with a bad record
 saying why and where, and the records before it run (`task_records`)."""
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import Any, NamedTuple
 from .._errors import RecordError
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord, sample_line
-from .._storage.jsonl import dumps
+from .._storage.jsonl import dumps, plain_dumps
 from .._storage.run_shapes import sample_problem
 from .._task import Task
 from .._types import Document, Example, Prediction
-from .._values.json_values import checked_json, json_problem, text_problem
+from .._values.json_values import checked_json, json_problem, plainly_json, text_problem
 
 NONE = type(None)
 FIELDS = {
@@ -58,32 +59,45 @@ def prediction_problem(system: str, value: Any) -> str | None:
     if wrong is None and not all(isinstance(doc, Document) for doc in value.docs):
         wrong = "`docs` holds what is not a Document"
     if wrong is None:
-        wrong = json_problem(value.to_dict(), "prediction")
+        wrong = plain_json_problem(value.to_dict(), "prediction")
     return None if wrong is None else f"InvalidPrediction: system {system} returned a Prediction whose {wrong}; {FIX}"
 
 
+def plain_json_problem(value: Any, where: str) -> str | None:
+    """`json_problem(value, where)`, found from the value's JSON text where it plainly has none (`plainly_json`)."""
+    text = plain_dumps(value)
+    return None if text is not None and plainly_json(text) else json_problem(value, where)
+
+
 class Sample(NamedTuple):
-    """A sample record and its line (`sample_line`), which ragbench's reader reads back as written."""
+    """A sample record, its line (`sample_line`), which ragbench's reader reads back as written, and the line's
+    text as the run writes it (`dumps`)."""
 
     record: SampleRecord
     line: dict[str, Any]
+    text: str
 
 
 def writable_sample(record: SampleRecord) -> Sample:
     """`record` and its line when the samples' reader reads the line back as written, else its example's failed
     record saying why (itself writable: --resume runs the example again)."""
     line = sample_line(record)
-    checked = checked_json(line, "sample")
-    problem = sample_problem(line) or checked.problem or text_problem(line, "sample", checked.bytes, written_bytes)
+    text = plain_dumps(line)
+    if text is not None and plainly_json(text):
+        problem = sample_problem(line)
+    else:
+        checked = checked_json(line, "sample")
+        problem = sample_problem(line) or checked.problem or text_problem(line, "sample", checked.bytes, written_bytes)
     if problem is None:
-        return Sample(record, line)
+        return Sample(record, line, text if text is not None else dumps(line))
     kept = {name: getattr(record, name) for name in KEPT if json_problem(getattr(record, name), name) is None}
     failed = SampleRecord.sealed(
         **kept,
         error=f"UnwritableSample: {problem}; every value a task, system or metric "
         "hands ragbench must be JSON, of bounded size (docs/writing-plugins.md)",
     )
-    return Sample(failed, sample_line(failed))
+    failed_line = sample_line(failed)
+    return Sample(failed, failed_line, dumps(failed_line))
 
 
 def written_bytes(line: dict[str, Any]) -> int:

@@ -62,10 +62,13 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @cache
-def encoder(indent: int | None, sort_keys: bool, allow_nan: bool) -> json.JSONEncoder:
+def encoder(indent: int | None, sort_keys: bool, allow_nan: bool, plain: bool = False) -> json.JSONEncoder:
     """The encoder `json.dumps` makes of these options on each call (it keeps no state between calls): made once,
-    the same text, a microsecond less a record (a build's docs store writes a line a passage)."""
-    return json.JSONEncoder(ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys, allow_nan=allow_nan)
+    the same text, a microsecond less a record (a build's docs store writes a line a passage). `plain`: one that
+    raises (TypeError) at a value JSON has no type for, rather than writing its `str`."""
+    return json.JSONEncoder(
+        ensure_ascii=False, default=None if plain else str, indent=indent, sort_keys=sort_keys, allow_nan=allow_nan
+    )
 
 
 def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, strict: bool = False) -> str:
@@ -83,6 +86,11 @@ def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, st
         text = json.dumps(
             finite_only(value), ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys, allow_nan=False
         )
+    return _utf8_writable(text)
+
+
+def _utf8_writable(text: str) -> str:
+    """`text` with each lone surrogate written as its \\u escape (`json_text`)."""
     if text.isascii():
         return text
     try:
@@ -97,6 +105,16 @@ def dumps(record: Any) -> str:
     written as Python's json writes it (`-Infinity`), which every reader of ragbench reads back as the
     number it was; a sample's scores are always finite numbers or null (`typed_scores`)."""
     return json_text(record)
+
+
+def plain_dumps(record: Any) -> str | None:
+    """`dumps(record)` where the writer writes nothing of `record` as its `str` and meets no value it refuses
+    (a cycle, an integer of more digits than Python writes, nesting past the recursion limit); else None. A
+    sample's line is written as this text, which its checks read (ragbench._run.plugin_values)."""
+    try:
+        return _utf8_writable(encoder(None, False, True, plain=True).encode(record))
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def strict_json(data: Any, indent: int | None = None) -> str:
@@ -362,6 +380,16 @@ class Appender:
         try:
             with naming(self.path):
                 self._writer.write(record)
+        except OSError:
+            self._failed = True
+            raise
+
+    def write_text(self, line: str) -> None:
+        """A record already written as its line (`dumps`'s text, without the newline), flushed as `write` does."""
+        try:
+            with naming(self.path):
+                self._file.write(line + "\n")
+                self._file.flush()
         except OSError:
             self._failed = True
             raise

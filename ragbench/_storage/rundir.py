@@ -285,17 +285,21 @@ class RunDir:
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def append_sample(self, task: str, line: JsonObject, attempt_cost: AttemptCost | None = None) -> None:
-        """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
-        `sample_line`, at the current `schema_version`), with `attempt_cost`, the cost of the attempt that saved
-        it, written last on the line (`ATTEMPT_COST`: the checkpoint's, taken off by `finalize_samples`)."""
+    def append_sample(self, task: str, text: str, attempt_cost: AttemptCost | None = None) -> None:
+        """Append a sample to the task's file: `text`, the JSON text (`dumps`) of its line as a record's one layout
+        makes it (ragbench._records' `sample_line`, at the current `schema_version`), with `attempt_cost`, the cost
+        of the attempt that saved it, written last on the line (`ATTEMPT_COST`: the checkpoint's, taken off by
+        `finalize_samples`) as `dumps` writes the line with it (`{**line, ATTEMPT_COST: attempt_cost}`)."""
         handle = self._handles.get(task)
         if handle is None:
             self.lock.check_in_place()
             handle = self._handles[task] = open_append(self.sample_path(task))
         turns = self._turns.get(task) or self._turns.setdefault(task, TurnsWriter(turns_file(self.sample_path(task))))
-        line = turns.shared(line)  # its conversation's turns written once (before the line that names them)
-        handle.write(line if attempt_cost is None else {**line, ATTEMPT_COST: attempt_cost})
+        text = turns.shared_text(text)  # its conversation's turns written once (before the line that names them)
+        if attempt_cost is not None:
+            assert text.startswith("{") and text != "{}", "a sample line is a JSON object with fields"
+            text = f"{text[:-1]}, {dumps({ATTEMPT_COST: attempt_cost})[1:]}"
+        handle.write_text(text)
 
     def finalize_samples(self, task: str, saved: SavedLines, positions: dict[str, int] | None = None) -> Path:
         """Rewrite the task's samples in data order, the latest attempt of each record, its lines read by `saved`

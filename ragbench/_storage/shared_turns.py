@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import RecordError
 from .files import file_there, open_file
-from .jsonl import Appender, open_append
+from .jsonl import Appender, dumps, open_append
 
 if TYPE_CHECKING:
     from .._types import JsonObject
@@ -64,6 +64,15 @@ class TurnsWriter:
         del out["turns"]
         out["trace"] = [_step_with_mark(step, turns, node) for step in _steps(line)]
         return out
+
+    def shared_text(self, text: str) -> str:
+        """`shared` of a line given as its JSON text (`dumps`'s), read and written again only where it may hold
+        turns (a line without them is most lines, written as it came)."""
+        if '"turns": [' not in text:
+            return text
+        line = json.loads(text)
+        out = self.shared(line)
+        return text if out is line else dumps(out)
 
     def node_of(self, turns: list[Any]) -> int:
         key = json.dumps(turns[0], sort_keys=True)

@@ -32,6 +32,8 @@ SCALARS = (str, float, bool, type(None))
 NAMED_PARTS = (str, dict, list, tuple)  # the parts of a value over a size bound that may be over it, or named
 KEYS = (str, int, float, bool, type(None))
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')  # in JSON text: a string (passed over whole), a bracket
+_INNERMOST = re.compile(r"\[\]|\{\}")
+_NOT_BRACKETS = {code: None for code in range(128) if chr(code) not in "[]{}"}  # JSON text outside its strings
 
 
 class Found(NamedTuple):
@@ -187,6 +189,31 @@ def checked_json(value: Any, where: str) -> Checked:
     said = f"`{where}{shown(found.path)}` {found.what}"
     part = "" if found.part is None else f"; its largest part: `{where}{shown(found.path + found.part)}`"
     return Checked(said + part, walk.bytes)
+
+
+def plainly_json(text: str) -> bool:
+    """Whether the value whose JSON text, as the writer writes it with nothing written as its `str`
+    (`ragbench._storage.jsonl.plain_dumps`, which itself refuses a cycle and an integer Python does not write), is
+    `text` plainly passes `json_problem`: nested at most MAX_DEPTH levels and of at most MAX_VALUES bytes and
+    MAX_BYTES / UNDERCOUNT bytes, under which the walk finds no problem of size (each value writes at least a byte,
+    and the walk counts at most UNDERCOUNT bytes for each byte written). Quicker than the walk; False only says:
+    walk it."""
+    bound = min(MAX_VALUES, MAX_BYTES // UNDERCOUNT)
+    return len(text) <= bound and len(text.encode()) <= bound and not _written_deeper(text, MAX_DEPTH)
+
+
+def _written_deeper(text: str, levels: int) -> bool:
+    """Whether JSON text the writer wrote (valid JSON) opens more than `levels` arrays and objects inside one
+    another: its escapes taken out, every quote left opens or closes a string, outside which is ASCII; of the
+    brackets there each round takes out the innermost pairs, one level (all in C: `nested_deeper`'s token by token
+    walk took longer than the walk over the value)."""
+    unescaped = text.replace("\\\\", "").replace('\\"', "")  # an escaped backslash first: `\\"` ends a string
+    brackets = "".join(unescaped.split('"')[::2]).translate(_NOT_BRACKETS)
+    for _ in range(levels):
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub("", brackets)  # one pass: the pairs innermost before it, no more
+    return bool(brackets)
 
 
 def json_problem(value: Any, where: str) -> str | None:

@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_plugin_faults import system_that
 
-from ragbench._storage.jsonl import dumps, parse_json
+from ragbench._storage.jsonl import dumps, parse_json, plain_dumps
 from ragbench._storage.sample_files import iter_samples
-from ragbench._values.json_values import json_problem
+from ragbench._values import json_values
+from ragbench._values.json_values import json_problem, nested_deeper, plainly_json
 from ragbench.api import Document, Prediction
 from ragbench.testing import run_eval
 
@@ -131,3 +132,41 @@ def test_a_value_the_json_rule_accepts_is_written_as_plain_json_and_read_back(va
     if json_problem(value, "value") is None:
         plain = json.loads(json.dumps(value))
         assert dumps(parse_json(dumps(value))) == dumps(plain)
+
+
+EMPTY = st.sampled_from([[], {}, (), ""])  # a few bytes written, more counted by the walk
+NESTED = st.integers(0, 3).flatmap(
+    lambda kind: st.integers(95, 105).map(lambda levels: nested(levels, ([], {}, (), [0])[kind]))
+)
+
+
+def nested(levels, inner):
+    value = inner
+    for level in range(levels - 1):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=VALUES | NESTED | st.lists(SCALARS | EMPTY, min_size=50, max_size=400), bytes_bound=st.integers(12, 3000))
+def test_the_quick_check_of_a_value_s_json_text_never_passes_what_the_walk_refuses(value, bytes_bound):
+    """A sample's line is checked from its JSON text where it plainly is JSON (`plainly_json`, the quick path of
+    every example): whatever the value and the bounds on a sample's size (lowered here, so that values reach
+    them), what it passes the walk (`json_problem`) passes too, and the text is the one the writer writes. A small
+    value the walk accepts takes the quick path."""
+    walked = json_problem(value, "value")
+    text = plain_dumps(value)
+    if text is not None and plainly_json(text):
+        assert walked is None and text == dumps(value)
+    elif walked is None and len(dumps(value)) < 10_000 and not nested_deeper(dumps(value), json_values.MAX_DEPTH):
+        raise AssertionError(f"a small value the walk accepts missed the quick path: {dumps(value)[:200]}")
+    saved = json_values.MAX_BYTES, json_values.MAX_VALUES
+    try:  # the size bounds lowered to where the value's own size meets them
+        json_values.MAX_BYTES, json_values.MAX_VALUES = bytes_bound, bytes_bound // 3 or 1
+        if text is not None and plainly_json(text):
+            assert json_problem(value, "value") is None
+        json_values.MAX_VALUES = bytes_bound
+        if text is not None and plainly_json(text):
+            assert json_problem(value, "value") is None
+    finally:
+        json_values.MAX_BYTES, json_values.MAX_VALUES = saved

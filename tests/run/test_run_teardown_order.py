@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import time
 
 import pytest
@@ -60,12 +61,12 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
     appended, teardown_began = [], []
     real_append = RunDir.append_sample
 
-    def append(self, task, line, attempt_cost=None):
+    def append(self, task, text, attempt_cost=None):
         if len(appended) == 2:
             appended.append(("failed", time.monotonic()))
             raise OSError(errno.ENOSPC, "No space left on device")
-        appended.append((line["id"], time.monotonic()))
-        real_append(self, task, line, attempt_cost)
+        appended.append((json.loads(text)["id"], time.monotonic()))
+        real_append(self, task, text, attempt_cost)
 
     async def slow_teardown():
         teardown_began.append(time.monotonic())

@@ -13,6 +13,7 @@ from pathlib import Path
 from conftest import write_jsonl
 from ragbench._records import SampleRecord, sample_line
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._storage.jsonl import dumps
 from ragbench._storage.rundir import _STAMP, RunDir
 from ragbench._storage.sample_files import ATTEMPT_COST
 from ragbench.api import Prediction, System
@@ -97,9 +98,9 @@ def test_a_saved_sample_holds_no_attempt_cost_which_is_written_beside_it_last_on
     appended = []
     real_append = RunDir.append_sample
 
-    def append(self, task, line, attempt_cost=None):
-        real_append(self, task, line, attempt_cost)
-        appended.append((dict(line), attempt_cost, self.sample_path(task).read_bytes().splitlines()[-1]))
+    def append(self, task, text, attempt_cost=None):
+        real_append(self, task, text, attempt_cost)
+        appended.append((json.loads(text), attempt_cost, self.sample_path(task).read_bytes().splitlines()[-1]))
 
     monkeypatch.setattr(RunDir, "append_sample", append)
     Evaluator(
@@ -119,4 +120,5 @@ def test_a_saved_sample_holds_no_attempt_cost_which_is_written_beside_it_last_on
     for line, cost, written in appended:
         assert ATTEMPT_COST not in line
         assert json.loads(written) == {**line, ATTEMPT_COST: cost}
+        assert written.decode() == dumps({**line, ATTEMPT_COST: cost})  # the writer's text of the two, byte for byte
         assert list(json.loads(written))[-1] == ATTEMPT_COST and _STAMP.search(written)

@@ -231,7 +231,7 @@ class Attempt:
                     else:
                         sample = await process_step(planned, item, calls, position, sequence)
                     workers.raise_if_unavailable()  # every later example would fail the same way
-                    run_dir.append_sample(planned.name, sample.line, cost.at_save(saving=1))
+                    run_dir.append_sample(planned.name, sample.text, cost.at_save(saving=1))
                     cost.examples += 1
                     progress.advance(failed=record_failed(sample.record))
                     if fail_fast and record_failed(sample.record):  # saved: --resume tries it again

@@ -43,6 +43,7 @@ from ..._reports.results.provenance import provenance
 from ..._reports.results.schema import JudgeSwap, Results, TaskSections
 from ..._reports.run_end import finish_run
 from ..._storage.files import file_there, folder_problem
+from ..._storage.jsonl import dumps
 from ..._storage.run_record import RunRecord
 from ..._storage.rundir import RunDir
 from ..._storage.sample_files import sample_file
@@ -272,11 +273,11 @@ async def score_saved(
             task, record = item
             if scorable(record):
                 sample = await rescore_record(task, record, calls.example)
-                line, record = sample.line, sample.record
+                text, record = sample.text, sample.record
                 rescored += 1
             else:  # kept as it was, in the current layout
-                line = sample_line(record)
-            services.run_dir.append_sample(task.name, line)
+                text = dumps(sample_line(record))
+            services.run_dir.append_sample(task.name, text)
             progress.advance(failed=record_failed(record))
 
         saved = (

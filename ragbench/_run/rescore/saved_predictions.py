@@ -105,7 +105,7 @@ class SavedRescoring:
             nonlocal done
             task, record = item
             rescored = await rescore_record(task, record, services)
-            self.run_dir.append_sample(task.name, rescored.line, self.attempt_cost())
+            self.run_dir.append_sample(task.name, rescored.text, self.attempt_cost())
             done += 1
             if self.fail_fast and record_failed(rescored.record):
                 raise StoppedAtFailure(task.name, rescored.record, self.run_dir.path)

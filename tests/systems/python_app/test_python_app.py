@@ -18,9 +18,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragbench._apps.spans import from_readable
 from ragbench.api import ConfigError
-from ragbench.api.apps import Span
+from ragbench.api.apps import Span, from_readable
 from ragbench.testing import run_eval
 from support.helpers import cli_here, samples
 from support.rag_apps import CALLS_FILE, CORPUS, JUDGE_FLAG, OPENAI_URL, QUESTIONS, fake_openai, varn_task

@@ -115,8 +115,8 @@ class ScoringContext(CeilingHeld):
         self,
         name: str,
         *,
-        inputs: Mapping[str, Any] | None = None,
-        outputs: Mapping[str, Any] | None = None,
+        inputs: Mapping[str, object] | None = None,
+        outputs: Mapping[str, object] | None = None,
         docs: Sequence[Document] | None = None,
     ) -> Step:
         """Record a step of the system's own in the example's trace - a rerank, a filter, a choice among

@@ -69,7 +69,7 @@ class NamedTarget(_Target, total=False):
 
 class RagbenchHooks:
     @hookspec
-    def ragbench_catalog(self) -> dict[str, Any]:
+    def ragbench_catalog(self) -> dict[str, object]:
         """Return this plugin's catalogue (schema above)."""
 
     @hookspec

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ._context import ScoringContext
     from ._records import SampleRecord
     from ._task import Task
-    from ._types import Example, Prediction
+    from ._types import Example, JsonObject, Prediction
 
 Score = float | None
 Scores = dict[str, Score]
@@ -128,7 +128,7 @@ class Metric(RefusesDeclaredByName):
         not scorable) is returned as `CorpusValue(value, n)`, so that its n says so."""
         return {}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name}
 
 

@@ -163,12 +163,12 @@ class ReadOnly:
             type.__setattr__(cls, "_field_defaults", known)
         return known
 
-    def _field_values(self) -> dict[str, Any]:
+    def _field_values(self) -> dict[str, object]:
         """The record's fields by name, as copies are made of them (a record that makes a field when it is first
         read makes it here)."""
         return self.__dict__
 
-    def _sealed(self, changes: dict[str, Any], within: frozenset[int]) -> Any:
+    def _sealed(self, changes: dict[str, object], within: frozenset[int]) -> Any:
         sealed = type(self)._read_only_class
         if not changes and type(self) is sealed:
             return self
@@ -207,7 +207,7 @@ def _reduced(self: Any, protocol: int) -> tuple[Any, ...]:
     return _mutable_record, (type(self)._mutable_class, dict(self._field_values()))
 
 
-def _mutable_record(cls: type, state: dict[str, Any]) -> Any:
+def _mutable_record(cls: type, state: dict[str, object]) -> Any:
     record: Any = object.__new__(cls)
     record.__dict__.update(state)
     return record

@@ -30,7 +30,7 @@ from ._storage.checkpoint import checkpoint_key
 from ._storage.jsonl import LocatedLine
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ._storage.sample_files import ATTEMPT_COST, SavedLine, finalized_samples, located_samples
-from ._types import Document, Example, Prediction, Step, trace_prompts
+from ._types import Document, Example, JsonObject, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
 _UNREAD = "_unread_steps"  # a record's attribute: the lines of its steps not read yet (`SampleRecord.__getattr__`)
@@ -177,7 +177,7 @@ class SampleRecord(ReadOnly):
             del self.__dict__[_UNREAD]
         return steps
 
-    def _field_values(self) -> dict[str, Any]:
+    def _field_values(self) -> dict[str, object]:
         for name in list(self.__dict__.get(_UNREAD, ())):
             getattr(self, name)
         return self.__dict__
@@ -216,7 +216,7 @@ class SampleRecord(ReadOnly):
         ).read_only()
 
 
-def sample_line(record: SampleRecord) -> dict[str, Any]:
+def sample_line(record: SampleRecord) -> JsonObject:
     """The one layout of a sample, the line of samples/<task>.jsonl a record is written as: `schema_version` first;
     a bad record's line its id, error, flag and position; an example's its fields in the order below, where a
     field left at a default its reader reads the same when absent (no slice fields, turns, traceback, counted
@@ -242,14 +242,15 @@ def sample_line(record: SampleRecord) -> dict[str, Any]:
         line["gold_references"] = record.gold_references
     else:
         line["gold_references_error"] = record.gold_references_error
-    line["prediction"] = {"answer": record.answer}
+    prediction: JsonObject = {"answer": record.answer}
     _put(
-        line["prediction"],
+        prediction,
         raw_output=record.raw_output,
         citations=record.citations,
         docs=[doc.to_dict() for doc in record.docs],
         extras=record.extras,
     )
+    line["prediction"] = prediction
     _put(line, output=record.output)
     line.update(trace=[step.to_dict() for step in record.trace], error=record.error)
     _put(line, traceback=record.traceback)
@@ -270,7 +271,7 @@ def sample_line(record: SampleRecord) -> dict[str, Any]:
     return line
 
 
-def _put(line: dict[str, Any], **values: Any) -> None:
+def _put(line: JsonObject, **values: Any) -> None:
     """`values` into `line`, in order, but for those at their default (None, empty, False): their absence reads
     the same."""
     line.update(

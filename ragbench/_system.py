@@ -167,7 +167,7 @@ class System(RefusesDeclaredByName):
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         """The system's options as recorded in results.json: its plain-valued attributes."""
         plain = (str, int, float, bool, type(None))
         return {
@@ -243,7 +243,7 @@ def like_for_like(system: System, task_prompts: str = "task") -> JsonObject:
     }
 
 
-def trace_outline(system: System | type[System] | None, record: SampleRecord) -> list[dict[str, Any]]:
+def trace_outline(system: System | type[System] | None, record: SampleRecord) -> list[JsonObject]:
     """The structure of one sample's trace for the viewer's timeline: the system's own `trace_outline` hook
     (a classmethod) where it has one (it may add what only it knows to a group: {"info": {name: value},
     "chosen": True}), else the groups its steps were made in (`with ctx.group(label):`, ragbench._trace_groups)."""

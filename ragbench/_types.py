@@ -174,7 +174,7 @@ class Example(ReadOnly):
         # kept, not raised: a task's examples() goes on past a bad record, and a generator that raises ends
         self.gold_error = None if problem is None else f"example {self.id!r}: {problem}"
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
         """What a sample record repeats of the example (docs are recorded on the prediction)."""
         out: dict[str, Any] = {"id": self.id, "question": self.question, "gold": self.gold}
         if self.meta:
@@ -215,7 +215,7 @@ class Step(ReadOnly):
     # viewer draws the application's spans as a tree
     span: JsonObject | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         out = dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
         if not out["group"]:
             del out["group"]
@@ -260,7 +260,7 @@ class Prediction(ReadOnly):
             )
         return self.docs
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         out: dict[str, Any] = {"answer": self.answer}
         if self.raw_output is not None and self.raw_output != self.answer:
             out["raw_output"] = self.raw_output

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from statistics import mean
-from typing import Any
 
 from ragbench.api import SampleRecord
+from ragbench.api.data import JsonObject
 
 STEPS = ("hyde_query", "summarize", "select", "verify", "update_query", "answer")
 
 
 def run_statistics(
     samples: list[SampleRecord], use_sub_questions: bool, verification: str, query_style: str, max_iterations: int
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The paper's Tables 4-6 figures (document candidates = new candidates browsed per example, 50 per
     iteration; examples per iteration) and the cost per example."""
     done = [s for s in samples if s.error is None and "llatrieval" in s.extras]
@@ -22,7 +22,7 @@ def run_statistics(
     llm_steps = [[step for step in s.trace if step.kind == "llm"] for s in done]
     verdicts = [it["verification"] for run in runs for it in run if it["verification"]]
     retrievers = {step.request.get("retriever") for s in done for step in s.trace if step.kind == "retrieval"}
-    stats: dict[str, Any] = {
+    stats: JsonObject = {
         "examples": len(done),
         "use_sub_questions": use_sub_questions,
         "verification": verification,

@@ -354,7 +354,7 @@ class LLatrieval(System):
 
     # --- reporting ------------------------------------------------------------------------------------
     @classmethod
-    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[JsonObject]:
         """Each iteration's group notes its query, selection and the verifier's verdict."""
         items = outline(record.trace)
         for it in (record.extras.get("llatrieval") or {}).get("iterations") or []:

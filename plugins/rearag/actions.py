@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import TypedDict, cast
 
 STEP_LABEL = re.compile(r"^(Thought|Action|Observation)\s+(\d+):", re.MULTILINE)
 
@@ -36,7 +36,14 @@ def reasoning_steps(text: str) -> list[tuple[str, dict[str, str | None]]]:
     return sorted(steps.items(), key=lambda item: int(item[0]))
 
 
-def read_action(code: str | None) -> dict[str, Any] | None:
+class Action(TypedDict):
+    """One step's action, a dict literal as the model wrote it: the function it calls and its parameters."""
+
+    function: object
+    parameters: dict[object, object]
+
+
+def read_action(code: str | None) -> Action | None:
     """One action's dict, or None where it is no dict literal with "function" and "parameters"."""
     if code is None:
         return None
@@ -46,10 +53,10 @@ def read_action(code: str | None) -> dict[str, Any] | None:
         return None
     if not isinstance(action, dict) or "function" not in action or not isinstance(action.get("parameters"), dict):
         return None
-    return action
+    return cast("Action", action)
 
 
-def first_action(text: str) -> dict[str, Any] | None:
+def first_action(text: str) -> Action | None:
     """The first step's action; None where FlashRAG's reading fails (no step, or any step without a readable
     action: `postprocess_agent_response` reads them all), which restarts the example."""
     actions = [read_action(part["Action"]) for _, part in reasoning_steps(text)]
@@ -58,7 +65,7 @@ def first_action(text: str) -> dict[str, Any] | None:
     return actions[0]
 
 
-def next_move(action: dict[str, Any] | None) -> tuple[str, str]:
+def next_move(action: Action | None) -> tuple[str, str]:
     """What the loop does with an action: ("finish", its answer as text), ("search", its query) or ("restart", "")
     for no action, another function, or a missing parameter (FlashRAG crashes there) or a query that is not
     text."""
@@ -66,6 +73,7 @@ def next_move(action: dict[str, Any] | None) -> tuple[str, str]:
         parameters = action["parameters"]
         if action["function"] == "finish" and "answer" in parameters:
             return "finish", str(parameters["answer"])
-        if action["function"] == "search" and isinstance(parameters.get("query"), str):
-            return "search", parameters["query"]
+        query = parameters.get("query")
+        if action["function"] == "search" and isinstance(query, str):
+            return "search", query
     return "restart", ""

@@ -31,7 +31,7 @@ from ragbench.api import (
     System,
     SystemDeclaration,
 )
-from ragbench.api.data import iter_jsonl, require
+from ragbench.api.data import JsonObject, iter_jsonl, require
 from ragbench.api.protocols import PredictionFile, PredictionRecords
 
 JSON_KINDS = {
@@ -167,7 +167,7 @@ class Recorded(System):
         output = record["output"]
         scored_as = self._scored_as.get(example.id)
         answer = scored_as if scored_as is not None else ctx.task.prompting.postprocess(output)
-        extras: dict[str, Any] = {key: record[key] for key in ("label", "supporting_facts") if key in record}
+        extras: JsonObject = {key: record[key] for key in ("label", "supporting_facts") if key in record}
         extras.update(record.get("extras") or {})
         if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras[Prediction.DOCS_UNKNOWN] = True

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.api import Step
+from ragbench.api.data import JsonObject, JsonValue
 from ragbench.api.trace import outline
 
 SCORES = ("final_score", "relevance_score", "ground_score", "utility_score", "seq_score")
 
 
-def _decision(index: int, extras: dict[str, Any]) -> dict[str, Any]:
+def _decision(index: int, extras: dict[str, Any]) -> JsonObject:
     return {
         "group": "retrieval decision",
         "items": [{"step": index}],
@@ -22,8 +23,8 @@ def _decision(index: int, extras: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def short_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+def short_form(trace: list[Step], extras: dict[str, Any]) -> list[JsonObject]:
+    items: list[JsonObject] = []
     passages = list(extras.get("passages") or [])
     number = 0
     for index, step in enumerate(trace):
@@ -59,15 +60,15 @@ def _chosen_nodes(extras: dict[str, Any]) -> set[int]:
     return set()
 
 
-def long_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]:
+def long_form(trace: list[Step], extras: dict[str, Any]) -> list[JsonObject]:
     tree = extras.get("tree") or []
     segments = [i for i, step in enumerate(trace) if step.name == "selfrag:segment"]
     if len(segments) != len(tree) - 1:
         return outline(trace)  # not the tree these calls made (an older record): the plain outline
     chosen, depth = _chosen_nodes(extras), {0: 0}
     node_of = {step: k + 1 for k, step in enumerate(segments)}
-    items: list[dict[str, Any]] = []
-    levels: dict[int, dict[str, Any]] = {}
+    items: list[JsonObject] = []
+    levels: dict[int, list[JsonValue]] = {}  # each segment level's group's items
     for index, step in enumerate(trace):
         if step.name == "selfrag:decide":
             items.append(_decision(index, extras))
@@ -75,10 +76,10 @@ def long_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]
             node = node_of[index]
             depth[node] = depth[tree[node]["parent"]] + 1
             if depth[node] not in levels:
-                levels[depth[node]] = {"group": f"segment {depth[node]}", "items": []}
-                items.append(levels[depth[node]])
+                levels[depth[node]] = []
+                items.append({"group": f"segment {depth[node]}", "items": levels[depth[node]]})
             entry = tree[node]
-            levels[depth[node]]["items"].append(
+            levels[depth[node]].append(
                 {
                     "group": f"node {node}: passage {entry.get('doc_id')} (after node {entry['parent']})",
                     "items": [{"step": index}],

@@ -231,7 +231,7 @@ class SelfRag(System):
                 f"(single vocabulary entries); use {SELF_RAG_MODELS}"
             )
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""
         resolved = getattr(self, "_resolved", None)
         return {**super().config(), **({"resolved": resolved} if resolved else {})}
@@ -355,7 +355,7 @@ class SelfRag(System):
         return raw, raw, [docs[best_index]], trace
 
     @classmethod
-    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[JsonObject]:
         """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
         extras = record.extras.get("selfrag") or {}

@@ -28,6 +28,7 @@ from ragbench.api.apps import (
     trace_passages,
     traces_of,
 )
+from ragbench.api.data import JsonObject
 
 
 class MissingTrace(Exception):
@@ -72,7 +73,7 @@ class Traced(System):
             call_steps(self.name, example.question, AppReply(output, passages or []), trace, seconds / 1e9)
         )
         answer = ctx.task.prompting.postprocess(output)
-        extras: dict[str, Any] = {"app": {"spans": len(trace)}}
+        extras: JsonObject = {"app": {"spans": len(trace)}}
         if passages is None:
             extras[Prediction.DOCS_UNKNOWN] = True
         return Prediction(
@@ -100,5 +101,5 @@ class Traced(System):
         return {"traces_file": self.path, "errors": errors, "notes": notes}
 
     @classmethod
-    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[JsonObject]:
         return span_outline(list(record.trace))

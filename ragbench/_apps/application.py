@@ -239,7 +239,7 @@ class Application(System):
         return {"app_spans": counts, "notes": list(notes)} if counts or notes else {}
 
     @classmethod
-    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[JsonObject]:
         """The application's spans as a tree for the viewer (ragbench._apps.conventions.span_outline)."""
         return span_outline(list(record.trace))
 

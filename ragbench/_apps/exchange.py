@@ -35,8 +35,8 @@ class AppRequest:
     question: str
     history: list[dict[str, Any]] = field(default_factory=list)  # the conversation's turns before the question
     images: tuple[Image, ...] = ()
-    meta: dict[str, Any] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
     task: str = ""
     traceparent: str | None = None
     otlp_endpoint: str | None = None
@@ -57,7 +57,7 @@ class AppRequest:
         """The conversation as chat messages: the history, then the question as the user's turn."""
         return [*copy.deepcopy(self.history), {"role": "user", "content": self.question}]
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, object]:
         """The request's fields by name, fresh copies (what a Python application's parameters are given by)."""
         return {
             "id": self.id,

@@ -40,7 +40,7 @@ class RunJudging:
             },
         },
     )
-    metric_args: dict[str, Any] = pairs(  # "metric.key" -> value
+    metric_args: dict[str, object] = pairs(  # "metric.key" -> value
         "--metric-arg",
         "METRIC.K=V",
         "metric option, e.g. mauve.featurizer=PATH",
@@ -57,7 +57,7 @@ class RunJudging:
         help="judge engine:model for LLM-judge metrics (repeatable)",
         offers={**SCORED, "rescore": {"help": "judge engine:model (repeatable; default: the run's)"}},
     )
-    judge_args: dict[str, dict[str, Any]] = pairs(  # judge index -> engine options
+    judge_args: dict[str, dict[str, object]] = pairs(  # judge index -> engine options
         "--judge-arg",
         "N.K=V",
         "engine option of the N-th --judge (from 0), e.g. 1.base_url=http://127.0.0.1:8001/v1",
@@ -86,7 +86,7 @@ class RunJudging:
         help="true: TRUE/ALCE 'premise: .. hypothesis: ..' -> '1'; prompt: LLM-as-NLI chat prompt",
         offers={**SCORED, "rescore": {**_RUN_DEFAULT, "after": "--nli-arg"}},
     )
-    nli_args: dict[str, Any] = pairs(  # engine options of the NLI engine
+    nli_args: dict[str, object] = pairs(  # engine options of the NLI engine
         "--nli-arg",
         "K=V",
         "NLI engine option (batch_size, dtype ...)",

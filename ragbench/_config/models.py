@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .run_option import SCORED, Flag, option, pairs
 
@@ -20,7 +19,7 @@ class RunModels:
         "replay:calls.jsonl (default: embedded SmolLM2)",
         offers=SCORED,
     )
-    model_args: dict[str, Any] = pairs(
+    model_args: dict[str, object] = pairs(
         "--model-arg",
         "K=V",
         "engine option (batch_size, dtype, base_url ...)",
@@ -40,7 +39,7 @@ class RunModels:
         "use --model",
         offers={"reproduce": {"help": "engine:model for one role of the row's system (changes what is measured)"}},
     )
-    role_model_args: dict[str, dict[str, Any]] = pairs(  # role -> engine options
+    role_model_args: dict[str, dict[str, object]] = pairs(  # role -> engine options
         "--role-model-arg",
         "ROLE.K=V",
         "engine option of a --role-model, e.g. locator.gpu_memory_utilization=0.3",

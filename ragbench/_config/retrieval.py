@@ -29,7 +29,7 @@ class RunRetrieval:
     retriever: str | None = option(  # ctx.retriever of systems; None: the examples' provided docs
         None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)"
     )
-    retriever_args: dict[str, Any] = _component_args(
+    retriever_args: dict[str, object] = _component_args(
         "retriever",
         "index=DIR",
         "always",
@@ -40,13 +40,13 @@ class RunRetrieval:
     reranker: str | None = option(  # reorders every search's results (ragbench._components)
         None, help="reranks every search's results (ragbench list rerankers)", identity="when_given"
     )
-    reranker_args: dict[str, Any] = _component_args(
+    reranker_args: dict[str, object] = _component_args(
         "reranker", "model=DIR", reproduce="option of the row's reranker, e.g. model=DIR"
     )
     refiner: str | None = option(  # turns a reader's documents into what it shows
         None, help="refines the documents a reader shows (ragbench list refiners)", identity="when_given"
     )
-    refiner_args: dict[str, Any] = _component_args(
+    refiner_args: dict[str, object] = _component_args(
         "refiner", "model=DIR", reproduce="option of the row's refiner, e.g. model=DIR"
     )
     page_cache: str | None = option(  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it

@@ -4,7 +4,6 @@ system's options, its seed."""
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass
-from typing import Any
 
 from .option_bounds import number_problem
 from .run_option import SCORED, Flag, found, option, pairs
@@ -35,7 +34,7 @@ class RunWhat:
     data: dict[str, str] = pairs(  # task (or task file) -> data file
         "--data", "TASK=PATH", "local data file for a task", offers={"reproduce": {}}
     )
-    task_args: dict[str, Any] = pairs(  # "key" for every task, "task.key" for one
+    task_args: dict[str, object] = pairs(  # "key" for every task, "task.key" for one
         "--task-arg", "K=V", "task option; TASK.K=V for one task", offers=SCORED
     )
     limit: int | None = option(
@@ -44,7 +43,7 @@ class RunWhat:
         offers={"reproduce": {"help": "first N records per task: a PARTIAL reproduction"}},
     )
     system: str = option("vanilla", show_default=True, help="system name (ragbench list systems)")
-    system_args: dict[str, Any] = pairs(
+    system_args: dict[str, object] = pairs(
         "--system-arg",
         "K=V",
         "system option, e.g. top_n=5",

@@ -22,6 +22,7 @@ from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 if TYPE_CHECKING:
     from .._registry import Registry
+    from .._types import JsonObject
 
 EMBEDDED_MODEL = "hf:embedded"
 _HEAVY_IMPORTS = {"hf": ("torch", "transformers")}  # seconds to import: started early, in the background
@@ -52,8 +53,8 @@ def _import_quietly(names: list[str]) -> None:
 
 
 @hookimpl
-def ragbench_catalog() -> dict[str, Any]:
-    return section("engines")
+def ragbench_catalog() -> JsonObject:
+    return {**section("engines")}
 
 
 def starts_processes(model: str | None, options: Mapping[str, Any], registry: Registry) -> bool:

@@ -24,13 +24,14 @@ from .base import IndexBuilder, Retriever
 
 if TYPE_CHECKING:
     from .._registry import Registry
+    from .._types import JsonObject
 
 DEFAULT_RETRIEVER = "provided"
 
 
 @hookimpl
-def ragbench_catalog() -> dict[str, Any]:
-    return section("retrievers", "rerankers", "refiners")  # rerankers and refiners: ragbench._components
+def ragbench_catalog() -> JsonObject:
+    return {**section("retrievers", "rerankers", "refiners")}  # rerankers and refiners: ragbench._components
 
 
 @hookimpl

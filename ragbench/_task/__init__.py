@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .._checks import Preflight, probe_data
 from .._class_defaults import refuse_by_name
@@ -112,13 +112,14 @@ class Task:
         """The number of records, if it is cheap to know (for the progress bar's ETA)."""
         return None
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """Every gold answer of one example (`example.gold`) as a reference text, the preferred first: what a
         metric that knows no benchmark compares an answer with (an LLM judge's reference, an HF
         `evaluate` metric's references). Default: the `answers` kind, else the `label`; a task whose
         gold is shaped otherwise says how to read it by overriding this."""
-        if gold.get("answers"):
-            return [str(answer) for answer in gold["answers"]]
+        answers = gold.get("answers")
+        if answers:
+            return [str(answer) for answer in cast("Iterable[object]", answers)]
         return [str(gold["label"])] if gold.get("label") is not None else []
 
     def config(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ below, so a task that has nothing to do with CRAG's tools or Self-RAG's instruct
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -133,7 +133,7 @@ class PlotKeys(Protocol):
 class SystemDefaults(Protocol):
     """A task whose options set defaults of the system's options."""
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> Mapping[str, object]:
         """Over the task's declared `system_args`, under `--system-arg` (RGB's passage_num is the top_n
         that shows every passage it sampled); an option the run's system does not take is left out."""
         ...
@@ -176,5 +176,5 @@ def plot_keys(task: Task) -> tuple[str, ...]:
     return tuple(task.plot_keys) if isinstance(task, PlotKeys) else ()
 
 
-def system_defaults(task: Task) -> dict[str, Any]:
+def system_defaults(task: Task) -> dict[str, object]:
     return dict(task.system_defaults()) if isinstance(task, SystemDefaults) else {}

@@ -130,7 +130,7 @@ def option_defaults(cls: type) -> dict[str, object]:
     return {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
 
 
-def task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> dict[str, Any]:
+def task_args_for(name: str, task_class: type, task_args: Mapping[str, object]) -> dict[str, object]:
     """The options of task `name` among a run's `--task-arg`s: unscoped `key` options go to every task that accepts
     them; `task.key` to that task only."""
     accepted = accepted_options(task_class)
@@ -138,7 +138,7 @@ def task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> 
     return {**args, **scoped_args(name, task_args)}
 
 
-def scoped_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+def scoped_args(name: str, args: Mapping[str, object]) -> dict[str, object]:
     """The options given to `name` alone among `NAME.key` options (`--task-arg`, `--metric-arg`), by their key."""
     return {k[len(name) + 1 :]: v for k, v in args.items() if k.startswith(name + ".")}
 

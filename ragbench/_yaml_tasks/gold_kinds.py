@@ -6,7 +6,7 @@ long_answer and claims itself (ragbench._yaml_tasks.fields)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .fields import GoldReader
 
@@ -20,6 +20,6 @@ class GoldKind:
         """The record's gold of this kind: the keys it adds to `example.gold`."""
         raise NotImplementedError
 
-    def references(self, gold: dict[str, Any]) -> list[str]:
+    def references(self, gold: Mapping[str, object]) -> list[str]:
         """The example's gold as reference texts, the preferred first (`Task.gold_references`)."""
         return []

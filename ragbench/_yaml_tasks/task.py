@@ -7,11 +7,11 @@ that style (`task_class`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .._checks import PROBE_RECORDS, Preflight, probe_data
 from .._class_defaults import EMPTY
@@ -232,20 +232,22 @@ class YamlTask(Task):
     def demonstration(self) -> tuple[str, str] | None:
         return self.spec.prompt.demonstration
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
         aliases joined (as QAMPARI's); a registered kind's references (CRAG's answer and alternatives); the short answers; the sub-questions'
         short answers; the label."""
         kinds = self.scoring.gold_fields or ()
         if "long_answer" in kinds and (gold.get("long_answers") or gold.get("answer")):
-            return [str(a) for a in gold.get("long_answers") or [gold["answer"]]]
+            return [str(a) for a in cast("Iterable[object]", gold.get("long_answers") or [gold["answer"]])]
         if "answer_lists" in kinds:
-            return [", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases)]
+            lists = cast("Iterable[Sequence[object]]", gold.get("answers") or [])
+            return [", ".join(str(aliases[0]) for aliases in lists if aliases)]
         registered = next((kind for name, kind in self.gold_kinds.items() if name in kinds), None)
         if registered is not None:
             return registered.references(gold)
         if not gold.get("answers") and "qa_pairs" in kinds:
-            return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
+            pairs = cast("Iterable[Mapping[str, Iterable[object] | None]]", gold.get("qa_pairs") or [])
+            return [str(a) for pair in pairs for a in pair.get("short_answers") or []]
         return super().gold_references(gold)
 
     def config(self) -> dict[str, Any]:

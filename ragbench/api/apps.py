@@ -13,7 +13,8 @@ cannot read: the example fails in one line), `AppTimeout`, `Instrumentor` (an Op
 while the run runs: its class and the package that brings it), `load_object` (`module:attribute` from the Python path,
 refused in one line with the fix), `running` (a system started and stopped around a block, as a run does: tests),
 `span_steps` (spans as trace steps), `call_steps` (the trace of one call: the call, then its spans), `span_outline` (a
-trace of spans as the viewer's tree), `Span`; trace files (`read_trace_file`: OTLP/JSON, Phoenix or Langfuse exports;
+trace of spans as the viewer's tree), `Span` and `from_readable` (a span the OpenTelemetry SDK ended in this process,
+as ragbench reads it: an instrumentor's tests compare their SDK spans with it); trace files (`read_trace_file`: OTLP/JSON, Phoenix or Langfuse exports;
 `traces_of`, `example_id_of`, `trace_answer`, `trace_passages`: what `ragbench score --traces` reads of each trace);
 and the retry rules of the hosted engines (`backoff`, `retried_status`). What the framework systems share
 (ragbench._apps.frameworks): `framework` (the framework's module, or the extra to install), `load_application` (the
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         value_at,
     )
     from ragbench._apps.running import running
-    from ragbench._apps.spans import Span
+    from ragbench._apps.spans import Span, from_readable
     from ragbench._apps.targets import load_object
     from ragbench._apps.trace_files import read_trace_file, traces_of
     from ragbench._apps.trace_reading import example_id_of, trace_answer, trace_passages
@@ -71,7 +72,7 @@ _MODULES = {
         "value_at",
     ),
     "ragbench._apps.running": ("running",),
-    "ragbench._apps.spans": ("Span",),
+    "ragbench._apps.spans": ("Span", "from_readable"),
     "ragbench._apps.targets": ("load_object",),
     "ragbench._apps.trace_files": ("read_trace_file", "traces_of"),
     "ragbench._engines.retries": ("backoff", "retried_status"),

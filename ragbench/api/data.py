@@ -15,7 +15,9 @@ task's data is), `is_saved_dataset`; `stat_fingerprint` (a file's or folder's si
 `Task.data_fingerprint` records: a task reading files beside its data, such as a cache of pictures, adds theirs); `cache_root` (where ragbench keeps what it makes outside a run folder, $RAGBENCH_CACHE_DIR else
 ~/.cache/ragbench: a plugin keeps its own caches under it, so that `ragbench cache` lists them and one variable
 moves them all); `replacing` (a file written whole or not at all: a corpus a command builds);
-`load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
+`load_callable` (an option naming "module:function"); `import_extra` (an optional package imported on first use:
+without it, the one-line `ConfigError` that says how to install it; installed but failing to import, the error at
+its root); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
 whose shape is open, such as a vendor's request body: a reader narrows them before use); `find_tokenizer_dir`, `tokenizer_in_context` and
@@ -32,7 +34,7 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._builtin import packaged_yaml, section
-    from ragbench._imports import load_callable
+    from ragbench._imports import import_extra, load_callable
     from ragbench._storage.cache_root import cache_root
     from ragbench._storage.datafiles import data_dir, is_saved_dataset, named_data, resolve_data_file, stat_fingerprint
     from ragbench._storage.files import replacing
@@ -97,7 +99,7 @@ _MODULES = {
         "utf8",
         "NotUtf8",
     ),
-    "ragbench._imports": ("load_callable",),
+    "ragbench._imports": ("load_callable", "import_extra"),
     "ragbench._builtin": ("packaged_yaml", "section"),
     "ragbench._types": ("JsonValue", "JsonObject"),
     "ragbench._yaml_tasks.hf": ("load_split",),

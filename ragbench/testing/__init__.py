@@ -19,7 +19,8 @@ run in one call, and assertions on traces. Nothing here loads a model or touches
 to the script, without the scheduler. `run_examples` runs several examples at once through a scheduler,
 as a run has them, unscored, and `send_requests` an engine's requests through one; `run_eval` is the command
 line's run, in this process: the same planning, pre-flight, scheduler, scoring and results
-(docs/testing-plugins.md), and `preflight` that run's pre-flight alone (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
+(docs/testing-plugins.md), raising `RunInterrupted` where a signal stops it (its samples saved, as a run's
+on Ctrl-C: a test of a plugin's `--resume` stops a run so), and `preflight` that run's pre-flight alone (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
 `load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `embedded_model` the
 shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`, `sample_lines` a run
 folder's sample lines as the run made them; `task_results` aggregates a task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
@@ -39,6 +40,7 @@ from .._records import SampleRecord
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
+from .._run.lifetime.interrupted import RunInterrupted
 from .._run.lifetime.resources import RunResources
 from .._task import Task
 from .._task.protocols import UsesRunResources
@@ -59,6 +61,7 @@ __all__ = [
     "PreflightError",
     "Registry",
     "ReplayLLM",
+    "RunInterrupted",
     "ScriptedLLM",
     "assert_no_regression",
     "assert_steps",

@@ -25,11 +25,11 @@ Options (--task-arg):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, cast
 
 from annotated_types import Ge, Lt
 
@@ -131,6 +131,19 @@ class AlceQampariPrompting(AlcePrompting):
 
     def statements(self, answer: str) -> list[str]:
         return [piece.strip() for piece in list_items(answer)]
+
+
+def sub_question_answers(gold: Mapping[str, object]) -> list[str]:
+    """Every sub-question's short answers (ASQA's `qa_pairs`), in order."""
+    pairs = cast("Iterable[Mapping[str, Iterable[object] | None]]", gold.get("qa_pairs") or [])
+    return [str(a) for pair in pairs for a in pair.get("short_answers") or []]
+
+
+def first_aliases(gold: Mapping[str, object]) -> str:
+    """Each answer's first alias (QAMPARI's `answers`, a list of alias lists), joined by commas."""
+    return ", ".join(
+        str(aliases[0]) for aliases in cast("Iterable[Sequence[object]]", gold.get("answers") or []) if aliases
+    )
 
 
 class AlceTask(Task):
@@ -288,13 +301,14 @@ class AlceAsqa(AlceTask):
             "long_answers": long_answers,
         }
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """The annotators' long answers; else the record's answer; else every sub-question's short answers."""
-        if gold.get("long_answers"):
-            return [str(a) for a in gold["long_answers"]]
+        long_answers = gold.get("long_answers")
+        if long_answers:
+            return [str(a) for a in cast("Iterable[object]", long_answers)]
         if gold.get("answer"):
             return [str(gold["answer"])]
-        return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
+        return sub_question_answers(gold)
 
 
 class AlceQampari(AlceTask):
@@ -313,11 +327,9 @@ class AlceQampari(AlceTask):
             raise RecordError(str(self.path), index + 1, f"record {index}: expected a list of alias lists", "answers")
         return {"answers": answers, "answer": record.get("answer", "")}
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """The whole list as one text: the record's answer, else each answer's first alias joined by commas."""
-        return [
-            str(gold.get("answer") or ", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases))
-        ]
+        return [str(gold.get("answer") or first_aliases(gold))]
 
 
 class AlceEli5(AlceTask):
@@ -340,6 +352,6 @@ class AlceEli5(AlceTask):
         answer = self.field(record, "answer", str, index)
         return {"answer": answer, "claims": [str(c) for c in claims]}
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """The long answer (the claims are read by the claims metric)."""
         return [str(gold["answer"])] if gold.get("answer") else []

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
-from ragbench.api.data import given_values
+from ragbench.api.data import JsonObject, given_values
 
 from .data import DOCS, NUGGETS, REQUESTS, read_banks, read_docs, read_requests, report_record
 
@@ -38,7 +38,7 @@ class ArgueReport(Task):
     scoring = TaskScoring(gold_fields=("argue_nuggets",), metrics=("auto_argue",))
     own_documents = False
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         return {"max_tokens": REPORT_TOKENS}
 
     def _folder(self) -> Path:
@@ -72,7 +72,7 @@ class ArgueReport(Task):
             yield Example(id=request_id, question=str(request["problem_statement"]), gold=gold, meta=meta, index=index)
             index += 1
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError | str]]:
         """Every line of the folder's *.jsonl report files as a `ragbench score` record (data.report_record)."""
         docs = read_docs(self._folder() / DOCS)
         index = 0

@@ -119,7 +119,7 @@ class BeirTask(Task):
         self.cutoffs = cutoffs(k)
         self.scoring = replace(self.scoring, metric_options={"beir_retrieval": {"k": k}})
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """A system shows as many documents as the deepest cut-off scores."""
         return {"top_n": max(self.cutoffs)}
 

@@ -105,7 +105,7 @@ class ViDoReTask(Task):
         options = {"k": k, "ignore_identical_ids": False}
         self.scoring = replace(self.scoring, metric_options={"vidore_retrieval": options})
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """A system shows as many pages as the deepest cut-off scores."""
         return {"top_n": max(self.cutoffs)}
 

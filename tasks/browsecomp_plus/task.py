@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
+from ragbench.api.data import JsonObject
 
 from ..shared.given_data import given_data
 from .data import EVIDENCE_QRELS, GOLD_QRELS, QUERIES, read_qrels, read_queries
@@ -72,6 +72,6 @@ class BrowseCompPlusTask(Task):
             }
             yield Example(id=qid, question=query["query"], gold={"answers": [query["answer"]], **gold}, index=index)
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
         """A BrowseComp-Plus run folder (one JSON file per query) as `ragbench score` records (runs.py)."""
         return run_folder_records(folder)

@@ -3,7 +3,8 @@ registered through the ragbench_gold_kinds hook (this folder's registrations.yam
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import cast
 
 from ragbench.api.yaml_tasks import GoldKind, GoldReader
 
@@ -13,11 +14,11 @@ class CragAnswer(GoldKind):
 
     parts = ("answer", "alt_ans")
 
-    def gold(self, read: GoldReader) -> dict[str, Any]:
-        out: dict[str, Any] = {"answer": read.text("answer")}
+    def gold(self, read: GoldReader) -> dict[str, object]:
+        out: dict[str, object] = {"answer": read.text("answer")}
         if read.has("alt_ans"):
             out["alt_ans"] = read.texts("alt_ans") or []
         return out
 
-    def references(self, gold: dict[str, Any]) -> list[str]:
-        return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+    def references(self, gold: Mapping[str, object]) -> list[str]:
+        return [str(gold["answer"]), *map(str, cast("Iterable[object]", gold.get("alt_ans") or []))]

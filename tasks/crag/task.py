@@ -23,10 +23,10 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, named_data, parse_json, resolve_data_file
@@ -294,9 +294,9 @@ class CragTask(Task):
             self._kg_server = None
         self.page_work.close()
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """The gold answer, then its alternatives (`alt_ans`)."""
-        return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+        return [str(gold["answer"]), *map(str, cast("Iterable[object]", gold.get("alt_ans") or []))]
 
 
 class CragTask1(CragTask):

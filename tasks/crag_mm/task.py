@@ -23,10 +23,10 @@ answers cut: the variant of the release before).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import (
@@ -118,7 +118,7 @@ class CragMMTask(Task):
             check_llama32_tokenizer(self.name, self.tokenizer_path)
             self.prompting = CragMMPrompting(self.agent, self.tokenizer_path)
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """The API agents (`agent=closed`) send no token limit (GPTAgent, GeminiAgent; ClaudeAgent's 2,048 is
         `CragMMPrompting.answer_sampling`'s), where VlmAgent's 1,000 is the task's declared default."""
         return {"max_tokens": None} if self.agent == "closed" else {}
@@ -253,8 +253,8 @@ class CragMMTask(Task):
             line: JsonObject = {"id": record.get("interaction_id"), "output": record.get("agent_response")}
             yield index, line
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
-        return [str(answer) for answer in gold["answers"]]
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
+        return [str(answer) for answer in cast("Iterable[object]", gold["answers"])]
 
 
 def skipped_note(path: Path, session: str) -> str:

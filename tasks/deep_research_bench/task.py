@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+from ragbench.api.data import JsonObject
 
 from ..shared.given_data import given_data
 from .data import by_prompt, data_files, read_tasks
@@ -47,7 +48,7 @@ class DeepResearchBench(Task):
     )
     own_documents = False
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """A report, not a short answer: a system's token limit (its `max_tokens`) defaults to REPORT_TOKENS."""
         return {"max_tokens": REPORT_TOKENS}
 
@@ -82,7 +83,7 @@ class DeepResearchBench(Task):
             yield Example(id=task.id, question=task.prompt, gold=gold, meta=meta, index=index)
             index += 1
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError | str]]:
         """The folder's one report file as `ragbench score` records: each line's article the output of the task
         whose prompt it holds; a line whose prompt is no task's is a note (RACE leaves it out)."""
         files = sorted(path for path in folder.glob(REPORT_FILES) if path.name not in NOT_REPORTS)

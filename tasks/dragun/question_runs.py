@@ -14,7 +14,6 @@ import csv
 import io
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ragbench.api import RecordError
 from ragbench.api.data import JsonObject, NotUtf8, given_bytes, utf8
@@ -75,5 +74,5 @@ def run_records(path: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
         first_line.setdefault(topic_id, index)
     for topic_id, found in by_topic.items():
         ordered = sorted(found, key=lambda question: question[0])
-        extras: dict[str, Any] = {SUBMITTED: [{"rank": rank, "text": text} for rank, text in ordered]}
+        extras: JsonObject = {SUBMITTED: [{"rank": rank, "text": text} for rank, text in ordered]}
         yield first_line[topic_id], {"id": topic_id, "output": submitted_answer(ordered), "extras": extras}

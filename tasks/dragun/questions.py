@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import RecordError, TaskScoring
+from ragbench.api.data import JsonObject
 
 from .data import Topic, the_one_run
 from .question_data import EXAMPLE_RUNS, question_examples
@@ -71,6 +72,6 @@ class DragunQuestions(DragunTask):
         examples = {str(rank): shown for rank, shown in shots[topic.id].items()}
         return {"article": topic.article, "rubric": rubrics[topic.id], "question_examples": examples}
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError | str]]:
         """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""
         yield from run_records(the_one_run(folder, EXAMPLE_RUNS, "Task 1"))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, sent_tokenize
 
 from ..shared.given_data import given_data
@@ -135,7 +136,7 @@ class DragunReport(DragunTask):
         super().__init__(data_path, assessment_order=assessment_order)
         self.assessment_order = assessment_order
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """A report system's word limit is the track's 250 words."""
         return {"max_words": MOST_WORDS}
 
@@ -153,6 +154,6 @@ class DragunReport(DragunTask):
             )
         return {"article": topic.article, "rubric": rubrics[topic.id], "autojudge_examples": shots[topic.id]}
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError | str]]:
         """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""
         yield from run_records(the_one_run(folder, EXAMPLE_RUNS, "Task 2"))

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ragbench.api import RecordError
-from ragbench.api.data import given_values
+from ragbench.api.data import JsonObject, given_values
 
 from . import catalog
 
@@ -23,7 +22,7 @@ def cell_of(path: Path) -> str:
     return path.name[: -len(SUFFIX)]
 
 
-def prediction_records(folder: Path, conversation_task: str) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+def prediction_records(folder: Path, conversation_task: str) -> Iterator[tuple[int, JsonObject | RecordError]]:
     """(line index, `{"id", "output", "docs"}` or RecordError) for every record of every file."""
     for path in sorted(folder.glob(f"*{SUFFIX}")):
         cell = cell_of(path)

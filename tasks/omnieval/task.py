@@ -160,7 +160,7 @@ class OmniEvalAuto(Task):
             turns=[{"role": "user", "content": q} for q in history] if round_ is not None else None,
         )
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
         """Upstream's `*.pred.jsonl` folder as `ragbench score` records (plugins/recorded/system.py)."""
         return predictions.prediction_records(folder, CONVERSATION_TASK)
 

@@ -5,6 +5,7 @@ The prompts themselves (config/instruction.yaml's system message and instruction
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -53,7 +54,7 @@ class RgbPassages(YamlTask):
         """The passages evalue.py shows for one record (not the contract's `passages`, which systems call)."""
         return sample_passages(record, self.setting, self.noise_rate, self.passage_num)
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """evalue.py shows every passage it samples: a system that takes top_n shows passage_num."""
         return {"top_n": self.passage_num}
 
@@ -75,9 +76,10 @@ class RgbPassages(YamlTask):
         example.meta[NOISE_RATE] = self.noise_rate
         return example
 
-    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+    def gold_references(self, gold: Mapping[str, object]) -> list[str]:
         """The answer as one reference text: every item (an alias list: its first alias), joined."""
-        items = gold[ANSWER] if isinstance(gold[ANSWER], list) else [gold[ANSWER]]
+        answer = gold[ANSWER]
+        items = answer if isinstance(answer, list) else [answer]
         return [", ".join(str(item[0] if isinstance(item, list) and item else item) for item in items)]
 
 

@@ -26,6 +26,7 @@ from ragbench.api import (
     TaskPrompting,
     TaskScoring,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, sent_tokenize
 
 from ..shared.given_data import given_data
@@ -92,7 +93,7 @@ class TrecRagTask(Task):
         self.qrels_path = Path(qrels) if qrels else None
         self.missing_topics = missing_topics
 
-    def system_defaults(self) -> dict[str, Any]:
+    def system_defaults(self) -> dict[str, object]:
         """A system shows as many segments as recall@100 scores; a report system's word limit is the track's
         (rag24_validation's 400 words, 2025's too)."""
         return {"top_n": DEPTH, "max_words": MOST_WORDS}
@@ -136,7 +137,7 @@ class TrecRagTask(Task):
                 message = f"topic {topic!r} is judged but not in {self.topics_path}{where}"
                 yield RecordError(str(self.qrels_path), lines[topic], message)
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, JsonObject | RecordError | str]]:
         """A folder of the track's submission files (*.jsonl, ag_output.py) as `ragbench score` records, read as
         castorini's tools read it, with notes of what they would say (submitted_topics.py)."""
         judged = [example.id for example in self.examples() if isinstance(example, Example)]

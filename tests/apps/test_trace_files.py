@@ -18,8 +18,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragbench._apps.spans import from_readable
-from ragbench.api.apps import Span
+from ragbench.api.apps import Span, from_readable
 from support.helpers import cli_here, samples
 from support.rag_apps import CORPUS, QUESTIONS, varn_task, words
 

@@ -105,14 +105,17 @@ def test_support_modules_are_imported_from_the_support_package():
 def test_most_test_files_reach_ragbench_through_its_public_face():
     """Issue 92: a test of what a user sees reaches ragbench as a plugin's tests do, through ragbench.api,
     ragbench.testing and the command line, and so does the support module every kind of test shares
-    (support.helpers); private modules are imported for the units with no public face, by at most half the test
-    files, counted through the support modules they import (docs/internals.md's command, its lines of figures)."""
+    (support.helpers); private modules are imported for the units with no public face. The shares may not rise
+    above issue 99's figures: at most 36 % of the test files import a private module themselves (37 % before it),
+    at most 41 % counted through the support modules they import (docs/internals.md's command, its lines of
+    figures)."""
     counted = subprocess.run(
         [sys.executable, "tools/tests_on_internals.py"], cwd=paths.REPO, capture_output=True, text=True, check=True
     )
     assert counted.stdout.startswith("test files importing ragbench internals: ")
-    reached, files = map(int, re.search(r"through test helpers too: (\d+) of (\d+)", counted.stdout).groups())
-    assert reached <= files / 2, counted.stdout
+    direct, files = map(int, re.search(r"internals: (\d+) of (\d+)", counted.stdout).groups())
+    reached = int(re.search(r"through test helpers too: (\d+) of", counted.stdout).group(1))
+    assert direct <= 0.36 * files and reached <= 0.41 * files, counted.stdout
     counter = tool("tests_on_internals")
     assert not counter.reached_internals([TESTS / "support" / "helpers.py"])
 

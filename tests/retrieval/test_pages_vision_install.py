@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from conftest import TEST_DATA, needs
-from ragbench._imports import import_extra
 from ragbench.api import ConfigError
+from ragbench.api.data import import_extra
 from support.helpers import cli_here
 
 BROKEN = "raise RuntimeError('operator torchvision::nms does not exist')\n"

@@ -80,7 +80,7 @@ def _tasks(values: Mapping[str, Any], _fields: Fields) -> list[str]:
     return include(names, folders) if folders else names
 
 
-def _model_args(values: Mapping[str, Any], _fields: Fields) -> dict[str, Any]:
+def _model_args(values: Mapping[str, Any], _fields: Fields) -> dict[str, object]:
     """--model-arg, and --base-url: one URL, or a list of the servers of one model."""
     model_args = parse_assignments(values.get("model_arg", ()), "--model-arg")
     base_url: tuple[str, ...] = values.get("base_url", ())
@@ -109,10 +109,10 @@ def _role_models(values: Mapping[str, Any], _fields: Fields) -> dict[str, str]:
     return models
 
 
-def _role_model_args(values: Mapping[str, Any], fields: Fields) -> dict[str, dict[str, Any]]:
+def _role_model_args(values: Mapping[str, Any], fields: Fields) -> dict[str, dict[str, object]]:
     """--role-model-arg ROLE.KEY=VALUE, ROLE one of the --role-model roles."""
     models = fields.get("role_models", {})
-    options: dict[str, dict[str, Any]] = {}
+    options: dict[str, dict[str, object]] = {}
     for key, value in parse_assignments(values.get("role_model_arg", ()), "--role-model-arg").items():
         role, _, option = key.partition(".")
         if role not in models or not option:
@@ -124,9 +124,9 @@ def _role_model_args(values: Mapping[str, Any], fields: Fields) -> dict[str, dic
     return options
 
 
-def judge_args_of(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def judge_args_of(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, object]]:
     """--judge-arg N.KEY=VALUE: each --judge's options by its position, the values read as YAML scalars."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for key, value in parse_assignments(items, "--judge-arg").items():
         index, _, option = key.partition(".")
         if not index.isdigit() or not option or int(index) >= len(judges):

@@ -11,8 +11,8 @@ import socket
 
 import pytest
 
-from ragbench._apps.spans import Span, from_readable
 from ragbench.api import ConfigError
+from ragbench.api.apps import Span, from_readable
 from ragbench.testing import run_eval
 from support.helpers import samples
 from support.rag_apps import QUESTIONS, varn_task

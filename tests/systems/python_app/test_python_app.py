@@ -19,9 +19,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragbench._apps.spans import from_readable
 from ragbench.api import ConfigError, Example
-from ragbench.api.apps import Span
+from ragbench.api.apps import Span, from_readable
 from ragbench.plugins.python_app.system import PythonApp
 from ragbench.testing import run_eval
 from support.framework_runs import run_one

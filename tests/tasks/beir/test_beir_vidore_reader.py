@@ -24,9 +24,9 @@ def siglip_args(tmp_path: Path) -> dict[str, str]:
 
 def retrieved(tmp_path: Path, questions: list[str], k: int) -> dict[str, list[tuple[str, str]]]:
     """Each question's top `k` pages, (id, image digest), as the siglip retriever ranks them."""
-    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+    from ragbench.testing import load_retriever
 
-    hits = ImageDenseRetriever(**siglip_args(tmp_path)).search(questions, k)
+    hits = load_retriever("siglip", siglip_args(tmp_path)).search(questions, k)
     return {q: [(doc.id, doc.image.digest) for doc in row if doc.image] for q, row in zip(questions, hits)}
 
 

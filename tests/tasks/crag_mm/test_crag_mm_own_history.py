@@ -9,9 +9,8 @@ import signal
 
 import pytest
 
-from ragbench._run.lifetime.interrupted import RunInterrupted
 from ragbench.tasks.crag_mm.synthetic import write_dataset
-from ragbench.testing import ScriptedLLM, run_eval
+from ragbench.testing import RunInterrupted, ScriptedLLM, run_eval
 from support.crag_mm_helpers import png, tokenizer_dir
 from support.helpers import samples
 

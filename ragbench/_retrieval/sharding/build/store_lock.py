@@ -28,12 +28,15 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ...._errors import ConfigError
 from ...._storage.conditional_objects import created, read_with_age, removed_if, replaced
 from ...._storage.run_lock import process_alive
 from ...._values.environment import seconds_in_environment
+
+if TYPE_CHECKING:
+    from ...._types import JsonObject
 
 LOCK_SUFFIX = ".lock"
 LEASE_VARIABLE = "RAGBENCH_STORE_LOCK_LEASE"
@@ -42,11 +45,26 @@ ATTEMPTS = 5  # a lock found gone, or taken over by another, as it was read: put
 log = logging.getLogger(__name__)
 
 
+class _Held(TypedDict):
+    host: str
+    pid: int
+    started: str
+    token: str  # this driver's, told apart from another's on the same host and pid
+    lease: float  # seconds a holder that stops renewing keeps it
+    renewals: int
+
+
+class LockRecord(_Held, total=False):
+    """What a driver writes into the lock object it holds (read back by another driver as `holder`'s JSON)."""
+
+    renewed: str  # when it was last renewed (none before the first renewal)
+
+
 class Lease:
     """The lock object `url` this driver holds (its `record`, the store's ETag of it), renewed by a thread of its
     own every third of `record["lease"]` seconds until `release`."""
 
-    def __init__(self, url: str, out: str, record: dict[str, Any], etag: str) -> None:
+    def __init__(self, url: str, out: str, record: LockRecord, etag: str) -> None:
         self.url, self.out, self.record, self.etag = url, out, record, etag
         self.lost = False
         self.guard = threading.Lock()  # one renewal at a time: the thread's, or `confirm`'s
@@ -58,7 +76,7 @@ class Lease:
         """The lock renewed now; a ConfigError of one line where another driver took it over (or it was removed)."""
         with self.guard:
             if not self.lost:
-                renewed = {**self.record, "renewals": self.record["renewals"] + 1, "renewed": now()}
+                renewed: LockRecord = {**self.record, "renewals": self.record["renewals"] + 1, "renewed": now()}
                 etag = replaced(self.url, json.dumps(renewed).encode(), self.etag)
                 self.lost = etag is None
                 if etag is not None:
@@ -97,7 +115,7 @@ def held_lock(url: str, out: str) -> Iterator[Lease]:
     """The lock object `url` of a build into `out` held while the block runs (module docstring): a ConfigError
     naming its holder where another driver holds it; removed at the end where it is still this driver's. A lock
     that cannot be removed after the block failed does not hide why it failed."""
-    record = {
+    record: LockRecord = {
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "started": now(),
@@ -115,7 +133,7 @@ def held_lock(url: str, out: str) -> Iterator[Lease]:
     lease.release()
 
 
-def taken(url: str, out: str, record: dict[str, Any]) -> str:
+def taken(url: str, out: str, record: LockRecord) -> str:
     """The lock `url` made or taken over for `record` (its ETag); a ConfigError where another driver holds it."""
     data = json.dumps(record).encode()
     for _ in range(ATTEMPTS):
@@ -134,7 +152,7 @@ def taken(url: str, out: str, record: dict[str, Any]) -> str:
     )
 
 
-def stale(found: dict[str, Any], age: float, lease: float) -> str | None:
+def stale(found: JsonObject, age: float, lease: float) -> str | None:
     """Why the lock `found` (a record a driver put, `age` seconds old by the store's clock) is stale; None where it
     is not, or is not a driver's record."""
     pid, host = found.get("pid"), found.get("host")
@@ -151,7 +169,7 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def holder(held: bytes) -> dict[str, Any]:
+def holder(held: bytes) -> JsonObject:
     """What a lock object records (empty where it is not a record a driver put)."""
     try:
         record = json.loads(held)
@@ -160,14 +178,14 @@ def holder(held: bytes) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def who(held: dict[str, Any]) -> str:
+def who(held: JsonObject) -> str:
     """The holder of a lock, named: its process, host and start."""
     if not held:
         return "a holder that is not a ragbench build"
     return f"pid {held.get('pid', '?')} on {held.get('host', '?')}, started {held.get('started', '?')}"
 
 
-def refusal(url: str, out: str, held: dict[str, Any]) -> str:
+def refusal(url: str, out: str, held: JsonObject) -> str:
     """The line refusing a second driver: the lock object, who holds it, the fix."""
     if not held:
         fix = f"move {url} away (ragbench never takes it over) and run the command again"

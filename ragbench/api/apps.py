@@ -18,7 +18,7 @@ trace of spans as the viewer's tree), `Span`; trace files (`read_trace_file`: OT
 and the retry rules of the hosted engines (`backoff`, `retried_status`). What the framework systems share
 (ragbench._apps.frameworks): `framework` (the framework's module, or the extra to install), `load_application` (the
 application an option names, or what its class or maker makes), `declared_inputs` and `request_value` (an input
-mapping of the request's `REQUEST_FIELDS`), `value_at`, `declared_value` and `NotFound` (a declared path in what the
+mapping of the request's `REQUEST_FIELDS`), `value_at`, `declared_value` and `NothingAtPath` (a declared path in what the
 application returned), `answer_text` and `document_of` (its answer and documents read).
 """
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
     from ragbench._apps.frameworks import (
         REQUEST_FIELDS,
-        NotFound,
+        NothingAtPath,
         answer_text,
         declared_inputs,
         declared_value,
@@ -60,7 +60,7 @@ _MODULES = {
     "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
     "ragbench._apps.frameworks": (
         "REQUEST_FIELDS",
-        "NotFound",
+        "NothingAtPath",
         "answer_text",
         "declared_inputs",
         "declared_value",

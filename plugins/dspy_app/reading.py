@@ -10,7 +10,7 @@ from ragbench.api import Document
 from ragbench.api.apps import (
     AppReply,
     AppReplyError,
-    NotFound,
+    NothingAtPath,
     answer_text,
     declared_value,
     passage_of,
@@ -43,7 +43,7 @@ class PredictionReading:
         for name in PASSAGE_FIELDS:
             try:
                 return value_at(prediction, name)
-            except NotFound:
+            except NothingAtPath:
                 continue
         return []
 

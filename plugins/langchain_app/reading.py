@@ -18,7 +18,7 @@ from ragbench.api.apps import (
     AppReply,
     AppReplyError,
     AppRequest,
-    NotFound,
+    NothingAtPath,
     answer_text,
     declared_value,
     document_of,
@@ -34,7 +34,7 @@ SCORE_KEYS = ("score", "relevance_score")  # where a document's metadata holds i
 CONVERSATION = ("history", "messages")  # the fields given as LangChain messages
 
 
-class Retrieved(BaseCallbackHandler):
+class RetrieverDocuments(BaseCallbackHandler):
     """The documents a Runnable's retrievers returned while it answered one example, in the order they returned."""
 
     run_inline = True  # called in the Runnable's own thread or task: the list is the example's alone
@@ -70,7 +70,7 @@ def check_config(config: dict[str, Any]) -> None:
             )
 
 
-def run_config(config: dict[str, Any], retrieved: Retrieved, request: AppRequest) -> RunnableConfig:
+def run_config(config: dict[str, Any], retrieved: RetrieverDocuments, request: AppRequest) -> RunnableConfig:
     """The config of one example's call: the user's, the callback handler that keeps its retrievers' documents, and
     a LangGraph thread of its own (a checkpointer never carries one example's state into another's)."""
     configurable = {"thread_id": f"ragbench-{request.task}-{request.id}-{uuid.uuid4().hex}"}
@@ -78,7 +78,7 @@ def run_config(config: dict[str, Any], retrieved: Retrieved, request: AppRequest
     return cast(RunnableConfig, {**config, "callbacks": [retrieved], "configurable": configurable})
 
 
-class Reading:
+class RunnableReading:
     """Where the answer and the documents are in what the Runnable returns (system.py's `answer`, `passages`,
     `passage_id`, `passage_title`)."""
 
@@ -121,7 +121,7 @@ class Reading:
         for key in PASSAGE_KEYS:
             try:
                 found = value_at(returned, key)
-            except NotFound:
+            except NothingAtPath:
                 continue
             if isinstance(found, Sequence) and not isinstance(found, str):
                 return list(found)

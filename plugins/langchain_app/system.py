@@ -65,7 +65,7 @@ class LangChainApp(Application):
         framework(INSTRUMENTOR.target.partition(":")[0], self.name, PACKAGES)
         from langchain_core.runnables import Runnable
 
-        from .reading import Reading, check_config
+        from .reading import RunnableReading, check_config
 
         self.runnable, self.answer, self.passages = str(runnable), str(answer), str(passages)
         self.passage_id, self.passage_title, self.sync = str(passage_id), str(passage_title), bool(sync)
@@ -88,12 +88,12 @@ class LangChainApp(Application):
             (Runnable,),
             "a LangChain Runnable (a chain, or a compiled LangGraph graph)",
         )
-        self._reading = Reading(self.answer, self.passages, self.passage_id, self.passage_title, self.runnable)
+        self._reading = RunnableReading(self.answer, self.passages, self.passage_id, self.passage_title, self.runnable)
 
     async def call(self, request: AppRequest) -> AppReply:
-        from .reading import Retrieved, given, run_config
+        from .reading import RetrieverDocuments, given, run_config
 
-        retrieved = Retrieved()
+        retrieved = RetrieverDocuments()
         value = given(request, self._inputs)
         config = run_config(self._config, retrieved, request)
         if self.sync:

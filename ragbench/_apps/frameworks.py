@@ -8,7 +8,7 @@ share, so that each says only what is its framework's own:
   field of the request by name (`REQUEST_FIELDS`);
 - `value_at`: the value at a declared path (`answer`, `llm.replies.0`, `messages.-1.content`) in what the
   application returned: keys of mappings, indexes of sequences (from the end where negative), attributes of
-  objects; `NotFound` where the path leads nowhere, saying where it stopped;
+  objects; `NothingAtPath` where the path leads nowhere, saying where it stopped;
 - `document_of`: a framework's document (its text, metadata, own id and score) as a ragbench `Document`, its id and
   title taken from the metadata keys the system's options name, every other metadata value kept as JSON.
 """
@@ -31,7 +31,7 @@ from .targets import load_object
 REQUEST_FIELDS = ("question", "history", "messages", "images", "id", "meta", "extras", "task")
 
 
-class NotFound(LookupError):
+class NothingAtPath(LookupError):
     """A declared path that leads nowhere in what the application returned (the message says where it stopped)."""
 
 
@@ -116,20 +116,20 @@ def request_value(request: AppRequest, field: str) -> Any:
 
 
 def value_at(value: object, path: str) -> Any:
-    """The value at `path` (parts joined by dots) in `value`; `NotFound` where it leads nowhere."""
+    """The value at `path` (parts joined by dots) in `value`; `NothingAtPath` where it leads nowhere."""
     found = value
     for part in path.split("."):
         if isinstance(found, Mapping):
             if part not in found:
-                raise NotFound(f"no {part!r} in {value_summary(found)}")
+                raise NothingAtPath(f"no {part!r} in {value_summary(found)}")
             found = found[part]
         elif isinstance(found, Sequence) and not isinstance(found, (str, bytes)):
             try:
                 found = found[int(part)]
             except (ValueError, IndexError):
-                raise NotFound(f"no item {part!r} in {value_summary(found)}") from None
+                raise NothingAtPath(f"no item {part!r} in {value_summary(found)}") from None
         elif part.startswith("_") or not hasattr(found, part):
-            raise NotFound(f"no {part!r} in {value_summary(found)}")
+            raise NothingAtPath(f"no {part!r} in {value_summary(found)}")
         else:
             found = getattr(found, part)
     return found
@@ -139,7 +139,7 @@ def declared_value(value: object, path: str, who: str, option: str) -> Any:
     """`value_at`, where the path was declared by the user: leading nowhere is an AppReplyError of one line."""
     try:
         return value_at(value, path)
-    except NotFound as exc:
+    except NothingAtPath as exc:
         raise AppReplyError(f"{who}: {option}={path} finds nothing in what it returned: {exc}") from None
 
 

@@ -19,7 +19,7 @@ as ragbench reads it: an instrumentor's tests compare their SDK spans with it); 
 and the retry rules of the hosted engines (`backoff`, `retried_status`). What the framework systems share
 (ragbench._apps.frameworks): `framework` (the framework's module, or the extra to install), `load_application` (the
 application an option names, or what its class or maker makes), `declared_inputs` and `request_value` (an input
-mapping of the request's `REQUEST_FIELDS`), `value_at`, `declared_value` and `NotFound` (a declared path in what the
+mapping of the request's `REQUEST_FIELDS`), `value_at`, `declared_value` and `NothingAtPath` (a declared path in what the
 application returned), `answer_text` and `document_of` (its answer and documents read).
 """
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
     from ragbench._apps.frameworks import (
         REQUEST_FIELDS,
-        NotFound,
+        NothingAtPath,
         answer_text,
         declared_inputs,
         declared_value,
@@ -61,7 +61,7 @@ _MODULES = {
     "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
     "ragbench._apps.frameworks": (
         "REQUEST_FIELDS",
-        "NotFound",
+        "NothingAtPath",
         "answer_text",
         "declared_inputs",
         "declared_value",

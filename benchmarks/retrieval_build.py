@@ -59,7 +59,7 @@ def queries(n: int, seed: int = 1) -> list[str]:
 
 def child_streaming(corpus: str, out: str, kind: str, chunk_size: int, extra: str) -> dict:
     from ragbench._registry import installed_registry
-    from ragbench._retrieval.index.built import build_index
+    from ragbench._retrieval.index.building import build_index
 
     options = json.loads(extra)
     started = time.perf_counter()

@@ -43,7 +43,8 @@ from ...corpus.parts import (
     renumbered,
 )
 from ...corpus.readers import SEGMENTED, passage_text
-from ...index.built import KEPT_ERRORS, Manifest
+from ...index.built import Manifest
+from ...index.building import KEPT_ERRORS
 from ...index.progress import build_progress
 from ..kind import ShardedKind
 from ..kinds import sharded_kind

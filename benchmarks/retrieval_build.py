@@ -91,7 +91,7 @@ def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) 
     already encoded): the median keeps other processes' bursts on a shared machine out."""
     from ragbench._registry import installed_registry
     from ragbench._retrieval import load_retriever
-    from ragbench._retrieval.dense.retriever import inner_product_top_k
+    from ragbench._retrieval.dense.exact_search import inner_product_top_k
 
     args = {"index": index, **({"backend": backend} if kind == "dense" else {})}
     retriever = load_retriever(kind, args, registry=installed_registry())

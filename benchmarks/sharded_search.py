@@ -46,7 +46,7 @@ import psutil
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
 from ragbench._retrieval.index.building import build_index
 from ragbench._retrieval.sharding.actors import ShardPool
 from ragbench._retrieval.sharding.dense.split import split_dense

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import needs, plugins_read_once
 from ragbench._retrieval.bm25.retriever import BM25Retriever
-from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
 from ragbench._retrieval.sharding.dense.split import split_dense
 from ragbench._retrieval.sharding.kinds import sharded_kind

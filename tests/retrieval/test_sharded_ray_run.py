@@ -12,7 +12,7 @@ import pytest
 from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW, TOPICS
 
 from conftest import needs
-from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
 from ragbench._retrieval.sharding.actors import ShardPool
 from ragbench._retrieval.sharding.dense.split import split_dense
 from ragbench._retrieval.sharding.kinds import sharded_kind

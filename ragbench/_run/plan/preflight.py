@@ -33,7 +33,9 @@ from ..._registry import Registry
 from ..._storage.rundir import RunDir
 from ..._values.environment import environment_problems
 from .engine_checks import check_engines, engine_needs
-from .planning import PlannedTask, needs, plan
+from .metric_plan import needs
+from .planned_task import PlannedTask
+from .planning import plan
 from .run_folder import check_cache_files, check_output_folder, corpus_changed_on_resume
 from .task_corpus import use_task_corpus
 

@@ -160,9 +160,8 @@ class VLLMEngine(Engine):
     def call_identity(self, sampling: Sampling) -> str:
         """`engine_id` and, for a request with a LoRA adapter folder, the digest of its files (the folder's
         path is in the request already): an adapter trained further and saved over the same folder gets no
-        old answers from the cache. A request with a `json_schema` is decoded under it (it was ignored before):
-        its identity says so, so that an answer cached while the schema was ignored is not served as one decoded
-        under it."""
+        old answers from the cache. A request with a `json_schema` is decoded under it, and its identity says so: an answer cached for a
+        request that did not constrain decoding is not served as one decoded under the schema."""
         identity = self.engine_id + (";json_schema=decoded" if sampling.json_schema is not None else "")
         if not sampling.lora:
             return identity

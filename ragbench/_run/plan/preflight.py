@@ -67,7 +67,7 @@ def check_documents_to_retrieve(
         if p.system is not None
         and p.system.declares.retrieves
         and p.task.own_documents is False
-        and not getattr(p.task, "page_retrieval", "")  # pages: `check_page_retrieval`
+        and not p.task.page_retrieval  # pages: `check_page_retrieval`
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
@@ -101,7 +101,7 @@ def check_page_retrieval(
     paged = [
         p
         for p in planned
-        if p.system is not None and p.system.declares.retrieves and getattr(p.task, "page_retrieval", "")
+        if p.system is not None and p.system.declares.retrieves and p.task.page_retrieval
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
@@ -129,7 +129,7 @@ def check_searches_by_picture(
     pictured = [
         p
         for p in planned
-        if p.system is not None and p.system.declares.searches_by_picture and getattr(p.task, "question_images", False)
+        if p.system is not None and p.system.declares.searches_by_picture and p.task.question_images
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:

@@ -98,11 +98,7 @@ def check_page_retrieval(
     the gold names, every figure 0: one problem per task, naming the retrievers that search pages."""
     from ..._retrieval import DEFAULT_RETRIEVER
 
-    paged = [
-        p
-        for p in planned
-        if p.system is not None and p.system.declares.retrieves and p.task.page_retrieval
-    ]
+    paged = [p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.page_retrieval]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if paged else None
@@ -127,9 +123,7 @@ def check_searches_by_picture(
     from ..._retrieval import DEFAULT_RETRIEVER
 
     pictured = [
-        p
-        for p in planned
-        if p.system is not None and p.system.declares.searches_by_picture and p.task.question_images
+        p for p in planned if p.system is not None and p.system.declares.searches_by_picture and p.task.question_images
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:

@@ -49,7 +49,7 @@ from ragbench._config.run_config import RunConfig
 from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import Registry, installed_registry
-from ragbench._retrieval.index.built import build_index
+from ragbench._retrieval.index.building import build_index
 from ragbench._run.evaluator import Evaluator
 from ragbench._values.llm_calls import Request
 

@@ -78,7 +78,7 @@ def write_corpus(folder: Path, passages: int, queries: int, quick: bool) -> list
 
 def ragbench_run(folder: Path, kind: str, asked: list[str], k: int, batch: int) -> dict:
     from ragbench._registry import installed_registry
-    from ragbench._retrieval.index.built import build_index
+    from ragbench._retrieval.index.building import build_index
 
     started = time.perf_counter()
     build_index(

@@ -23,7 +23,7 @@ from sharded_search import QUERIES, K, best_time, closed, local_cluster, machine
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.index.built import build_index
+from ragbench._retrieval.index.building import build_index
 from ragbench._retrieval.sharding.split import split_index
 
 NODES = 3

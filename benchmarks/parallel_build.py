@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from ragbench._registry import installed_registry
-from ragbench._retrieval.index.built import build_index
+from ragbench._retrieval.index.building import build_index
 from ragbench._retrieval.sharding.merged_build.build import build_parallel
 
 WORDS = [f"w{i}" for i in range(5000)] + ["the", "of", "castle", "king", "über", "東京"]

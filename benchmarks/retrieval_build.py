@@ -59,7 +59,7 @@ def queries(n: int, seed: int = 1) -> list[str]:
 
 def child_streaming(corpus: str, out: str, kind: str, chunk_size: int, extra: str) -> dict:
     from ragbench._registry import installed_registry
-    from ragbench._retrieval.index.built import build_index
+    from ragbench._retrieval.index.building import build_index
 
     options = json.loads(extra)
     started = time.perf_counter()
@@ -91,7 +91,7 @@ def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) 
     already encoded): the median keeps other processes' bursts on a shared machine out."""
     from ragbench._registry import installed_registry
     from ragbench._retrieval import load_retriever
-    from ragbench._retrieval.dense.retriever import inner_product_top_k
+    from ragbench._retrieval.dense.exact_search import inner_product_top_k
 
     args = {"index": index, **({"backend": backend} if kind == "dense" else {})}
     retriever = load_retriever(kind, args, registry=installed_registry())

@@ -59,8 +59,8 @@ def build_sample(kind: str, corpus: str, half: str, warm: str, out: str, chunk_s
     `warm` corpus (imports, loaded tables) and the `half` one are built first: the peak memory the second half of
     the passages adds is the driver's memory a passage, without its fixed part."""
     from ragbench._registry import installed_registry
-    from ragbench._retrieval.index.built import build_index
-    from ragbench._retrieval.sharding.kinds import sharded_kind
+    from ragbench._retrieval.index.building import build_index
+    from ragbench._retrieval.sharding.kind_lookup import sharded_kind
     from ragbench._retrieval.sharding.merged_build.analysis import BlockAnalyser
     from ragbench._retrieval.sharding.split import split_index
 

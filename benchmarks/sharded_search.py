@@ -46,11 +46,11 @@ import psutil
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.dense.retriever import inner_product_top_k
-from ragbench._retrieval.index.built import build_index
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
+from ragbench._retrieval.index.building import build_index
 from ragbench._retrieval.sharding.actors import ShardPool
 from ragbench._retrieval.sharding.dense.split import split_dense
-from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import sharded_kind
 from ragbench._retrieval.sharding.layout import Layout, Shard, read_layout
 from ragbench._retrieval.sharding.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharding.split import split_index

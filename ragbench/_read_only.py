@@ -5,7 +5,7 @@ sample records to several reporting hooks: a change one plugin made would be the
 that edits the gold is scored against its edit; a metric that edits the answer changes the next metric's
 score). So these values are read-only where they enter plugin code, all the way down: dicts and lists
 become `ReadOnlyDict` and `ReadOnlyList` (subclasses of dict and list, so isinstance, equality, JSON and
-pickling work as before), sets become frozensets, and the contract's records (`ReadOnly` dataclasses:
+pickling work as on a dict or list), sets become frozensets, and the contract's records (`ReadOnly` dataclasses:
 Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. A write raises
 `ReadOnlyError` (a TypeError) saying how to make a copy to change; `copy.deepcopy`, `dict(x)`, `list(x)` and
 `dataclasses.replace` give mutable copies. Other objects (a numpy array, a client) are not copied.

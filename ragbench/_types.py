@@ -223,7 +223,7 @@ class Step(ReadOnly):
             if out[key] is None:
                 del out[key]
         for key in ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens"):
-            if not out[key]:  # left out when 0: the records of calls no prompt cache served are as before
+            if not out[key]:  # left out when 0: a record of a call no prompt cache served holds no cache fields
                 del out[key]
         return out
 

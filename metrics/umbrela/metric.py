@@ -161,7 +161,8 @@ class Umbrela(Metric):
         return examples_text(paths["qrels"], paths["topics"], paths["corpus"], self.few_shot_count, self.few_shot_seed)
 
     def config(self) -> JsonObject:
-        """Zero-shot, as before few-shot prompts were added (a run's config stays comparable)."""
+        """The judge's settings; the few-shot ones only where few-shot prompts are used, so that a zero-shot run's
+        config stays comparable with zero-shot runs' configs that have no few-shot keys."""
         config = super().config() | {"prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
         if self.segments is not None:
             config |= {"passages": self.passages, "judge_cat": "".join(map(str, self.judge_cat))}

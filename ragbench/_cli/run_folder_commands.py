@@ -157,7 +157,9 @@ def compare_command(
     summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
     report, --full prints it."""
     from .._cost.cost_table import cost_markdown, front_lines
-    from .._reports.compare.comparison import ITERATIONS, markdown, regressions
+    from .._reports.compare.comparison import ITERATIONS
+    from .._reports.compare.fail_if_worse import regressions
+    from .._reports.compare.full_report import markdown
     from .._reports.compare.summary import summary
 
     try:
@@ -187,7 +189,7 @@ def _checked_options(
     runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...], bootstrap_iters: int | None
 ) -> dict[str, float]:
     """`compare`'s --fail-if-worse thresholds; `ConfigError` where its options are refused."""
-    from .._reports.compare.comparison import parse_thresholds
+    from .._reports.compare.fail_if_worse import parse_thresholds
 
     if len(runs) < 2:
         raise ConfigError("compare: give at least two run folders (the first is the baseline)")

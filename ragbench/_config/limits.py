@@ -16,7 +16,7 @@ MAX_DEFAULT_INFLIGHT = 256
 def examples_in_flight(given: int | None, engine: Any = None) -> int:
     """`--max-inflight`, or by default enough examples for the model engine to fill one batch (or use
     its concurrency) when each has one call waiting: a closed-book run of 64 in flight fed an `hf` engine
-    whose `batch_size=auto` was 256 batches of 64, a fraction of the tokens per second of full batches (docs/
+    whose `batch_size=auto` is 256 batches of 64, a fraction of the tokens per second of full batches (docs/
     performance.md, "Figures behind the code"). At least 64; at most 256, since each example in flight holds
     its data (a CRAG Task 3 example: 50 web pages)."""
     if given is not None:

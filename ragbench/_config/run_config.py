@@ -18,7 +18,7 @@ from .limits import RunLimits
 from .models import RunModels
 from .output import RunOutput
 from .retrieval import RunRetrieval
-from .run_option import declared
+from .run_option import group_options
 from .what import RunWhat
 
 
@@ -86,11 +86,11 @@ _RECORDED = (
     "price_table",
     "max_cost",
 )
-_DECLARED = {option.name: option for group in _GROUPS.values() for option in declared(group)}
-RUN_OPTIONS = (*_RECORDED, *(name for name in _DECLARED if name not in _RECORDED))
+_OPTIONS_BY_NAME = {option.name: option for group in _GROUPS.values() for option in group_options(group)}
+RUN_OPTIONS = (*_RECORDED, *(name for name in _OPTIONS_BY_NAME if name not in _RECORDED))
 # Options that do not change results, left out of the run's identity; options in it only when given
-_NOT_IDENTITY = {name for name, option in _DECLARED.items() if option.option.identity == "never"}
-_IDENTITY_WHEN_GIVEN = {name for name, option in _DECLARED.items() if option.option.identity == "when_given"}
+_NOT_IDENTITY = {name for name, option in _OPTIONS_BY_NAME.items() if option.option.identity == "never"}
+_IDENTITY_WHEN_GIVEN = {name for name, option in _OPTIONS_BY_NAME.items() if option.option.identity == "when_given"}
 _GROUP_OF = {name: group for group, kind in _GROUPS.items() for name in (f.name for f in fields(kind))}
 
 

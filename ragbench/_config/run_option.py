@@ -71,7 +71,7 @@ _FLAG_KEYWORDS = {f.name for f in fields(Flag)}
 
 
 @dataclass(frozen=True)
-class Declared:
+class DeclaredOption:
     """A run option as its group's field declares it: its name, group, default, shape and declaration."""
 
     name: str
@@ -86,20 +86,20 @@ def found(*problems: str | None) -> list[str]:
     return [problem for problem in problems if problem is not None]
 
 
-def declared(group: type) -> tuple[Declared, ...]:
+def group_options(group: type) -> tuple[DeclaredOption, ...]:
     """The options of a group (a dataclass of ragbench._config: RunWhat ... RunLimits), in its fields' order."""
     hints = typing.get_type_hints(group)
-    return tuple(_declared(group, f, hints[f.name]) for f in fields(group))
+    return tuple(_group_option(group, f, hints[f.name]) for f in fields(group))
 
 
-def _declared(group: type, f: Field[Any], hint: Any) -> Declared:
+def _group_option(group: type, f: Field[Any], hint: Any) -> DeclaredOption:
     run_option: RunOption = f.metadata.get("option", RunOption())
     default = f.default_factory() if f.default_factory is not MISSING else f.default
     shape = _shape(hint, run_option)
     if run_option.flags and not run_option.flags[0].name:
         own = ("--no-" if shape == "flag" and default else "--") + f.name.replace("_", "-")
         run_option = replace(run_option, flags=(replace(run_option.flags[0], name=own), *run_option.flags[1:]))
-    return Declared(f.name, group, default, shape, run_option)
+    return DeclaredOption(f.name, group, default, shape, run_option)
 
 
 def _shape(hint: Any, run_option: RunOption) -> Shape:

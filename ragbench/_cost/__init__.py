@@ -1,5 +1,5 @@
 """What a run costs, in one room: model prices and the price table (`prices`), the vendors' list prices shipped with
-ragbench (`vendor_prices`, from the data files in price_lists/), the typed shape of a cost as results.json and
+ragbench (`vendor_prices`, from the data files in price_lists/), traced calls' tokens priced (`token_usage`), the typed shape of a cost as results.json and
 run.json hold it (`cost_schema`), each attempt's and the whole run's cost (`run_cost`), `--max-cost`'s cap
 (`spending_cap`); results.json's cost sections, each a tally filled sample by sample (`call_cost`: `model_cost` and
 `judge_cost`; `efficiency`; `budget`: `budget` and `repeated_work`), their lines (`cost_lines`, `efficiency_lines`)

@@ -15,7 +15,8 @@ from itertools import chain
 
 from .._records import SampleRecord
 from .cost_schema import CostSections
-from .prices import SOME_JUDGE, ModelPrices, TokenUsage
+from .prices import SOME_JUDGE, ModelPrices
+from .token_usage import TokenUsage
 
 
 class ModelCostTally:

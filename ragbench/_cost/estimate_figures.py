@@ -29,7 +29,8 @@ import numpy as np
 
 from .._records import SampleRecord
 from .._statistics import bootstrap
-from .prices import ModelPrices, TokenUsage
+from .prices import ModelPrices
+from .token_usage import TokenUsage
 
 SECONDS = "seconds"  # the example's own, start to sample (not a figure of money or calls: shown as wall time)
 PROMPTS = "prompts of "  # + a dollar figure: what its prompts cost (the part that follows a prompt's length)

@@ -30,7 +30,8 @@ from .._in_flight import ExamplesInFlight
 from .._types import Step
 from .._values.billed import TOKEN_COUNTS, Billed
 from .._values.llm_calls import Request, Response
-from .prices import ModelPrices, run_prices, usd_of
+from .prices import ModelPrices, run_prices
+from .token_usage import usd_of
 from .vendor_prices import Price
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most

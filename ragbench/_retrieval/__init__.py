@@ -86,6 +86,6 @@ __all__ = ["IndexBuilder", "Retriever", "load_retriever"]
 def _served_in_shards(registry: Registry, name: str) -> bool:
     """Whether retriever `name`'s index is served through its shards (its catalogue entry names a ShardedKind);
     imported only for an index in a store, so a run over provided documents loads no index code."""
-    from .sharding.kinds import sharded_kind
+    from .sharding.kind_lookup import sharded_kind
 
     return sharded_kind(registry, name) is not None

@@ -26,7 +26,7 @@ from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
 from .._types import JsonObject
 from .judges.labels_and_prices import Judging, judging_of
-from .plan.planning import PlannedTask
+from .plan.planned_task import PlannedTask
 
 SEED_POLICY = (
     "every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"

@@ -23,7 +23,7 @@ from .lifetime.workers import refuse_in_worker_start
 from .modes.planned_run import PlannedRun
 from .modes.run_modes import run_mode
 from .outcome import RunOutcome
-from .plan.planning import PlannedTask
+from .plan.planned_task import PlannedTask
 from .plan.preflight import preflight
 from .plan.run_folder import check_free_space
 from .services import RunServices, held_services

@@ -25,7 +25,7 @@ from .._values.ceiling import ExampleCeiling
 from .._values.images import Image
 from .._values.urls import redacted
 from .judges.raters import Rater, headline_is_a_rater, raters, rating_entry
-from .plan.planning import PlannedTask
+from .plan.planned_task import PlannedTask
 from .plugin_values import Sample, prediction_problem, writable_sample
 from .services import ExampleServices
 

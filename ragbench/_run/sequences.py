@@ -21,7 +21,7 @@ from .._storage.rundir import RunDir
 from .._task.protocols import Sequenced
 from .._types import Example, Prediction
 from .example import process_example, sample_record
-from .plan.planning import PlannedTask
+from .plan.planned_task import PlannedTask
 from .plugin_values import Sample, writable_sample
 from .services import ExampleServices
 

@@ -55,7 +55,7 @@ from .._values.ceiling import Ceiling
 from .lifetime.resources import RunResources
 from .models.metric_models import CallRoute, MetricModels
 from .models.run_engines import Engines, load_engines
-from .plan.planning import PlannedTask
+from .plan.planned_task import PlannedTask
 
 T = TypeVar("T")
 

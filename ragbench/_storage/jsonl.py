@@ -7,7 +7,7 @@ skipped. Appends are crash-safe: a line a killed process cut short stays alone (
 such when read), the next record starts on a line of its own.
 
 Built on `jsonlines` (its Reader's per-line decoding and error reporting, its Writer for appends),
-with the standard library's `json.loads` as the parser so every number parses exactly as before
+with the standard library's `json.loads` as the parser so every number parses as `json.loads` parses it
 (jsonlines would pick orjson when installed, which rejects NaN and integers over 64 bits).
 """
 

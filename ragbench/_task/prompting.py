@@ -97,5 +97,5 @@ class TaskPrompting:
         return []
 
 
-# what a Task subclass may no longer define on itself (they were Task's members before `prompting`)
+# what a Task subclass may not define on itself: they are `prompting`'s (TaskPrompting's members)
 PROMPTING_NAMES = frozenset(name for name in vars(TaskPrompting) if not name.startswith("_"))

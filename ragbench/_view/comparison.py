@@ -11,15 +11,8 @@ import numpy as np
 
 from .._cost.budget import QUANTITIES
 from .._errors import ConfigError
-from .._reports.compare.comparison import (
-    ITERATIONS,
-    Run,
-    adjust_p_values,
-    compare_runs,
-    load_run,
-    p_values_note,
-    runs_line,
-)
+from .._reports.compare.comparison import ITERATIONS, Run, adjust_p_values, compare_runs, load_run
+from .._reports.compare.full_report import p_values_note, runs_line
 from .._reports.compare.like_for_like import MetricClass
 from .._reports.compare.run_scores import TaskScores
 from .page_data import ComparePage, DisagreementRow, Disagreements, IndexedRow, Pair, Side

@@ -41,7 +41,7 @@ Why a module of its own and not the package root: `import ragbench.anything` run
 `__init__`, so a root that exported the API would import the contract, the LLM handle and the
 scheduler for every command; and the core's own modules import from each other, not from a surface
 that imports them all. Names are imported on first use (PEP 562 `__getattr__`), so a plugin's hook
-module that imports `hookimpl` keeps `ragbench list` as fast as before.
+module that imports `hookimpl` keeps `ragbench list` from importing the API it does not use.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from .._engines.local.embedded import embedded_safetensors_dir
 from .._registry import Registry, installed_registry
 from .._retrieval import load_retriever as _load_retriever
 from .._retrieval.base import Retriever
+from .._retrieval.index.building import build_index as _build_index
 from .._retrieval.index.built import Manifest
-from .._retrieval.index.built import build_index as _build_index
 
 
 def _or_installed(registry: Registry | None) -> Registry:

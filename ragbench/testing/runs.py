@@ -27,7 +27,8 @@ from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ProvidedRetriever
 from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
-from .._run.plan.planning import PlannedTask, run_registry
+from .._run.plan.planned_task import PlannedTask
+from .._run.plan.planning import run_registry
 from .._run.plan.preflight import preflight as run_preflight
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler

@@ -13,7 +13,8 @@ from ragbench._apps.spans import Span
 from ragbench._apps.trace_reading import trace_answer, trace_passages
 from ragbench._config.judging import RunJudging
 from ragbench._config.models import RunModels
-from ragbench._cost.prices import ModelPrices, TokenUsage
+from ragbench._cost.prices import ModelPrices
+from ragbench._cost.token_usage import TokenUsage
 
 
 def span(name, attributes, span_id="a" * 16, parent=None, start=0, status="UNSET", message=""):

@@ -19,7 +19,7 @@ from ragbench._cli.run.option_values import config_fields, group_fields, run_con
 from ragbench._cli.run.options import RUN_GROUPS, Offered, offered
 from ragbench._cli.run_folder_commands import reproduce_command, rescore_command
 from ragbench._config.run_config import RunConfig
-from ragbench._config.run_option import declared, option, pairs
+from ragbench._config.run_option import group_options, option, pairs
 
 GROUPED = {item.flag.name for item in offered("run")}
 # an option of another meaning under a run option's name: score's --data is its one task's data file
@@ -122,7 +122,7 @@ class _Toy:
 def test_one_declaration_makes_the_flag_its_value_and_its_identity():
     """A field's declaration is its click option (the field's default and type), how its value is read and its
     identity."""
-    toy = declared(_Toy)
+    toy = group_options(_Toy)
     assert [(d.name, d.shape, [f.name for f in d.option.flags], d.option.identity) for d in toy] == [
         ("count", "int", ["--count"], "always"),
         ("quiet", "flag", ["--no-quiet"], "never"),

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from ragbench._cost.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
-from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
+from ragbench._reports.compare.comparison import compare_runs, load_run
+from ragbench._reports.compare.full_report import markdown
 from ragbench._reports.results.file import read_results
 from ragbench._reports.results.schema import Results
 from ragbench._reports.run_summary import budget_lines, failure_lines

@@ -19,8 +19,9 @@ from conftest import needs
 from ragbench._config.judging import RunJudging
 from ragbench._config.models import RunModels
 from ragbench._cost.cost_lines import model_cost_lines
-from ragbench._cost.prices import ModelPrices, TokenUsage
+from ragbench._cost.prices import ModelPrices
 from ragbench._cost.spending_cap import SpendingCap
+from ragbench._cost.token_usage import TokenUsage
 from ragbench._reports.results.schema import Results
 from ragbench._scheduler import CallStats, Scheduler
 from ragbench._types import Step

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 from test_rescore import popqa_run
 
-from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
+from ragbench._reports.compare.comparison import compare_runs, load_run
+from ragbench._reports.compare.full_report import markdown
 from ragbench._reports.compare.like_for_like import judge_differences
 from ragbench._statistics.paired_tests import paired_bootstrap
 from ragbench._statistics.rater_agreement import agreement

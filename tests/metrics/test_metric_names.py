@@ -1,12 +1,12 @@
 """How a run's metric names combine (--metrics NAME replaces the task's own, +NAME adds, TASK:NAME scopes to one task;
-ragbench._run.plan.planning.metric_names), a metric's fit to a task class and to its instance (ragbench._metric.fits)
+ragbench._run.plan.metric_plan.metric_names), a metric's fit to a task class and to its instance (ragbench._metric.fits)
 and `ragbench list`'s count of tasks by group: units. What a run and the command line make of them:
 test_metric_selection.py."""
 
 from __future__ import annotations
 
 from ragbench._metric import fits
-from ragbench._run.plan.planning import metric_names
+from ragbench._run.plan.metric_plan import metric_names
 from ragbench.testing import installed_registry
 
 

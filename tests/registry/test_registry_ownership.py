@@ -59,7 +59,7 @@ def test_installed_registry_is_a_new_one_each_call():
         "ragbench._run.rescore.rescore_run:rescore_run",
         "ragbench._engines:load_engine",
         "ragbench._retrieval:load_retriever",
-        "ragbench._retrieval.index.built:build_index",
+        "ragbench._retrieval.index.building:build_index",
         "ragbench._retrieval.dense.retriever:query_style_class",
         "ragbench._retrieval.dense.retriever:Encoder",
         "ragbench._view.site:Site",

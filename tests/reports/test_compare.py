@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import ragbench.tasks.selfrag
-from ragbench._reports.compare.comparison import compare_runs, load_run, markdown, regressions
+from ragbench._reports.compare.comparison import compare_runs, load_run
+from ragbench._reports.compare.fail_if_worse import regressions
+from ragbench._reports.compare.full_report import markdown
 from ragbench._statistics.paired_tests import mcnemar_p, paired_bootstrap
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from ragbench._reports.compare.comparison import MIN_TESTED, adjust_p_values, compare_runs, load_run, markdown
+from ragbench._reports.compare.comparison import MIN_TESTED, adjust_p_values, compare_runs, load_run
+from ragbench._reports.compare.full_report import markdown
 from ragbench._statistics.multiple_testing import adjusted
 from support.helpers import cli_here, run
 

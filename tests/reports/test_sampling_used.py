@@ -8,7 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
+from ragbench._reports.compare.comparison import compare_runs, load_run
+from ragbench._reports.compare.full_report import markdown
 from ragbench._reports.compare.like_for_like import unlike
 from ragbench._reports.results.file import read_results
 from ragbench._reports.results.sampling_used import SERVER_DEFAULT, SamplingTally, effective, sampling_differences

@@ -85,7 +85,7 @@ def test_the_ray_builds_encoder_actors_encode_in_the_builds_dtype(tmp_path):
     """`index build --ray`'s actors are made from the driver's builder (`ShardedKind.settings`): its encoder dtype
     too."""
     from ragbench._retrieval.dense.retriever import DenseBuilder
-    from ragbench._retrieval.sharding.kinds import sharded_kind
+    from ragbench._retrieval.sharding.kind_lookup import sharded_kind
     from ragbench._retrieval.sharding.merged_build.analysis import BlockAnalyser
 
     registry = installed_registry()

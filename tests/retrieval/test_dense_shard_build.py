@@ -16,7 +16,7 @@ from conftest import needs, write_jsonl
 from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.build.kind import TextSettings
 from ragbench._retrieval.sharding.build.runner import task_gpus
-from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import built_shards_front, sharded_kind
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages

@@ -291,7 +291,7 @@ def test_a_dense_build_resumed_with_a_changed_model_folder_reuses_no_block(tmp_p
     """The build's key (what its blocks are reused for) holds each file of the dense model's folder: weights replaced
     between a killed build and its second invocation make another key, so the old blocks are not taken as this
     model's embeddings."""
-    from ragbench._retrieval.sharding.kinds import sharded_kind
+    from ragbench._retrieval.sharding.kind_lookup import sharded_kind
 
     model_files = sharded_kind(installed_registry(), "dense").key_files
 

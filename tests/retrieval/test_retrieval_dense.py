@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
 from ragbench._retrieval.dense.npy_appender import NpyAppender
-from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry, load_retriever

@@ -22,7 +22,7 @@ from conftest import TEST_DATA, needs, plugins_read_once, write_jsonl
 from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench._retrieval.sharding.build.state_files import bucket_name
-from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import built_shards_front, sharded_kind
 from ragbench._retrieval.sharding.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever

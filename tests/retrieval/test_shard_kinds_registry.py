@@ -10,7 +10,7 @@ import ast
 import pytest
 
 from ragbench._retrieval.sharding.bm25.kind import Bm25Kind
-from ragbench._retrieval.sharding.kinds import sharded_kind, sharded_kinds
+from ragbench._retrieval.sharding.kind_lookup import sharded_kind, sharded_kinds
 from ragbench.api import ConfigError, hookimpl
 from ragbench.api.retrieval import ShardedKind, ShardSearcher
 from ragbench.testing import Registry, installed_registry

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import needs, write_jsonl
 from ragbench._retrieval.sharding.build.driver import build_shards
-from ragbench._retrieval.sharding.kinds import built_shards_front, sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import built_shards_front, sharded_kind
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here
 

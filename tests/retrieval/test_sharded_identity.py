@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import needs, plugins_read_once
 from ragbench._retrieval.index.damage import IndexDamage
-from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import sharded_kind
 from ragbench._retrieval.sharding.layout import read_layout, shard_layout
 from ragbench._retrieval.sharding.split import split_index
 from ragbench.api import ConfigError

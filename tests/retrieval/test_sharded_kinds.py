@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs, plugins_read_once
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
-from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import sharded_kind
 from ragbench._retrieval.sharding.layout import read_layout
 from ragbench._retrieval.sharding.merge import merge_numba_top_k, merge_top_k
 from ragbench._retrieval.sharding.split import split_index

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from conftest import needs, plugins_read_once
 from ragbench._retrieval.bm25.retriever import BM25Retriever
-from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
 from ragbench._retrieval.sharding.dense.split import split_dense
-from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import sharded_kind
 from ragbench._retrieval.sharding.layout import Shard, read_layout
 from ragbench._retrieval.sharding.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharding.split import split_index

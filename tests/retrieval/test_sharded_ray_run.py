@@ -12,10 +12,10 @@ import pytest
 from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW, TOPICS
 
 from conftest import needs
-from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.dense.exact_search import inner_product_top_k
 from ragbench._retrieval.sharding.actors import ShardPool
 from ragbench._retrieval.sharding.dense.split import split_dense
-from ragbench._retrieval.sharding.kinds import sharded_kind
+from ragbench._retrieval.sharding.kind_lookup import sharded_kind
 from ragbench._retrieval.sharding.layout import Layout, Shard, layout_record, read_layout
 from ragbench._retrieval.sharding.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharding.split import split_index

@@ -19,7 +19,7 @@ from ragbench._llm import LLM
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
 from ragbench._run.example import process_example
-from ragbench._run.plan.planning import PlannedTask
+from ragbench._run.plan.planned_task import PlannedTask
 from ragbench._run.services import ExampleServices
 from ragbench._scheduler import Scheduler
 from ragbench._values.ceiling import (

@@ -98,7 +98,8 @@ def run_pair(folder: Path, seed: int) -> tuple[Path, Path]:
 def compared(folder: Path, seed: int) -> dict[str, Any]:
     """What `compare` makes of the seed's pair (as JSON), or the one line it refuses it with."""
     from ragbench._errors import ConfigError
-    from ragbench._reports.compare.comparison import adjust_p_values, compare_runs, load_run, markdown
+    from ragbench._reports.compare.comparison import adjust_p_values, compare_runs, load_run
+    from ragbench._reports.compare.full_report import markdown
 
     a, b = run_pair(folder, seed)
     try:

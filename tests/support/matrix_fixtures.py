@@ -632,7 +632,7 @@ def build_corpus_index(folder: Path) -> Path:
     folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, of TREC RAG's two segmented shards, under
     folder/trec_rag, of the BrowseComp-Plus sample's
     corpus.jsonl, under folder/browsecomp_plus, and of DRAGUN's sample shard of segments, under folder/dragun."""
-    from ragbench._retrieval.index.built import build_index
+    from ragbench._retrieval.index.building import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
     build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False, registry=plugins_read_once())

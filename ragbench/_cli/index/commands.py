@@ -1,4 +1,4 @@
-"""`ragbench index build` and `ragbench index cache`: the command line of `ragbench._retrieval.index.built.build_index`
+"""`ragbench index build` and `ragbench index cache`: the command line of `ragbench._retrieval.index.building.build_index`
 and of the index cache (`ragbench._retrieval.index.cache_listing`).
 
 Kept light: the retriever's own module (bm25s, torch) is imported only when the command runs.
@@ -127,7 +127,7 @@ def build_command(
     merged: bool,
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
-    from ..._retrieval.index.built import build_index
+    from ..._retrieval.index.building import build_index
     from ..._retrieval.pages.build import is_page_kind
 
     with config_errors_exit(output_option="--out"):

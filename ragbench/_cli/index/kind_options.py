@@ -45,7 +45,7 @@ def built_kinds(registry: Registry) -> list[str]:
 
 def parallel_kinds(registry: Registry) -> list[str]:
     """The kinds `--ray` builds (their passages analysed by Ray actors: a `ShardedKind` with blocks)."""
-    from ..._retrieval.sharding.kinds import sharded_kinds
+    from ..._retrieval.sharding.kind_lookup import sharded_kinds
 
     return [kind.name for kind in sharded_kinds(registry) if kind.builds_blocks]
 
@@ -53,6 +53,6 @@ def parallel_kinds(registry: Registry) -> list[str]:
 def shard_kinds(registry: Registry) -> list[str]:
     """The kinds `--ray --shards S` builds in shards (a `ShardedKind` with a shard build, or a page index)."""
     from ..._retrieval.pages.build import page_kinds
-    from ..._retrieval.sharding.kinds import sharded_kinds
+    from ..._retrieval.sharding.kind_lookup import sharded_kinds
 
     return [kind.name for kind in sharded_kinds(registry) if kind.builds_shards] + page_kinds(registry)

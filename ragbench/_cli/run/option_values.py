@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._config.run_config import RunConfig
-from ..._config.run_option import declared
+from ..._config.run_option import group_options
 from ..._errors import ConfigError
 from ..._values.options import parse_assignments
 from .options import EVERY, Offered, offered
@@ -37,7 +37,8 @@ def run_config_of(values: Mapping[str, Any]) -> RunConfig:
 def group_fields(values: Mapping[str, Any], group: type) -> Fields:
     """The fields of one group's options (a dataclass declaring them) from a command line's parsed values."""
     return _read(
-        [Offered(option, option.option.flags[0], True) for option in declared(group) if option.option.flags], values
+        [Offered(option, option.option.flags[0], True) for option in group_options(group) if option.option.flags],
+        values,
     )
 
 

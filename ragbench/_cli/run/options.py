@@ -16,7 +16,7 @@ from ..._config.models import RunModels
 from ..._config.option_bounds import too_many
 from ..._config.output import RunOutput
 from ..._config.retrieval import RunRetrieval
-from ..._config.run_option import FIELD_DEFAULT, Declared, Flag, declared
+from ..._config.run_option import FIELD_DEFAULT, DeclaredOption, Flag, group_options
 from ..._config.what import RunWhat
 
 # a click command function, as option decorators hand it back with their options
@@ -31,7 +31,7 @@ RUN_GROUPS: dict[type, str] = {
     RunOutput: "Output and resume",
     RunLimits: "Speed, limits and failures",
 }
-DECLARED = tuple(option for group in RUN_GROUPS for option in declared(group) if option.option.flags)
+FLAGGED_OPTIONS = tuple(option for group in RUN_GROUPS for option in group_options(group) if option.option.flags)
 EVERY = "run"  # the commands that offer every flag: `ragbench`, `check`, `estimate`
 
 
@@ -40,7 +40,7 @@ class Offered:
     """A flag of a run option as a command offers it (`flag`: in the command's wording; `own`: the option's own
     flag, not one of those that feed its field too, --include-path and --base-url)."""
 
-    option: Declared
+    option: DeclaredOption
     flag: Flag
     own: bool
 
@@ -94,7 +94,7 @@ def offered(command: str) -> tuple[Offered, ...]:
     """The flags `command` offers, each in its wording, in the groups' order and each group's."""
     found = [
         Offered(option, flag if command == EVERY else replace(flag, **flag.offers[command]), n == 0)
-        for option in DECLARED
+        for option in FLAGGED_OPTIONS
         for n, flag in enumerate(option.option.flags)
         if command == EVERY or command in flag.offers
     ]

@@ -1,6 +1,35 @@
 """The `hf` engine's per-step hooks into transformers `generate`: the token picker (greedy or seeded
 sampling over the top_p nucleus, recording log-probabilities) and the stop tracker (EOS or a stop
-string, per row), and the responses made from what they recorded. Their semantics follow vLLM's; see hf/engine.py."""
+string, per row), each sampled row's generator, and the responses made from what they recorded.
+
+Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
+- Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
+  tokenized without adding special tokens again; prompt requests are tokenized as is.
+- The model's own generation_config (repetition penalty, top_k, sampling defaults) is ignored:
+  only the request's Sampling counts. temperature == 0 is greedy. Otherwise tokens are drawn from
+  softmax(logits / temperature) restricted to the top_p nucleus (no top_k), each output row with
+  its own torch.Generator seeded from (seed, sample index), so a seeded request gives the same
+  samples whatever else shares its batch. n > 1 under greedy decoding repeats the one answer.
+- Generation of a row stops at an EOS token or once its decoded text contains a stop string; the
+  text is cut before the stop string (base.apply_stop) and never contains the EOS token.
+  finish_reason is "stop" for either, "length" at max_tokens. completion_tokens counts the tokens
+  generated up to and including that EOS / stop-completing token; prompt_tokens counts the prompt
+  without padding.
+- logprobs=k: for each generated token of the first sample, the log-probability of the chosen token
+  and the k most likely tokens, from log_softmax of the raw logits (before temperature and top_p,
+  like vLLM's default). Token strings are the decoded text of the single token id
+  (`tokenizer.decode([id])`, as vLLM's `decoded_token`); if two ids decode to the same string the
+  more likely one is kept in `top`.
+- logprob_tokens=(...): named vocabulary entries (Self-RAG's "[Relevant]" ...) whose log_softmax values
+  are reported at every generated position in `TokenLogprobs.named` (no vocabulary-wide dicts);
+  each must be a single id of the tokenizer's vocabulary, else the request fails with an error
+  naming the token. With `logprob_window=k`, a named token is left out where k or more vocabulary
+  entries outrank it there and it was not generated, as from vLLM's top-k dict (logprobs=k).
+  Whenever logprobs or logprob_tokens are asked, every position also carries its
+  `token_id`, and `Response.cumulative_logprob` is the sum of the chosen tokens' log-probabilities.
+- `Response.token_ids` (and the trace's llm steps) holds the first sample's generated ids, those
+  completion_tokens counts: up to and including the EOS / stop-completing token.
+"""
 
 from __future__ import annotations
 
@@ -198,3 +227,22 @@ def responses_of(
             )
         )
     return responses
+
+
+def row_generators(
+    torch: Any, device: str, seeds: Sequence[int | None], rows_per: int, sampling: Sampling
+) -> list[Any] | None:
+    """One torch.Generator per output row of a sampled batch (None under greedy decoding): a request's `rows_per`
+    samples each seeded from (seed, sample index), so a seeded request draws alike whatever shares its batch."""
+    if sampling.temperature <= 0:
+        return None
+    generators = []
+    for seed in seeds:
+        for sample in range(rows_per):
+            generator = torch.Generator(device=device)
+            if seed is None:
+                generator.seed()
+            else:
+                generator.manual_seed((int(seed) * 1_000_003 + sample) % (2**63))
+            generators.append(generator)
+    return generators

@@ -23,33 +23,7 @@ hf/roomy_cache.py), others through `generate`; a prompt and its generated tokens
 of several rows (n > 1 sampled), ensembles and models with sliding-window layers run as without it. `stats()` reports
 prompt tokens sent and computed (results.json's `cost.engine`).
 
-Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
-- Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
-  tokenized without adding special tokens again; prompt requests are tokenized as is.
-- The model's own generation_config (repetition penalty, top_k, sampling defaults) is ignored:
-  only the request's Sampling counts. temperature == 0 is greedy. Otherwise tokens are drawn from
-  softmax(logits / temperature) restricted to the top_p nucleus (no top_k), each output row with
-  its own torch.Generator seeded from (seed, sample index), so a seeded request gives the same
-  samples whatever else shares its batch. n > 1 under greedy decoding repeats the one answer.
-- Generation of a row stops at an EOS token or once its decoded text contains a stop string; the
-  text is cut before the stop string (base.apply_stop) and never contains the EOS token.
-  finish_reason is "stop" for either, "length" at max_tokens. completion_tokens counts the tokens
-  generated up to and including that EOS / stop-completing token; prompt_tokens counts the prompt
-  without padding.
-- logprobs=k: for each generated token of the first sample, the log-probability of the chosen token
-  and the k most likely tokens, from log_softmax of the raw logits (before temperature and top_p,
-  like vLLM's default). Token strings are the decoded text of the single token id
-  (`tokenizer.decode([id])`, as vLLM's `decoded_token`); if two ids decode to the same string the
-  more likely one is kept in `top`.
-- logprob_tokens=(...): named vocabulary entries (Self-RAG's "[Relevant]" ...) whose log_softmax values
-  are reported at every generated position in `TokenLogprobs.named` (no vocabulary-wide dicts);
-  each must be a single id of the tokenizer's vocabulary, else the request fails with an error
-  naming the token. With `logprob_window=k`, a named token is left out where k or more vocabulary
-  entries outrank it there and it was not generated, as from vLLM's top-k dict (logprobs=k).
-  Whenever logprobs or logprob_tokens are asked, every position also carries its
-  `token_id`, and `Response.cumulative_logprob` is the sum of the chosen tokens' log-probabilities.
-- `Response.token_ids` (and the trace's llm steps) holds the first sample's generated ids, those
-  completion_tokens counts: up to and including the EOS / stop-completing token.
+Decoding follows vLLM's semantics, so that `hf` and `vllm` results are comparable (hf/decoding.py says how).
 
 Image-text-to-text checkpoints (a config with a `vision_config`: LLaVA, Idefics3/SmolVLM, Qwen2-VL ...) load with
 AutoModelForImageTextToText and their AutoProcessor: a request with images, and every chat, is rendered with the
@@ -84,12 +58,12 @@ from ..local.content import local_model_digest
 from ..local.embedded import embedded_model_dir, is_embedded
 from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from ..local.tool_parsers import TOOL_PARSERS, ParserName, tool_parser_id, tool_sampling, with_tool_calls
-from ..local.vision import INSTEAD, images_problem, takes_images
+from ..local.vision import INSTEAD, images_problem
 from . import batching
 from .cached_decode import decode_greedy
-from .decoding import StopTracker, TokenPicker, responses_of
+from .decoding import StopTracker, TokenPicker, responses_of, row_generators
 from .ensemble import LogitMixer, decode_ensemble
-from .loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
+from .loading import import_hf, load_model, model_place, set_up_tokens, truthy
 from .prefill import Prefill, cache_argument
 from .prefix_cache import PrefixCache
 from .vision import generate_with_images
@@ -190,46 +164,15 @@ class HFEngine(Engine):
     # -- loading --------------------------------------------------------------------------
 
     def _load(self, transformers: Any) -> tuple[Any, Any]:
-        torch = self._torch
         place = model_place(self.model)
         if is_embedded(self.model):
             self.model = "embedded"
         elif place.on_disk:
             self._content = self.content_of(self.model)
-        folder, gguf_file = place.folder, place.gguf_file
-        extra: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
-        if gguf_file:
-            extra["gguf_file"] = gguf_file
-        dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
-
-        def load(local_files_only: bool) -> tuple[Any, Any]:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only, **extra)
-            # Encoder-decoder checkpoints (T5, e.g. the TRUE NLI model) load as seq2seq models.
-            config = (
-                None
-                if gguf_file
-                else transformers.AutoConfig.from_pretrained(folder, local_files_only=local_files_only, **extra)
-            )
-            self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
-            auto = transformers.AutoModelForSeq2SeqLM if self.seq2seq else transformers.AutoModelForCausalLM
-            if takes_images(config):  # an image-text-to-text model: its processor renders requests with images
-                auto = transformers.AutoModelForImageTextToText
-                self.processor = transformers.AutoProcessor.from_pretrained(
-                    folder, local_files_only=local_files_only, **extra
-                )
-            model = auto.from_pretrained(folder, dtype=dtype, local_files_only=local_files_only, **extra)
-            return model, tokenizer
-
-        transformers.utils.logging.disable_progress_bar()  # loading bars are noise beside the run's own
-        try:
-            model, tokenizer = cache_then_hub(load, place)
-            model.to(self.device)
-        except ConfigError:
-            raise
-        except Exception as exc:  # OSError, ValueError, hub errors, missing gguf/accelerate...
-            raise ConfigError(f"hf engine: cannot load model '{self.model}' ({_one_line(exc)})") from exc
-        model.eval()
-        return model, tokenizer
+        dtype = self.dtype if self.dtype == "auto" else getattr(self._torch, self.dtype)
+        loaded = load_model(transformers, place, dtype, self.trust_remote_code, self.device, self.model)
+        self.seq2seq, self.processor = loaded.seq2seq, loaded.processor
+        return loaded.model, loaded.tokenizer
 
     @property
     def engine_id(self) -> str:
@@ -391,17 +334,7 @@ class HFEngine(Engine):
         input_ids = torch.tensor([[self.pad_id] * (width - len(ids)) + ids for ids in prompts], device=self.device)
         mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
 
-        generators = None
-        if sampling.temperature > 0:
-            generators = []
-            for _, _, seed in chunk:
-                for sample in range(rows_per):
-                    generator = torch.Generator(device=self.device)
-                    if seed is None:
-                        generator.seed()
-                    else:
-                        generator.manual_seed((int(seed) * 1_000_003 + sample) % (2**63))
-                    generators.append(generator)
+        generators = row_generators(torch, self.device, [seed for _, _, seed in chunk], rows_per, sampling)
         named_ids = [i for t in sampling.logprob_tokens if (i := self.token_id(t)) is not None]  # all, checked
         picker = TokenPicker(torch, sampling, generators, named_ids)
         # A decoder-only output repeats the prompt; a seq2seq output starts with the decoder start token.

@@ -11,7 +11,9 @@ from typing import Any, TypeVar
 
 from ..._checks import HUB_FLAGS, hub_fetch_problem
 from ..._errors import ConfigError
+from ..base import one_line
 from ..local.embedded import embedded_safetensors_dir, is_embedded
+from ..local.vision import takes_images
 
 Loaded = TypeVar("Loaded")
 
@@ -32,6 +34,14 @@ def truthy(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return bool(value)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    model: Any  # on its device, in eval mode
+    tokenizer: Any
+    seq2seq: bool  # an encoder-decoder checkpoint (T5, e.g. the TRUE NLI model)
+    processor: Any  # an image-text-to-text model's AutoProcessor (hf/vision.py), else None
 
 
 @dataclass(frozen=True)
@@ -98,3 +108,43 @@ def set_up_tokens(tok: Any, model: Any, transformers: Any, name: str) -> tuple[s
     )
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     return set(eos_ids), pad_id, int(getattr(config, "max_position_embeddings", 0) or 0)
+
+
+def load_model(
+    transformers: Any, place: ModelPlace, dtype: Any, trust_remote_code: bool, device: str, name: str
+) -> LoadedModel:
+    """The model at `place` and its tokenizer (and an image-text model's processor), from the local files first
+    (`cache_then_hub`), on `device`; what fails to load is a ConfigError naming the model."""
+    extra: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+    if place.gguf_file:
+        extra["gguf_file"] = place.gguf_file
+
+    def load(local_files_only: bool) -> LoadedModel:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(place.folder, local_files_only=local_files_only, **extra)
+        # Encoder-decoder checkpoints (T5, e.g. the TRUE NLI model) load as seq2seq models.
+        config = (
+            None
+            if place.gguf_file
+            else transformers.AutoConfig.from_pretrained(place.folder, local_files_only=local_files_only, **extra)
+        )
+        seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+        auto = transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
+        processor = None
+        if takes_images(config):  # an image-text-to-text model: its processor renders requests with images
+            auto = transformers.AutoModelForImageTextToText
+            processor = transformers.AutoProcessor.from_pretrained(
+                place.folder, local_files_only=local_files_only, **extra
+            )
+        model = auto.from_pretrained(place.folder, dtype=dtype, local_files_only=local_files_only, **extra)
+        return LoadedModel(model, tokenizer, seq2seq, processor)
+
+    transformers.utils.logging.disable_progress_bar()  # loading bars are noise beside the run's own
+    try:
+        loaded = cache_then_hub(load, place)
+        loaded.model.to(device)
+    except ConfigError:
+        raise
+    except Exception as exc:  # OSError, ValueError, hub errors, missing gguf/accelerate...
+        raise ConfigError(f"hf engine: cannot load model '{name}' ({one_line(exc)})") from exc
+    loaded.model.eval()
+    return loaded

@@ -121,7 +121,7 @@ def usage_as_sent(body: bytes | str, key: str, counts: Sequence[str]) -> TokenCo
     what an answer ragbench refuses was billed). A body that is no JSON object is left to the SDK, which finds
     it no answer (None). Every answer's body is read here
     after the SDK has read it: orjson reads it about twice as fast as json (0.75 MB: 8.0 vs 14.4 ms), and what it refuses (integers past 64 bits,
-    NaN, nesting past 1,024) json reads as before."""
+    NaN, nesting past 1,024) json reads instead."""
     try:
         answer = orjson.loads(body)
     except orjson.JSONDecodeError:

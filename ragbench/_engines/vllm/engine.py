@@ -18,18 +18,7 @@ template's `tools=` and the model's calls are read from its text by the parser `
 adapter folder) becomes `LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime;
 it needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
 
-Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)} holding the top-k and
-the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the k most likely when ranks are missing),
-keyed by decoded token text. `Sampling.logprob_tokens` (named vocabulary entries, Self-RAG's reflection tokens)
-become vLLM's `logprob_token_ids` (vLLM >= 0.11: exactly those ids' log-probs at every position, from the raw
-logits like the top-k); their values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a
-request asking for top-k and named tokens together, or any named-token request on a vLLM without
-`logprob_token_ids`, asks for the whole vocabulary (`logprobs=-1`; the engine must be started with
-`max_logprobs=-1`) and keeps only what was asked. A named-token request with `logprob_window=k` asks for vLLM's
-top-k (`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and reports a
-named token only where that dict holds it. A name that is not one entry of the vocabulary fails its request, naming
-it. Whenever log-probs are asked, positions carry their `token_id` and `Response.cumulative_logprob` is vLLM's.
-While a named-token request without top-k runs, vLLM keeps of each position only what is read (vllm_positions).
+Logprobs: the top-k and named vocabulary entries (Self-RAG's reflection tokens) as vllm/logprobs.py says.
 
 If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried one by one so only
 the bad one fails. vLLM starts worker processes: a script that creates this engine needs an `if __name__ ==
@@ -47,16 +36,16 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import CUTOFFS as CUTOFFS_SENT
-from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs
 from ..base import Engine, EngineNeeds
 from ..base import one_line as _one_line
 from ..chat_messages import chat_messages
 from ..local.content import content_digest, local_model_digest
 from ..local.embedded import embedded_safetensors_dir, is_embedded
 from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
-from ..local.tool_parsers import tool_parser_id, with_tool_calls
+from ..local.tool_parsers import tool_parser_id
 from ..local.vision import images_problem, vision_prompt
-from .logprobs import LogprobGate, read_logprobs
+from .logprobs import LogprobGate, logprob_kind, read_logprobs, vocabulary_wide, window_k
 from .options import (
     DEFAULT_MAX_LOGPROBS,
     INSTALL_HINT,
@@ -69,6 +58,7 @@ from .options import (
     start_option_problems,
 )
 from .positions import keep_named
+from .responses import response_of
 from .steps import one_by_one_on_refusal, run_until_finished
 from .tools import ToolCallReader
 
@@ -170,9 +160,8 @@ class VLLMEngine(Engine):
     def call_identity(self, sampling: Sampling) -> str:
         """`engine_id` and, for a request with a LoRA adapter folder, the digest of its files (the folder's
         path is in the request already): an adapter trained further and saved over the same folder gets no
-        old answers from the cache. A request with a `json_schema` is decoded under it (it was ignored before):
-        its identity says so, so that an answer cached while the schema was ignored is not served as one decoded
-        under it."""
+        old answers from the cache. A request with a `json_schema` is decoded under it, and its identity says so: an answer cached for a
+        request that did not constrain decoding is not served as one decoded under the schema."""
         identity = self.engine_id + (";json_schema=decoded" if sampling.json_schema is not None else "")
         if not sampling.lora:
             return identity
@@ -269,24 +258,11 @@ class VLLMEngine(Engine):
 
     def vocabulary_wide(self, sampling: Sampling) -> bool:
         """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
-        return (
-            bool(sampling.logprob_tokens)
-            and sampling.logprob_window is None
-            and (sampling.logprobs is not None or not self.named_logprobs)
-        )
+        return vocabulary_wide(sampling, self.named_logprobs)
 
     def window_k(self, sampling: Sampling) -> int:
-        """The top-k asked for a named-token request with a window: vLLM's own top-k dict (logprobs=k),
-        exactly what upstream Self-RAG read, ties and kernels included (ranks recomputed from
-        logprob_token_ids values would need the whole vocabulary; vLLM gives those ids dummy ranks)."""
-        k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
-        allowed = self.llm_options.get("max_logprobs", DEFAULT_MAX_LOGPROBS)
-        if allowed != -1 and k > int(allowed):
-            raise EngineError(
-                f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
-                f"with --model-arg max_logprobs=-1 (or >= {k})"
-            )
-        return k
+        """The top-k asked for a named-token request with a window (`logprobs.window_k`)."""
+        return window_k(sampling, self.llm_options.get("max_logprobs", DEFAULT_MAX_LOGPROBS))
 
     def named_ids(self, names: tuple[str, ...]) -> list[int]:
         missing = self.missing_tokens(names)
@@ -332,7 +308,7 @@ class VLLMEngine(Engine):
                         self._async = await asyncio.to_thread(self._vllm.AsyncLLMEngine.from_engine_args, args)
                     except Exception as exc:
                         raise EngineError(f"vllm engine: cannot start the async engine ({_one_line(exc)})") from exc
-        async with self._gate.hold(self._logprob_kind(request.sampling)):
+        async with self._gate.hold(logprob_kind(request.sampling, self.named_logprobs)):
             final = await self._agenerate(request)
         result = self._response(request, final)
         if isinstance(result, EngineError):
@@ -351,11 +327,6 @@ class VLLMEngine(Engine):
                 keep_named(self._async, request_id, request.sampling, self.named_ids)
             final = output
         return final
-
-    def _logprob_kind(self, sampling: Sampling) -> str | None:
-        if sampling.logprob_tokens and sampling.logprob_window is None and not self.vocabulary_wide(sampling):
-            return "named"
-        return "ranked" if sampling.logprobs is not None or sampling.logprob_tokens else None
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         if self.llm is None:
@@ -379,7 +350,7 @@ class VLLMEngine(Engine):
                     results[index] = RequestError(f"vllm engine: bad request ({_one_line(exc)})")
             # vLLM (0.32) gives every request of a batch logprob_token_ids rows as soon as one sets them
             # (top-k requests beside them get -inf entries): those go to LLM.generate separately.
-            named = [self._logprob_kind(requests[item[0]].sampling) == "named" for item in todo]
+            named = [logprob_kind(requests[item[0]].sampling, self.named_logprobs) == "named" for item in todo]
             for part in (
                 [item for item, is_named in zip(todo, named) if is_named],
                 [item for item, is_named in zip(todo, named) if not is_named],
@@ -409,35 +380,7 @@ class VLLMEngine(Engine):
         )
 
     def _response(self, request: Request, output: Any) -> Response | EngineError:
-        if isinstance(output, BaseException):
-            if isinstance(output, EngineError):
-                return output
-            # vLLM validates inputs with ValueError/TypeError (prompt longer than max_model_len): the request's fault
-            fault = RequestError if isinstance(output, (ValueError, TypeError)) else EngineError
-            return fault(f"vllm engine: {_one_line(output)}")
-        choices = list(output.outputs)
-        if not choices:
-            return EngineError("vllm engine: no output")
-        first = choices[0]
-        if first.finish_reason not in ("stop", "length"):
-            return EngineError(f"vllm engine: generation ended with finish_reason={first.finish_reason!r}")
-        texts = [apply_stop(choice.text, request.sampling.stop, request.sampling.keep_stop)[0] for choice in choices]
-        logprobs = cumulative = None
-        if request.sampling.logprobs is not None or request.sampling.logprob_tokens:
-            logprobs = self._logprobs(first, request.sampling)
-            cumulative = getattr(first, "cumulative_logprob", None)
-            if cumulative is None:
-                cumulative = sum(position.logprob for position in logprobs)
-        response = Response(
-            texts=texts,
-            logprobs=logprobs,
-            prompt_tokens=len(output.prompt_token_ids or ()),
-            completion_tokens=sum(len(choice.token_ids) for choice in choices),
-            finish_reason=first.finish_reason,
-            cumulative_logprob=cumulative,
-            token_ids=list(first.token_ids),
-        )
-        return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
+        return response_of(request, output, self._logprobs, self._tool_calls.parser, self.kind)
 
     def _token_text(self, token_id: int, entry: Any) -> str:
         decoded: str | None = getattr(entry, "decoded_token", None)  # vLLM's text of the token, where it has one

@@ -1,5 +1,20 @@
 """vLLM's log-probs read into TokenLogprobs (the chosen token's, the top k by rank, named tokens within a
-window), and the gate that keeps named-token and top-k requests out of one async batch."""
+window), what a request asks of vLLM for them, and the gate that keeps named-token and top-k requests out of one
+async batch.
+
+Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)} holding the top-k and
+the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the k most likely when ranks are missing),
+keyed by decoded token text. `Sampling.logprob_tokens` (named vocabulary entries, Self-RAG's reflection tokens)
+become vLLM's `logprob_token_ids` (vLLM >= 0.11: exactly those ids' log-probs at every position, from the raw
+logits like the top-k); their values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a
+request asking for top-k and named tokens together, or any named-token request on a vLLM without
+`logprob_token_ids`, asks for the whole vocabulary (`logprobs=-1`; the engine must be started with
+`max_logprobs=-1`) and keeps only what was asked. A named-token request with `logprob_window=k` asks for vLLM's
+top-k (`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and reports a
+named token only where that dict holds it. A name that is not one entry of the vocabulary fails its request, naming
+it. Whenever log-probs are asked, positions carry their `token_id` and `Response.cumulative_logprob` is vLLM's.
+While a named-token request without top-k runs, vLLM keeps of each position only what is read (vllm_positions).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +23,40 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from ..._values.llm_calls import Sampling, TokenLogprobs
+from ..._values.llm_calls import EngineError, Sampling, TokenLogprobs
 
 TokenText = Callable[[int, Any], str]  # a token id (and its vLLM entry) as text
+
+
+def vocabulary_wide(sampling: Sampling, named_logprobs: bool) -> bool:
+    """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids (`named_logprobs`:
+    whether this vLLM has them)."""
+    return (
+        bool(sampling.logprob_tokens)
+        and sampling.logprob_window is None
+        and (sampling.logprobs is not None or not named_logprobs)
+    )
+
+
+def window_k(sampling: Sampling, allowed: Any) -> int:
+    """The top-k asked for a named-token request with a window: vLLM's own top-k dict (logprobs=k),
+    exactly what upstream Self-RAG read, ties and kernels included (ranks recomputed from
+    logprob_token_ids values would need the whole vocabulary; vLLM gives those ids dummy ranks). `allowed`: the
+    engine's max_logprobs."""
+    k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
+    if allowed != -1 and k > int(allowed):
+        raise EngineError(
+            f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
+            f"with --model-arg max_logprobs=-1 (or >= {k})"
+        )
+    return k
+
+
+def logprob_kind(sampling: Sampling, named_logprobs: bool) -> str | None:
+    """Which kind of log-prob request `sampling` makes (`LogprobGate`): named, ranked, or none."""
+    if sampling.logprob_tokens and sampling.logprob_window is None and not vocabulary_wide(sampling, named_logprobs):
+        return "named"
+    return "ranked" if sampling.logprobs is not None or sampling.logprob_tokens else None
 
 
 def read_logprobs(

@@ -24,18 +24,18 @@ import numpy as np
 
 from ..._errors import ConfigError
 from ..._statistics.bootstrap import mean
-from ..._statistics.multiple_testing import METHODS, adjusted
+from ..._statistics.multiple_testing import adjusted
 from ..._statistics.paired_tests import compare_values
 from ..._storage.files import file_there
 from ..._storage.sample_files import sample_file
 from ..._types import JsonObject
-from ..results.config_diff import Difference, config_differences, described, searched
+from ..results.config_diff import Difference, config_differences
 from ..results.failures import incomplete_reason
 from ..results.finished_run import finished_run
-from ..results.sampling_used import decoding_line, sampling_differences
-from ..results.schema import KeyDetails, Results, direction
+from ..results.sampling_used import sampling_differences
+from ..results.schema import KeyDetails, Results
 from ..results.slice_labels import SliceLabels
-from .like_for_like import MetricClass, budget_rows, judge_differences, judged_keys, unlike
+from .like_for_like import MetricClass, judge_differences, judged_keys, unlike
 from .run_scores import TaskScores, read_task_scores
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -263,22 +263,6 @@ def adjust_p_values(reports: list[Report], method: str = "holm") -> None:
         report.p_adjustment, report.tested = method, len(rows)
 
 
-def p_values_note(report: Report) -> str:
-    """What the p columns are, in one line under a comparison's table."""
-    if report.tested == 0:
-        return f"p: none, as no row has {MIN_TESTED} or more shared examples (too few to test)"
-    adjustment = (
-        "not adjusted for the number of comparisons"
-        if report.p_adjustment == "none"
-        else f"adjusted by {METHODS[report.p_adjustment]}'s method over the {report.tested} comparison(s) "
-        "with a p-value shown with this one"
-    )
-    return (
-        f"p: two-sided, {adjustment} (`p adj.`; `p raw` as tested alone); rows of fewer than {MIN_TESTED} "
-        "shared examples have none (too few to test)"
-    )
-
-
 def example_set_difference(task: str, a: AbstractSet[str], b: AbstractSet[str]) -> list[Difference]:
     """The task's scored examples as a difference where either run has ids the other has not."""
     if a == b:
@@ -340,108 +324,3 @@ def _nothing_shared(a: Run, b: Run) -> str:
         scored = "; ".join(f"{task}: {', '.join(ours)} vs {', '.join(theirs)}" for task, (ours, theirs) in keys.items())
         return f"share no metric scored in both ({scored}); score one with the other's metrics (`ragbench rescore`)"
     return f"share no example with a value in both runs ({', '.join(tasks)}): every example failed or was not scorable"
-
-
-def runs_line(report: Report) -> str:
-    """What each run is: its system, engine and model (`described`)."""
-    a, b = report.baseline, report.other
-    return f"A = {a.label}: {described(a.config)}; B = {b.label}: {described(b.config)}"
-
-
-def markdown(report: Report) -> str:
-    lines = [
-        f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
-        f"B = {report.other.label})",
-        "",
-        runs_line(report),
-        "",
-        searched(report.baseline.config, report.other.config),
-        "",
-    ]
-    lines += ["What differs (settings that change what is measured):", ""]
-    lines += [f"- {d.line()}" for d in report.differences] or ["- nothing"]
-    lines.append("")
-    for task in dict.fromkeys(row.task for row in report.rows):
-        decoded = decoding_line(task, report.baseline.results, report.other.results)
-        lines += [decoded, ""] if decoded else []
-    lines += [f"> warning: {w}" for w in report.warnings]
-    if report.warnings:
-        lines.append("")
-    for task in dict.fromkeys(row.task for row in report.rows):
-        lines += [
-            f"Budget per example on {task}, measured from the traces:",
-            "",
-            *budget_rows(
-                [(report.baseline.label, report.baseline.results), (report.other.label, report.other.results)], task
-            ),
-            "",
-        ]
-        reasons = list(dict.fromkeys(r for row in report.rows if row.task == task for r in row.unlike))
-        if reasons:  # said once per task, where the table's column says "no"
-            lines += [f"Not like for like on {task}: {'; '.join(reasons)}.", ""]
-    lines += [
-        "| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p adj. | p raw | test |",
-        "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|",
-    ]
-    for row in report.rows:
-        interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
-        lines.append(
-            f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
-            f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {'no' if row.unlike else 'yes'} | "
-            f"{interval} | {_p(row.p_adjusted)} | {_p(row.p_value)} | "
-            f"{row.test if row.p_value is not None else '-'} |"
-        )
-    return "\n".join([*lines, "", p_values_note(report)]) + "\n"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
-
-
-def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
-    """METRIC:DELTA items as {metric: delta}; a delta that is not a finite number of at least 0 (NaN or an
-    infinity would let every run pass) is a ConfigError."""
-    thresholds = {}
-    for item in items:
-        metric, _, delta = item.rpartition(":")
-        try:
-            thresholds[metric] = float(delta)
-        except ValueError:
-            metric = ""
-        if not metric:
-            raise ConfigError(f"--fail-if-worse {item}: expected METRIC:DELTA, e.g. match:0.01")
-        if not math.isfinite(thresholds[metric]) or thresholds[metric] < 0:
-            raise ConfigError(
-                f"--fail-if-worse {item}: DELTA must be a finite number of at least 0 (how much worse "
-                "is allowed), e.g. match:0.01"
-            )
-    return thresholds
-
-
-def regressions(report: Report, thresholds: dict[str, float]) -> list[str]:
-    """Metrics (over all shared examples) that got worse by more than their allowed delta, each in its
-    own direction (lower hallucination is better)."""
-    compared = {row.metric for row in report.rows}
-    unknown = sorted(set(thresholds) - compared)
-    if unknown:
-        raise ConfigError(
-            f"--fail-if-worse: {', '.join(unknown)} not among the compared metrics "
-            f"({', '.join(sorted(compared)) or 'none'})"
-        )
-    neither = sorted({row.metric for row in report.rows if row.metric in thresholds and row.higher_is_better is None})
-    if neither:
-        raise ConfigError(
-            f"--fail-if-worse: {', '.join(neither)} has no better direction (a descriptive figure, "
-            "e.g. a length): give metrics whose values are better one way"
-        )
-    out = []
-    for row in report.rows:
-        if row.slice or row.metric not in thresholds:
-            continue
-        worse_by = -row.diff if row.higher_is_better else row.diff
-        if worse_by > thresholds[row.metric]:
-            out.append(
-                f"{row.task} {row.metric}: {report.other.label} is worse by {worse_by:.4f} "
-                f"(allowed {thresholds[row.metric]})"
-            )
-    return out

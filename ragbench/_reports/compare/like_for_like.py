@@ -22,7 +22,7 @@ from ..results.schema import Results
 COMPARED_BUDGETS: tuple[Literal["passages_shown", "searches"], ...] = ("passages_shown", "searches")
 COMPARED_DECODING = ("temperature", "top_p")  # the decoding settings it shares over all calls (`sampling`)
 MetricClass = Callable[[str], type[Metric]]  # a metric's class by its name (`Registry.metric_class`)
-DECLARED = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
+DECLARED_BUDGETS = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
 
 
 def unlike(a: Results, b: Results, task: str) -> list[str]:
@@ -40,7 +40,7 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     if not (measured_a and measured_b):
         reasons += [
             f"{label} {declared_a[key]} vs {declared_b[key]}"
-            for key, label in DECLARED.items()
+            for key, label in DECLARED_BUDGETS.items()
             if declared_a.get(key) is not None
             and declared_b.get(key) is not None
             and declared_a[key] != declared_b[key]

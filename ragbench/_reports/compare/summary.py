@@ -10,7 +10,8 @@ from ..._statistics.multiple_testing import METHODS
 from ..results.config_diff import searched
 from ..results.sampling_used import NOT_RECORDED, used
 from ..results.schema import direction
-from .comparison import MIN_TESTED, Comparison, Report, runs_line
+from .comparison import MIN_TESTED, Comparison, Report
+from .full_report import runs_line
 
 SHOWN_TASKS = 2  # tasks whose like-for-like reasons a verdict names; the others are counted
 WIDTH = 120  # characters of the line `differing_settings` fills; the settings it has no room for are counted

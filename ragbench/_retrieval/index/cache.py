@@ -24,7 +24,8 @@ from ..._errors import ConfigError
 from ..._storage.cache_root import cache_root
 from ..._storage.files import replacing
 from ..corpus.identity import corpus_sha256
-from .built import build_index, built_index
+from .building import build_index
+from .built import built_index
 
 if TYPE_CHECKING:
     from ..._registry import Registry

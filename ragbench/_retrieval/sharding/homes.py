@@ -1,7 +1,7 @@
 """Which node a shard actor is placed on where its shards' folders are on some nodes' own disks only.
 
 Where the run's process holds every shard's folder (a shared file system) or they are in an object store, which any
-node fetches, the actors go anywhere (`SPREAD`), as before. Where it lacks some, one probe a node (a Ray task of no
+node fetches, the actors go anywhere (`SPREAD`), unprobed. Where it lacks some, one probe a node (a Ray task of no
 CPU pinned to each live node with a CPU, within the placement deadline) says which of the layout's shards that node
 holds: every file the split wrote there, at its recorded size (the actor checks the content digests where it loads
 them). Where every node holds every shard the actors go anywhere; otherwise each actor is pinned to a node that
@@ -65,7 +65,7 @@ def homes(
 
 def shard_homes(layout: Layout, groups: list[list[int]]) -> list[str | None]:
     """`homes` for the connected cluster: where this process holds every shard (a shared file system, an object
-    store's shards) any node (no probe: as before); else each live node with a CPU asked which it holds."""
+    store's shards) any node (no probe); else each live node with a CPU asked which it holds."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

@@ -1,5 +1,5 @@
 """The one protocol a retriever kind implements to be sharded (`ShardedKind`): a kind is one class, its object the
-one its catalogue entry names (`shards: "pkg.module:KIND"`, found by `kinds.sharded_kind`): built-in kinds in
+one its catalogue entry names (`shards: "pkg.module:KIND"`, found by `kind_lookup.sharded_kind`): built-in kinds in
 their folders under `sharding/`, a plugin's in its own package (`ragbench.api.retrieval`, docs/writing-plugins.md).
 
 Its typed members are each part of sharding: `front` and `search` (the run's side of a search over a split index,

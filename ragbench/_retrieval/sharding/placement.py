@@ -3,7 +3,7 @@
 A shard actor takes 1 CPU (it searches on one core). S shards are served by A = min(S, the cluster's whole CPUs:
 each live node's CPUs rounded down, summed) actors, each serving a contiguous run of shards (sizes within one), so
 any number of shards is searchable on any cluster with a CPU, a laptop included; on a cluster with S free CPUs it is
-one actor a shard, as before. The answers do not depend on the packing: each shard is searched alone and the exact
+one actor a shard. The answers do not depend on the packing: each shard is searched alone and the exact
 merge (`merge`) sees the same S answers.
 
 Placing an actor waits for a free CPU (one held by other work: replicas, another run) within a deadline,

@@ -23,7 +23,7 @@ from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
 from .actors import ShardPool
 from .fronts import Answers, Front
-from .kinds import built_shards_front, sharded_kind, sharded_kinds
+from .kind_lookup import built_shards_front, sharded_kind, sharded_kinds
 from .remote import front_copy, remote_layout
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """One shard's search, in the process that serves it (a Ray actor, `actors`; tests call it directly): the part
 every kind shares. Each retriever kind's own search (how it loads its shard's files, how it scores a batch) is its
 `ShardedKind.search` (a built-in kind's `sharding/KIND/search.py`), a `ShardSearcher`, found through the run's
-registry (`kinds.sharded_kind`).
+registry (`kind_lookup.sharded_kind`).
 
 A searcher checks that its shard's files are the ones the split wrote (their sizes and content digests, `layout`),
 loads only them and answers a batch with each query's top k among its passages, numbered in the whole corpus, in

@@ -28,7 +28,7 @@ from ..._storage.own_trees import remove_tree
 from ..index.built import manifest_from
 from ..index.damage import IndexDamage, read_json_object
 from ..index.staging import MANIFEST_FILE
-from .kinds import sharded_kind, sharded_kinds
+from .kind_lookup import sharded_kind, sharded_kinds
 from .layout import LAYOUT_FILE, foreign_entry, layout_record, read_layout, shards_folder
 from .merge import shard_ranges
 

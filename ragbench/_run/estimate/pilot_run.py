@@ -33,7 +33,7 @@ from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..modes.attempt import FRESH, RESUMED, Attempt
 from ..modes.planned_run import PlannedRun, finished_keys, system_of
-from ..plan.planning import PlannedTask
+from ..plan.planned_task import PlannedTask
 from ..plugin_values import task_records
 from ..services import held_services
 

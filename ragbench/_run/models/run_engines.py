@@ -19,7 +19,8 @@ from ..._registry import Registry
 from ..._types import JsonObject
 from ..._values.options import named_options
 from ..plan.engine_checks import engine_needs
-from ..plan.planning import PlannedTask, needs, unused_metric_models
+from ..plan.metric_plan import needs, unused_metric_models
+from ..plan.planned_task import PlannedTask
 from ..progress import loading_lines
 from .reaper import Reaper
 

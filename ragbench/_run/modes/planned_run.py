@@ -32,7 +32,7 @@ from ..._yaml_tasks.task import YamlTask
 from ..example import made_from
 from ..models.run_engines import Engines
 from ..plan.data_paths import recorded_data_paths
-from ..plan.planning import PlannedTask
+from ..plan.planned_task import PlannedTask
 from ..plan.task_corpus import build_task_index
 from ..plan.task_files import recorded_task_files
 from ..plugin_values import task_records

@@ -28,12 +28,12 @@ def engine_needs(planned: list[Any]) -> list[Any]:
     out = []
     for p in planned:
         need = p.system.engine_needs(p.task)
-        if getattr(p.task, "holds_images", False) and (need is None or need.images is None):
+        if p.task.holds_images and (need is None or need.images is None):
             system = getattr(p.system, "name", "") or type(p.system).__name__
             need = replace(
                 need or EngineNeeds(system=f"{system} on {p.task.name}"),
                 images=True,
-                no_images=getattr(p.task, "text_only", ""),
+                no_images=p.task.text_only,
             )
         if need is not None:
             out.append(need)

@@ -33,7 +33,9 @@ from ..._registry import Registry
 from ..._storage.rundir import RunDir
 from ..._values.environment import environment_problems
 from .engine_checks import check_engines, engine_needs
-from .planning import PlannedTask, needs, plan
+from .metric_plan import needs
+from .planned_task import PlannedTask
+from .planning import plan
 from .run_folder import check_cache_files, check_output_folder, corpus_changed_on_resume
 from .task_corpus import use_task_corpus
 
@@ -65,7 +67,7 @@ def check_documents_to_retrieve(
         if p.system is not None
         and p.system.declares.retrieves
         and p.task.own_documents is False
-        and not getattr(p.task, "page_retrieval", "")  # pages: `check_page_retrieval`
+        and not p.task.page_retrieval  # pages: `check_page_retrieval`
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
@@ -96,11 +98,7 @@ def check_page_retrieval(
     the gold names, every figure 0: one problem per task, naming the retrievers that search pages."""
     from ..._retrieval import DEFAULT_RETRIEVER
 
-    paged = [
-        p
-        for p in planned
-        if p.system is not None and p.system.declares.retrieves and getattr(p.task, "page_retrieval", "")
-    ]
+    paged = [p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.page_retrieval]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if paged else None
@@ -125,9 +123,7 @@ def check_searches_by_picture(
     from ..._retrieval import DEFAULT_RETRIEVER
 
     pictured = [
-        p
-        for p in planned
-        if p.system is not None and p.system.declares.searches_by_picture and getattr(p.task, "question_images", False)
+        p for p in planned if p.system is not None and p.system.declares.searches_by_picture and p.task.question_images
     ]
     name = retrieval.retriever or DEFAULT_RETRIEVER
     try:

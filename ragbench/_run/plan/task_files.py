@@ -18,7 +18,7 @@ from ..._registry import Registry
 from ..._types import JsonObject, json_object
 from ..._yaml_tasks.discovery import folder_tasks, is_task_file
 from ..._yaml_tasks.task import YamlTask
-from .planning import PlannedTask
+from .planned_task import PlannedTask
 
 
 def recorded_task_files(what: RunWhat, planned: Sequence[PlannedTask], registry: Registry) -> JsonObject:

@@ -55,7 +55,9 @@ from ..lifetime.lifecycle import run_interruptible
 from ..outcome import RunOutcome
 from ..plan.data_paths import with_data_paths
 from ..plan.engine_checks import check_engines
-from ..plan.planning import PlannedTask, needs, plan_scoring
+from ..plan.metric_plan import needs
+from ..plan.planned_task import PlannedTask
+from ..plan.planning import plan_scoring
 from ..plan.preflight import check_run_options
 from ..plan.task_files import recorded_task_files, with_task_files
 from ..progress import Progress

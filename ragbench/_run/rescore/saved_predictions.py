@@ -26,7 +26,7 @@ from ..._storage.run_record import AttemptCost
 from ..._storage.rundir import RunDir
 from ..example import StoppedAtFailure, gold_references, record_failed, scored
 from ..lifetime.lifecycle import run_together
-from ..plan.planning import PlannedTask
+from ..plan.planned_task import PlannedTask
 from ..plugin_values import Sample, writable_sample
 from ..services import ExampleServices
 

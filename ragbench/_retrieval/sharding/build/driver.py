@@ -43,10 +43,11 @@ from ...corpus.parts import (
     renumbered,
 )
 from ...corpus.readers import SEGMENTED, passage_text
-from ...index.built import KEPT_ERRORS, Manifest
+from ...index.building import KEPT_ERRORS
+from ...index.built import Manifest
 from ...index.progress import build_progress
 from ..kind import ShardedKind
-from ..kinds import sharded_kind
+from ..kind_lookup import sharded_kind
 from ..layout import foreign_entry, layout_record, shards_folder
 from .kind import Stats, TermOrder, TextSettings
 from .repeated_ids import repeated_across

@@ -18,7 +18,7 @@ from ...._storage.locations import FetchedFileMismatch, put_folder
 from ...._storage.own_trees import remove_all_but_links
 from ...corpus.chunking import chunk_documents, parse_split, title_header
 from ...corpus.parts import CorpusPart, PartReading, error_record, read_part
-from ...index.built import KEPT_ERRORS
+from ...index.building import KEPT_ERRORS
 from ...index.docstore import DocStoreWriter
 from ...index.remote_docstore import write_block_record
 from ..kind import ShardedKind

@@ -13,7 +13,8 @@ from ...._errors import ConfigError
 from ...._storage.block_digests import BlockMismatch, CheckedRanges
 from ...._storage.locations import joined
 from ...._types import JsonObject
-from ...dense.retriever import EMBEDDINGS_FILE, DenseRetriever, QueryOptions, checked_backend, checked_index_encoder
+from ...dense.exact_search import checked_backend
+from ...dense.retriever import EMBEDDINGS_FILE, DenseRetriever, QueryOptions, checked_index_encoder
 from ...index.built import Manifest
 from ...index.damage import IndexDamage, read_array
 from ...index.remote_docstore import checked_ranges

@@ -1,4 +1,4 @@
-"""A dense shard's search: the queries' vectors times its rows, `dense.inner_product_top_k`, in the blocks of the
+"""A dense shard's search: the queries' vectors times its rows, `dense.exact_search.inner_product_top_k`, in the blocks of the
 whole corpus the unsharded search computes (its rows outside the shard zeros), so its scores are the unsharded
 ones bit for bit."""
 
@@ -8,7 +8,8 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ...dense.retriever import EMBEDDINGS_FILE, inner_product_top_k
+from ...dense.exact_search import inner_product_top_k
+from ...dense.retriever import EMBEDDINGS_FILE
 from ...index.damage import IndexDamage, read_array
 from ..searcher import ShardSearcher, TopK
 

@@ -8,18 +8,15 @@ the one index's retriever reads them; FlashRAG's numba heap replayed over the sh
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...._errors import ConfigError
-from ...bm25.flashrag import LABEL, FlashRagBM25Builder, FlashRagBM25Retriever, english_stopwords, query_words
+from ...bm25.flashrag import LABEL, FlashRagBM25Builder, FlashRagBM25Retriever, english_stopwords
 from ...corpus.jsonl_rows import JsonlRows
 from ...option_paths import option_path
 from ..bm25.build import Bm25PartBuilder
 from ..build.front import BuiltShardsFront
 from ..build.kind import Stats
-from ..fronts import Answers, per_query
-from ..merge import merge_numba_top_k
-from ..searcher import ShardOptions, TopK
+from ..searcher import ShardOptions
+from .front import FlashRagQuerySide
 
 
 class FlashRagPartBuilder(Bm25PartBuilder, FlashRagBM25Builder):
@@ -29,7 +26,7 @@ class FlashRagPartBuilder(Bm25PartBuilder, FlashRagBM25Builder):
         return {**super().options(vocabulary, postings), "language": self.language}
 
 
-class FlashRagShardsFront(BuiltShardsFront, FlashRagBM25Retriever):
+class FlashRagShardsFront(FlashRagQuerySide, BuiltShardsFront, FlashRagBM25Retriever):
     """FlashRAG's bm25 query side over shards it was built in: its query words and the corpus's rows for the hits
     (`FlashRagBM25Retriever.answer`); the shards hold the score matrix."""
 
@@ -48,17 +45,8 @@ class FlashRagShardsFront(BuiltShardsFront, FlashRagBM25Retriever):
             )
         self.stopwords = english_stopwords()
 
-    def payload(self, queries: list[str]) -> Any:
-        return [query_words(query, self.stopwords) for query in queries]
-
     def shard_options(self) -> ShardOptions:
         return {"mmap": self.mmap}
-
-    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
-        return [
-            self.answer(query, lambda _, q=q: merge_numba_top_k(per_query(answers, q), k))  # type: ignore[misc]
-            for q, query in enumerate(queries)
-        ]
 
     def close(self) -> None:
         self.rows.close()

@@ -13,8 +13,9 @@ from ...._errors import ConfigError
 from ...._ray_connect import check_address
 from ...corpus.identity import corpus_state
 from ...corpus.readers import corpus_format
-from ...index.built import Manifest, build_index
-from ..kinds import sharded_kind, sharded_kinds
+from ...index.building import build_index
+from ...index.built import Manifest
+from ..kind_lookup import sharded_kind, sharded_kinds
 from .feeder import RayFeeder
 from .state import remove_state
 

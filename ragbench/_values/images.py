@@ -19,13 +19,12 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragbench._errors import ConfigError
 from ragbench._regular_files import OUT_OF_RESOURCES, NotAFileError, open_file
 
-if TYPE_CHECKING:
-    from .json_values import JsonObject
+from .json_values import JsonObject
 
 # Leading bytes of the formats vision models and vendors take (PNG, JPEG, GIF, WebP, BMP, TIFF).
 _MAGIC: tuple[tuple[bytes, str], ...] = (

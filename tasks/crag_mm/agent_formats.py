@@ -93,7 +93,7 @@ def mistral_turns(messages: list[Message]) -> list[Message]:
     system = [m.content or "" for m in messages if m.role == "system"]
     turns: list[tuple[str, list[Part]]] = []
     for message in (m for m in messages if m.role != "system"):
-        parts = list(message.parts) if message.parts else [message.content or ""]
+        parts: list[Part] = list(message.parts) if message.parts else [message.content or ""]
         if turns and turns[-1][0] == message.role:
             parts = [*turns.pop()[1], JOIN, *parts]
         turns.append((message.role, parts))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ._types import JsonObject, Step
 from ._values.billed import TOKEN_COUNTS, Billed
 from ._values.ceiling import CeilingHeld, ExampleCeiling
+from ._values.chat_turns import Message
 from ._values.images import Image
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ._values.traced_replies import traced_texts
@@ -130,7 +131,7 @@ class LLM(CeilingHeld):
 
     async def chat(
         self,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Message | Mapping[str, Any]],
         *,
         step: str = "chat",
         tools: Sequence[Mapping[str, Any]] | None = None,
@@ -139,10 +140,11 @@ class LLM(CeilingHeld):
     ) -> Response:
         """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
         rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
-        `step` and `**sampling` as for `generate`. A user turn's content may be a list of parts, texts and images
-        in order: `{"type": "text", "text": ...}`, `{"type": "image", "image": X}` (X anything `Image.of` reads;
-        `ragbench.api.user_turn(text, images)` writes such a turn); each image is sent in the engine's own form,
-        and is in the cache key and the record by its digest.
+        `step` and `**sampling` as for `generate`. A turn may be a `ragbench.api.Message`: a role and its text, or
+        its parts, texts and images in order (`chat_turn(parts)`, `user_turn(text, images)`); a user turn's dict
+        content may be such a list too: `{"type": "text", "text": ...}`, `{"type": "image", "image": X}` (X
+        anything `Image.of` reads). Each image is sent in the engine's own form, and is in the cache key and the
+        record by its digest.
 
         tools: functions the model may call, in the OpenAI form (`{"type": "function", "function": {"name",
             "description", "parameters"}}`); the answer's `.tool_calls` are the calls it made (each with `.id`,

@@ -88,7 +88,7 @@ class SampleRecord(ReadOnly):
     gold_references: list[str] = field(default_factory=list)  # the gold as the task reads it (Task.gold_references)
     meta: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, str]] | None = None
-    images: list[dict[str, Any]] = field(default_factory=list)  # the example's images, by digest (`image_summary`)
+    images: list[dict[str, Any]] = field(default_factory=list)  # the example's images, by digest (`Image.record`)
     answer: str = ""
     output: str | None = None  # the raw model output the answer was made from
     citations: list[list[int]] = field(default_factory=list)

@@ -11,23 +11,16 @@ import numbers
 import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar
 
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
-from ._values.content_parts import image_record
 from ._values.images import Image
 
-# A value as JSON holds it, for payloads whose shape is open (a vendor's request body, a record's extras): unlike
-# `Any`, a reader must narrow it (isinstance) before using it. Shapes that are known get a TypedDict or a dataclass.
-JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
-JsonObject: TypeAlias = "dict[str, JsonValue]"
-
-
-def json_object(value: object) -> JsonObject:
-    """`value` where it is a JSON object, else an empty one: an open payload's object-valued field, read where it
-    may be absent, null or of another shape."""
-    return value if isinstance(value, dict) else {}
+# the JSON types are defined a layer below (ragbench._values.json_values), where an LLM call's values use them too
+from ._values.json_values import JsonObject as JsonObject
+from ._values.json_values import JsonValue as JsonValue
+from ._values.json_values import json_object as json_object
 
 
 def _copied(value: Any) -> Any:
@@ -63,7 +56,7 @@ class Document(ReadOnly):
             "url": self.url,
             "score": self.score,
             "metadata": _copied(self.metadata),
-            "image": None if self.image is None else image_summary(self.image),
+            "image": None if self.image is None else self.image.record(source=True),
         }
         return {key: value for key, value in out.items() if value not in (None, {})}
 
@@ -87,15 +80,6 @@ class Document(ReadOnly):
             score=float(score) if score not in (None, "") else None,
             metadata=metadata,
         )
-
-
-def image_summary(image: Image) -> JsonObject:
-    """What a sample's record holds of an image: a request's record of it (`image_record`: digest, media type and
-    size; the bytes stay with the task's data) and where the task read it from."""
-    out: JsonObject = {**image_record(image)}
-    if image.source:
-        out["source"] = image.source
-    return out
 
 
 TEXT_LIST_GOLD = ("answers", "claims", "long_answers")  # gold kinds that hold a list of texts
@@ -182,7 +166,7 @@ class Example(ReadOnly):
         if self.turns is not None:
             out["turns"] = self.turns
         if self.images:
-            out["images"] = [image_summary(image) for image in self.images]
+            out["images"] = [image.record(source=True) for image in self.images]
         return out
 
 

@@ -138,7 +138,8 @@ LAYERS = (
     Layer(
         "values",
         {
-            "_values": "an LLM call's request and response, plugins' typed options, what JSON holds, URLs' credentials",
+            "_values": "an LLM call's request and response, a chat turn and its images, plugins' typed options, what JSON "
+            "holds, URLs' credentials",
             "_plugin_calls": "the guard around every call into plugin code: what it raises, told and counted",
         },
     ),

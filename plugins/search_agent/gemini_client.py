@@ -144,7 +144,7 @@ async def run_agent(
     run, sent = GeminiRun(), list[Mapping[str, object]]()
     for request in range(MAX_REMOTE_CALLS):
         with ctx.group(f"request {request + 1}"):
-            response = await ctx.llm.chat(turns + sent, step="turn", tools=declarations, **sampling)
+            response = await ctx.llm.chat([*turns, *sent], step="turn", tools=declarations, **sampling)
         run.requests += 1
         run.last, run.finish_reason = answer_parts(response), response.finish_reason
         run.output_tokens = response.completion_tokens

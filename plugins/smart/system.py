@@ -48,6 +48,7 @@ from ragbench.api import (
     Example,
     OutputFormat,
     Prediction,
+    Prompt,
     RecordedExtras,
     System,
     SystemDeclaration,
@@ -367,7 +368,7 @@ class Smart(System):
             facts.append(LocatedFact(number, relevant, doc.title, span))
         return facts
 
-    async def ask(self, llm: Any, prompt: str | list[dict[str, str]], step: str, sampling: dict[str, Any]) -> Response:
+    async def ask(self, llm: Any, prompt: Prompt, step: str, sampling: dict[str, Any]) -> Response:
         response: Response  # what ctx.llm and ctx.model(role) answer
         if isinstance(prompt, list):
             response = await llm.chat(prompt, step=step, **sampling)

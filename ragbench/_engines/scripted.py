@@ -42,8 +42,8 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from .._imports import load_callable
 from .._storage.jsonl import parse_json
+from .._values.chat_turns import turn_text
 from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
-from .._values.tool_calls import turn_text
 from .answer_records import ANSWER_FIELDS, AnswerRecord, record_problem
 from .base import Engine
 from .local.content import file_digest

@@ -20,7 +20,7 @@ from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
 from .._storage.thumbnails import keep_thumbnails
 from .._task import Task
-from .._types import Example, Prediction, Step, image_summary
+from .._types import Example, Prediction, Step
 from .._values.ceiling import ExampleCeiling
 from .._values.images import Image
 from .._values.urls import redacted
@@ -189,7 +189,7 @@ def sample_record(
         gold=example.gold,
         meta=example.meta,
         turns=example.turns,
-        images=[image_summary(image) for image in example.images],
+        images=[image.record(source=True) for image in example.images],
         example_sha256=record_digest(example if read_as is None else read_as),
         **(gold_references(task, example) if task else {}),
         answer=prediction.answer,

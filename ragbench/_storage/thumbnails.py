@@ -1,7 +1,7 @@
 """The thumbnails a run keeps of its examples' images, `<run>/images/<sha256>.png` (at most 256 pixels a side):
 what the viewer shows of a sample's images. A run folder holds no bytes of the user's data but what ragbench wrote;
 a thumbnail is ragbench's own, made from the image, and the image itself stays with the task's data (a sample
-records it by digest, `image_summary`). Each is written once, replaced whole, and named by the image's digest:
+records it by digest, `Image.record`). Each is written once, replaced whole, and named by the image's digest:
 the same picture in two examples or two attempts is one file.
 
 A thumbnail is read back (`thumbnail_url`) only as what ragbench wrote: a regular file, never through a symbolic

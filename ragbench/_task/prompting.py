@@ -14,8 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._types import Document, Example
+from .._values.chat_turns import Message
 
-Prompt = str | list[dict[str, str]]
+# A text, or a chat: typed turns (`Message`: a role and its text, or its texts and images; `chat_turn`, `user_turn`),
+# or plain {"role", "content"} dicts of text
+Prompt = str | list[Message] | list[dict[str, str]]
 
 
 class TaskPrompting:

@@ -13,6 +13,7 @@ the image, the damage and the fix.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from typing import Any
 
 from ragbench._errors import ConfigError
 from ragbench._regular_files import OUT_OF_RESOURCES, NotAFileError, open_file
+
+from .json_values import JsonObject
 
 # Leading bytes of the formats vision models and vendors take (PNG, JPEG, GIF, WebP, BMP, TIFF).
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -51,10 +54,19 @@ class Image:
     media_type: str
     source: str | None = field(default=None, compare=False)  # where it was read from, for messages only
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """sha256 of the bytes, hex: the image's identity everywhere a request is keyed or recorded."""
+        """sha256 of the bytes, hex: the image's identity everywhere a request is keyed or recorded (computed once,
+        kept on the image)."""
         return hashlib.sha256(self.data).hexdigest()
+
+    def record(self, *, source: bool = False) -> JsonObject:
+        """What a record holds of the image: its digest, media type and size, never its bytes or path (the same
+        picture from two paths is one request); `source`: where the task read it from too (a sample's record)."""
+        out: JsonObject = {"sha256": self.digest, "media_type": self.media_type, "bytes": len(self.data)}
+        if source and self.source:
+            out["source"] = self.source
+        return out
 
     def __repr__(self) -> str:  # the digest, not the bytes: a request's repr is its cache key's payload
         return f"Image(sha256={self.digest}, media_type={self.media_type!r}, bytes={len(self.data)})"

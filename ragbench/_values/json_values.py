@@ -19,7 +19,19 @@ import numbers
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
+
+# A value as JSON holds it, for payloads whose shape is open (a vendor's request body, a record's extras): unlike
+# `Any`, a reader must narrow it (isinstance) before using it. Shapes that are known get a TypedDict or a dataclass.
+JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+
+
+def json_object(value: object) -> JsonObject:
+    """`value` where it is a JSON object, else an empty one: an open payload's object-valued field, read where it
+    may be absent, null or of another shape."""
+    return value if isinstance(value, dict) else {}
+
 
 MAX_DEPTH = 100  # levels of arrays and objects (the reader follows about 1,000; a record adds a few of its own)
 MAX_VALUES = 1_000_000  # values in one record: a plugin's runaway structure is refused, not written for minutes

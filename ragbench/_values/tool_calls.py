@@ -1,5 +1,5 @@
-"""Native tool calling in an LLM call: the functions a request offers (`Tool`), the calls a model makes
-(`ToolCall`), and a chat turn that carries either (`Message`). All frozen: a request holding them stays
+"""Native tool calling in an LLM call: the functions a request offers (`Tool`) and the calls a model makes
+(`ToolCall`), which a chat turn carries (ragbench._values.chat_turns). Both frozen: a request holding them stays
 hashable and its cache key covers them.
 
 A tool call keeps the argument text the model wrote (`raw_arguments`); its parsed JSON (`arguments`) is
@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from .content_parts import Part, holds_image, part_dicts, parts_of, parts_text
-from .json_values import TooDeep, json_of
+from .json_values import JsonObject, TooDeep, json_of
 from .tool_arguments import arguments_problem
-
-if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this one
-    from .._types import JsonObject
 
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
 MCP_KEYS = ("server_label", "server_url")
@@ -130,77 +126,6 @@ class ToolCall:
             name=function["name"],
             raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False),
         )
-
-
-@dataclass(frozen=True)
-class Message:
-    """A chat turn that is more than (role, content): an assistant turn with tool calls (content may be None,
-    as servers send it), or a `tool` turn carrying a call's result with its `tool_call_id`. An assistant turn a
-    Responses-API server wrote may hold its output `items` (JSON text of the list, reasoning items included):
-    sent back as they are by an engine speaking that API, left out by the others. A turn whose content is a list of
-    content parts (an earlier reply of a server that answered so, sent back as instructor sends it) holds their JSON
-    text in `content_parts`, sent as that list in place of `content`. A turn that sends images holds its
-    content as `parts`, texts and images in order (ragbench._values.content_parts), `content` their text."""
-
-    role: str
-    content: str | None
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    items: str | None = None
-    content_parts: str | None = None
-    # out of the repr, so that a turn without images keeps its cache key; `Request.cache_key` adds them
-    parts: tuple[Part, ...] = field(default=(), repr=False)
-
-    def to_dict(self) -> JsonObject:
-        """The OpenAI form; an image part as its record (`{"type": "image", "image": {"sha256", ...}}`)."""
-        content: Any = self.content if self.content_parts is None else json.loads(self.content_parts)
-        if self.parts:
-            content = part_dicts(self.parts)
-        out: JsonObject = {"role": self.role, "content": content}
-        if self.tool_calls:
-            out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.items is not None:
-            out["items"] = json.loads(self.items)
-        return out
-
-
-Turn = tuple[str, str] | Message  # a plain (role, content) pair, or a turn with tool calls or a tool result
-
-
-def turn_of(message: Mapping[str, Any]) -> Turn:
-    """A chat message dict as a request holds it: a (role, content) pair unless it carries tool calls or a
-    tool result (or content None, or a list of content parts: `parts` where a user's turn holds an image)."""
-    calls = message.get("tool_calls") or ()
-    items = message.get("items")
-    plain = items is None and message.get("tool_call_id") is None
-    content = message.get("content")
-    if not calls and plain and isinstance(content, str):
-        return message["role"], content
-    parts = isinstance(content, list)
-    # only a user sends images: any other turn's parts (an assistant's reply sent back) stay their JSON text
-    images = message.get("role") == "user" and isinstance(content, list) and holds_image(content)
-    held = parts_of(content) if isinstance(content, list) and images else ()
-    return Message(
-        role=message["role"],
-        content=parts_text(held) if images else None if parts else content,
-        content_parts=json.dumps(content, ensure_ascii=False) if parts and not images else None,
-        parts=held,
-        tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
-        tool_call_id=message.get("tool_call_id"),
-        items=items if items is None or isinstance(items, str) else json.dumps(items, ensure_ascii=False),
-    )
-
-
-def turn_dict(turn: Turn) -> JsonObject:
-    return turn.to_dict() if isinstance(turn, Message) else {"role": turn[0], "content": turn[1]}
-
-
-def turn_text(turn: Turn) -> str:
-    """The turn's text (a tool turn's result; an assistant's content, "" when it only called tools; content parts'
-    JSON text)."""
-    return (turn.content or turn.content_parts or "") if isinstance(turn, Message) else turn[1]
 
 
 def tools_of(tools: Sequence[Mapping[str, Any] | Tool] | None) -> tuple[Tool, ...]:

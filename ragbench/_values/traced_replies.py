@@ -8,10 +8,8 @@ records carry for a replay (`response_data`, since the trace does not hold it as
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .._types import JsonObject
+from .json_values import JsonObject
 
 TRACED_CHARS = 1_000_000  # ~1,000 characters a token of a 1,024-token reply: no model's reply is cut
 EXCERPT_CHARS = 10_000

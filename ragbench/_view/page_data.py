@@ -221,7 +221,7 @@ class Reason(TypedDict):
 
 
 class ImageView(TypedDict):
-    """One of an example's images: what its record holds (`image_summary`) and the run's thumbnail of it, a `data:`
+    """One of an example's images: what its record holds (`Image.record`) and the run's thumbnail of it, a `data:`
     URL (None where the run kept none: a run of an older ragbench, an image PIL could not read)."""
 
     sha256: str

@@ -17,7 +17,8 @@ The layout:
   of a metric's keys as compare and the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
   `resampled`, `cohen_kappa` and `kendall_tau` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   `Image` (a picture an example holds or a request sends, read by `Image.of` from a path, bytes, a `datasets`
-  Image value or a PIL image) and `user_turn(text, images)` (a chat turn asking about images),
+  Image value or a PIL image), the chat turn a prompt holds (`Message`: a role and its text, or its `Part`s, texts
+  and images in order; `chat_turn(parts, role)` and `user_turn(text, images)` make one),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
   for the plugin's hook module, and the errors:
@@ -78,9 +79,9 @@ if TYPE_CHECKING:
     from ragbench._task.prompting import Prompt, TaskPrompting
     from ragbench._task.scoring import TaskScoring
     from ragbench._types import Document, Example, Prediction, Step
-    from ragbench._values.content_parts import user_turn
+    from ragbench._values.chat_turns import Message, Part, chat_turn, user_turn
+    from ragbench._values.engine_errors import EngineError
     from ragbench._values.images import Image
-    from ragbench._values.llm_calls import EngineError
 
 # the internal module that defines each name
 _MODULES = {
@@ -109,9 +110,9 @@ _MODULES = {
     "ragbench._hookspecs": ("hookimpl",),
     "ragbench._errors": ("ConfigError", "RecordError"),
     "ragbench._imports": ("import_extra",),
-    "ragbench._values.llm_calls": ("EngineError",),
+    "ragbench._values.engine_errors": ("EngineError",),
     "ragbench._values.images": ("Image",),
-    "ragbench._values.content_parts": ("user_turn",),
+    "ragbench._values.chat_turns": ("Message", "Part", "chat_turn", "user_turn"),
 }
 NAMESPACES = ("apps", "data", "engines", "flashrag", "protocols", "retrieval", "run", "text", "trace", "yaml_tasks")
 __all__, _contract, _listed = lazy_names(__name__, _MODULES)

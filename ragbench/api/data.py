@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         require,
     )
     from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
-    from ragbench._types import JsonObject, JsonValue
+    from ragbench._values.json_values import JsonObject, JsonValue
     from ragbench._yaml_tasks.hf import load_split
 
 _MODULES = {
@@ -101,7 +101,7 @@ _MODULES = {
     ),
     "ragbench._imports": ("load_callable", "import_extra"),
     "ragbench._builtin": ("packaged_yaml", "section"),
-    "ragbench._types": ("JsonValue", "JsonObject"),
+    "ragbench._values.json_values": ("JsonValue", "JsonObject"),
     "ragbench._yaml_tasks.hf": ("load_split",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -8,7 +8,10 @@ token counts, finish reason), `RequestError` (a request refused for itself, e.g.
 `local_tokenizer` (a model's tokenizer on disk, without its weights); `arguments_problem`, `checked_arguments` and
 `InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `Tool`, `ToolCall` and
 `Message` (a request's tools, the calls an engine answers with in `Response.choice_tool_calls`, a chat turn that
-carries them); `response_problem` (what a run refuses of an engine's response to a request, or None: an engine's
+carries them, or texts and images); how an engine writes a request's turns into its API's body (`chat_messages`:
+each turn's `ChatMessage`, its `parts` where it sends images; `content_of` with a text and an image writer:
+`text_part`, `openai_image_part`, `responses_image_part`, `anthropic_image_part`, `gemini_image_part`, `data_url`;
+`openai_message`: a turn as OpenAI's chat API takes it); `response_problem` (what a run refuses of an engine's response to a request, or None: an engine's
 tests check its answers with it); `reasoning_model` (whether a model name is an OpenAI reasoning model's, which the
 openai engine sends `max_completion_tokens`). An engine that answers through a vendor's batch API implements
 `BatchingEngine` and its vendor's `BatchVendor` (`Polled`, `Resend`, `BatchLimits`), keeps a `BatchShelf` and answers a batch of
@@ -28,12 +31,29 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._engines.batches.interface import BatchingEngine, BatchLimits, BatchVendor, Polled, Resend
     from ragbench._engines.batches.runner import BatchRun
     from ragbench._engines.batches.shelf import BatchShelf
+    from ragbench._engines.chat_messages import (
+        ChatMessage,
+        anthropic_image_part,
+        chat_messages,
+        content_of,
+        data_url,
+        gemini_image_part,
+        openai_image_part,
+        openai_message,
+        responses_image_part,
+        text_part,
+    )
     from ragbench._engines.hosted.openai_responses import reasoning_model
     from ragbench._engines.local.tokenizers import local_tokenizer
-    from ragbench._values.llm_calls import EngineNeeds, Request, RequestError, Response, Sampling, TokenLogprobs
+    from ragbench._values.chat_turns import Message
+    from ragbench._values.engine_errors import RequestError
+    from ragbench._values.engine_needs import EngineNeeds
+    from ragbench._values.llm_request import Request
+    from ragbench._values.llm_responses import Response, TokenLogprobs
     from ragbench._values.response_checks import response_problem
+    from ragbench._values.sampling import Sampling
     from ragbench._values.tool_arguments import InvalidArguments, arguments_problem, checked_arguments
-    from ragbench._values.tool_calls import Message, Tool, ToolCall
+    from ragbench._values.tool_calls import Tool, ToolCall
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
@@ -41,11 +61,28 @@ _MODULES = {
     "ragbench._engines.batches.interface": ("BatchingEngine", "BatchLimits", "BatchVendor", "Polled", "Resend"),
     "ragbench._engines.batches.runner": ("BatchRun",),
     "ragbench._engines.batches.shelf": ("BatchShelf",),
+    "ragbench._engines.chat_messages": (
+        "ChatMessage",
+        "chat_messages",
+        "content_of",
+        "text_part",
+        "data_url",
+        "openai_message",
+        "openai_image_part",
+        "responses_image_part",
+        "anthropic_image_part",
+        "gemini_image_part",
+    ),
     "ragbench._engines.hosted.openai_responses": ("reasoning_model",),
-    "ragbench._values.llm_calls": ("EngineNeeds", "Request", "RequestError", "Response", "Sampling", "TokenLogprobs"),
+    "ragbench._values.engine_errors": ("RequestError",),
+    "ragbench._values.engine_needs": ("EngineNeeds",),
+    "ragbench._values.llm_request": ("Request",),
+    "ragbench._values.llm_responses": ("Response", "TokenLogprobs"),
+    "ragbench._values.sampling": ("Sampling",),
     "ragbench._engines.local.tokenizers": ("local_tokenizer",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
-    "ragbench._values.tool_calls": ("Tool", "ToolCall", "Message"),
+    "ragbench._values.chat_turns": ("Message",),
+    "ragbench._values.tool_calls": ("Tool", "ToolCall"),
     "ragbench._values.response_checks": ("response_problem",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskScoring
+from ragbench.api import ConfigError, Document, Example, Part, Prompt, RecordError, Task, TaskScoring, chat_turn
 from ragbench.api.retrieval import ViDoReData, id_column, open_vidore, qa_queries, relevance
 
 from .metrics import cutoffs
@@ -63,14 +63,13 @@ class PagesPrompting(BeirPrompting):
         read = self.read(docs or [])
         if not read:
             return super().build_prompt(example, docs, **options)
-        parts: list[dict[str, Any]] = []
+        parts: list[Part] = []
         for number, doc in enumerate(read, start=1):
-            parts.append({"type": "text", "text": f"[{number}] {self.shown(doc)}"})
+            parts.append(f"[{number}] {self.shown(doc)}")
             if doc.image is not None:
-                parts.append({"type": "image", "image": doc.image})
+                parts.append(doc.image)
         question = PROMPT.format(docs="", question=options.get("question") or example.question)
-        turn: dict[str, Any] = {"role": "user", "content": [*parts, {"type": "text", "text": question}]}
-        return [turn]
+        return [chat_turn([*parts, question])]
 
 
 class ViDoReTask(Task):

@@ -20,7 +20,7 @@ import io
 import math
 from typing import Any
 
-from ragbench.api import Image
+from ragbench.api import Image, Message, Part, chat_turn
 
 AGENTS = ("open", "closed", "pixtral", "qwen", "internvl")
 QWEN_FACTOR = 28  # Qwen2.5-VL's patch (14) times its spatial merge (2): qwen_vl_utils' resize factor
@@ -86,30 +86,30 @@ def agent_picture(agent: str, image: Image) -> Image:
     return as_qwen(image) if agent == "qwen" else image
 
 
-def mistral_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def mistral_turns(messages: list[Message]) -> list[Message]:
     """The chat as mistral_common's v3 normalizer reads PixtralAgent's: turns of one role in a row as one, joined
     by a blank line (a picture among them a part of its own), the system prompt and a blank line before the last
     user turn."""
-    system = [str(m["content"]) for m in messages if m["role"] == "system"]
-    turns: list[dict[str, Any]] = []
-    for message in (m for m in messages if m["role"] != "system"):
-        parts = list(message["content"]) if isinstance(message["content"], list) else [message["content"]]
-        if turns and turns[-1]["role"] == message["role"]:
-            parts = [*turns.pop()["parts"], JOIN, *parts]
-        turns.append({"role": message["role"], "parts": parts})
-    last = max(i for i, turn in enumerate(turns) if turn["role"] == "user")
-    turns[last]["parts"] = [JOIN.join(system) + JOIN, *turns[last]["parts"]] if system else turns[last]["parts"]
-    return [{"role": turn["role"], "content": _content(turn["parts"])} for turn in turns]
+    system = [m.content or "" for m in messages if m.role == "system"]
+    turns: list[tuple[str, list[Part]]] = []
+    for message in (m for m in messages if m.role != "system"):
+        parts: list[Part] = list(message.parts) if message.parts else [message.content or ""]
+        if turns and turns[-1][0] == message.role:
+            parts = [*turns.pop()[1], JOIN, *parts]
+        turns.append((message.role, parts))
+    last = max(i for i, (role, _) in enumerate(turns) if role == "user")
+    if system:
+        turns[last] = (turns[last][0], [JOIN.join(system) + JOIN, *turns[last][1]])
+    return [_joined(role, parts) for role, parts in turns]
 
 
-def _content(parts: list[Any]) -> Any:
-    """Texts in a row as one; a turn of texts only as its text, else its parts (`{"type": "image", ...}` kept)."""
-    out: list[Any] = []
+def _joined(role: str, parts: list[Part]) -> Message:
+    """Texts in a row as one; a turn of texts only as its text, else its parts (its pictures kept)."""
+    out: list[Part] = []
     for part in parts:
         if isinstance(part, str) and out and isinstance(out[-1], str):
             out[-1] += part
         else:
             out.append(part)
-    if all(isinstance(part, str) for part in out):
-        return "".join(out)
-    return [{"type": "text", "text": part} if isinstance(part, str) else part for part in out]
+    texts = [part for part in out if isinstance(part, str)]
+    return Message(role, "".join(texts)) if len(texts) == len(out) else chat_turn(out, role)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ragbench.api import Document, Example, Image, Prompt, TaskPrompting
+from ragbench.api import Document, Example, Image, Message, Prompt, TaskPrompting, chat_turn
 
 from .agent_formats import agent_picture, mistral_turns
 from .cut import truncate_response
@@ -46,32 +46,30 @@ def search_results(query: str, docs: list[Document]) -> str:
 
 def agent_messages(
     query: str, history: list[dict[str, str]], rag_context: str, agent: str = "open", image: Image | None = None
-) -> list[dict[str, Any]]:
+) -> list[Message]:
     """The example agent's messages: system, image, search results, history, question. The open-model agents
     (`VlmAgent` and its Pixtral, Qwen, InternVL kin) wrap the history in <conversation_history> tags and add their
     reminder before the question; the closed-model agents (`ClosedModelBaseAgent`: GPT, Claude, Gemini) send
     neither. Each agent's own picture and chat form: agent_formats.py."""
     agents = prompts()["agents"]
     tagged = agent != "closed"
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": agents["SYSTEM_MULTI_PROMPT" if history else "SYSTEM_PROMPT"]}
-    ]
+    messages = [Message("system", agents["SYSTEM_MULTI_PROMPT" if history else "SYSTEM_PROMPT"])]
     if image is not None:
-        messages.append({"role": "user", "content": [{"type": "image", "image": agent_picture(agent, image)}]})
+        messages.append(chat_turn([agent_picture(agent, image)]))
     if rag_context:
-        messages.append({"role": "user", "content": rag_context})
+        messages.append(Message("user", rag_context))
     if history:
-        messages += [{"role": "user", "content": "<conversation_history>"}] if tagged else []
-        messages += history
-        messages += [{"role": "user", "content": "</conversation_history>"}] if tagged else []
+        messages += [Message("user", "<conversation_history>")] if tagged else []
+        messages += [Message(turn["role"], turn["content"]) for turn in history]
+        messages += [Message("user", "</conversation_history>")] if tagged else []
     if tagged:
         reminder = (
             (agents["KEY_RAG_PROMPT"] if rag_context else "")
             + (agents["KEY_MESSAGE_HISTORY_PROMPT"] if history else "")
             + agents["KEY_USER_PROMPT"]
         )
-        messages.append({"role": "user", "content": reminder})
-    messages.append({"role": "user", "content": query})
+        messages.append(Message("user", reminder))
+    messages.append(Message("user", query))
     return mistral_turns(messages) if agent == "pixtral" else messages
 
 

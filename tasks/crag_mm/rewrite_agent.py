@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 from pydantic import create_model
 
-from ragbench.api import ConfigError, Context, Document, Example, Image, Reader, Task
+from ragbench.api import ConfigError, Context, Document, Example, Image, Message, Reader, Task, chat_turn
 
 from .cut import truncate_response
 from .metrics import tokenizer_dir
@@ -43,18 +43,18 @@ def rewrite_schema() -> str:
     return json.dumps({"name": "QueryAnalysis", "schema": model.model_json_schema()})
 
 
-def rewrite_messages(question: str, image: Image | None, analysis: str | None = None) -> list[dict[str, Any]]:
+def rewrite_messages(question: str, image: Image | None, analysis: str | None = None) -> list[Message]:
     """QueryRewrite's chat: its system prompt, the picture, the analysis request; with the first call's `analysis`,
     that answer and the rewrite request after them."""
     agents = prompts()["agents"]
-    messages: list[dict[str, Any]] = [{"role": "system", "content": agents["QUERY_REWRITE_SYSTEM"]}]
+    messages = [Message("system", agents["QUERY_REWRITE_SYSTEM"])]
     if image is not None:
-        messages.append({"role": "user", "content": [{"type": "image", "image": image}]})
-    messages.append({"role": "user", "content": agents["QUERY_REWRITE_STEP_1"].format(question=question)})
+        messages.append(chat_turn([image]))
+    messages.append(Message("user", agents["QUERY_REWRITE_STEP_1"].format(question=question)))
     if analysis is not None:
         messages += [
-            {"role": "assistant", "content": analysis},
-            {"role": "user", "content": agents["QUERY_REWRITE_PROMPT"].format(question=question)},
+            Message("assistant", analysis),
+            Message("user", agents["QUERY_REWRITE_PROMPT"].format(question=question)),
         ]
     return messages
 

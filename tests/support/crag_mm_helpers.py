@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import TEST_DATA
-from ragbench.api import EngineError, Example, Prediction
+from ragbench.api import EngineError, Example, Message, Prediction
 from ragbench.tasks.crag_mm.synthetic import standin_llama32_tokenizer
 from ragbench.tasks.crag_mm.task import CragMMSingle
 from ragbench.testing import ScriptedLLM, make_context
@@ -20,6 +20,22 @@ FAILED = "__error__"
 
 def parity_fixture() -> dict:
     return json.loads((TEST_DATA / "parity" / "crag_mm.json").read_text(encoding="utf-8"))
+
+
+def turn_dicts(messages: list[Message]) -> list[dict]:
+    """Typed turns as the OpenAI dicts the parity fixtures are compared in: a turn's text as its content, a turn of
+    parts as a list of `{"type": "text", "text": ...}` and `{"type": "image", "image": Image}` parts."""
+    return [
+        {
+            "role": m.role,
+            "content": [
+                {"type": "text", "text": p} if isinstance(p, str) else {"type": "image", "image": p} for p in m.parts
+            ]
+            if m.parts
+            else m.content,
+        }
+        for m in messages
+    ]
 
 
 def tokenizer_dir() -> str:
@@ -137,7 +153,7 @@ def search_contexts() -> dict[str, str]:
 def answer_by_search(request) -> str:
     """`scripted:support.crag_mm_helpers:answer_by_search`: "Searched as upstream." when the request holds
     get_rag_context's image and web blocks for its question (its last message), else "I don't know"."""
-    from ragbench._values.tool_calls import turn_text
+    from ragbench._values.chat_turns import turn_text
 
     context = search_contexts().get(turn_text(request.messages[-1]), "\0")
     return "Searched as upstream." if any(context in turn_text(m) for m in request.messages) else "I don't know"

@@ -30,15 +30,13 @@ takes nothing else), and so is that of any tool-use block of kept items.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any, TypeGuard
 
 from ..._types import JsonObject, JsonValue
-from ..._values.images import Image
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
-from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of, text_part
+from ..chat_messages import ChatMessage, ToolCallForm, anthropic_image_part, chat_messages, content_of, text_part
 from .api_engine import call_arguments_object
 from .openai_responses import sampling_sent, top_logprobs_asked
 from .usage_counts import ANTHROPIC, usage_tokens
@@ -146,14 +144,8 @@ def messages(turns: list[ChatMessage]) -> list[JsonValue]:
             blocks += [_tool_use(call) for call in turn["tool_calls"]]
             out.append({"role": turn["role"], "content": blocks})
         else:
-            out.append({"role": turn["role"], "content": content_of(turn, text_part, _image_block) or ""})
+            out.append({"role": turn["role"], "content": content_of(turn, text_part, anthropic_image_part) or ""})
     return out
-
-
-def _image_block(image: Image) -> JsonObject:
-    """An image as the Messages API takes one inline: a base64 source with its media type."""
-    data = base64.b64encode(image.data).decode("ascii")
-    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": data}}
 
 
 def _all_results(content: JsonValue) -> TypeGuard[list[JsonValue]]:

@@ -35,10 +35,9 @@ import json
 from typing import Any
 
 from ..._types import JsonObject, JsonValue
-from ..._values.images import Image
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
-from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of
+from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of, gemini_image_part
 from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
 from .openai_responses import kept_stop, sampling_sent, token_limit_sent, top_logprobs_asked
@@ -125,7 +124,7 @@ def contents(turns: list[ChatMessage]) -> list[JsonValue]:
             out.append({"role": role, "parts": list(turn["items"])})
             continue
         given: list[JsonValue] = (
-            content_of(turn, lambda text: {"text": text}, _inline_data)
+            content_of(turn, lambda text: {"text": text}, gemini_image_part)
             if "parts" in turn
             else [{"text": turn["content"]}]
             if turn["content"]
@@ -134,11 +133,6 @@ def contents(turns: list[ChatMessage]) -> list[JsonValue]:
         given += [{"function_call": _function_call(call)} for call in turn.get("tool_calls") or ()]
         out.append({"role": role, "parts": given or [{"text": ""}]})
     return out
-
-
-def _inline_data(image: Image) -> JsonObject:
-    """An image as a Gemini part sent inline (the SDK's `Part.from_bytes`: a Blob of the bytes and their type)."""
-    return {"inline_data": {"mime_type": image.media_type, "data": image.data}}  # type: ignore[dict-item]
 
 
 def _function_call(call: ToolCallForm) -> JsonObject:

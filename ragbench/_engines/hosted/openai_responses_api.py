@@ -18,10 +18,9 @@ import json
 from typing import Any
 
 from ..._types import JsonObject, JsonValue
-from ..._values.content_parts import data_url
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import TOOL_CHOICES, ToolCall
-from ..chat_messages import ChatMessage, chat_messages, content_of
+from ..chat_messages import ChatMessage, chat_messages, content_of, responses_image_part
 from .openai_responses import sampling_sent, token_limit_sent, top_logprobs_asked
 from .usage_counts import OPENAI_RESPONSES, usage_tokens
 
@@ -64,11 +63,7 @@ def input_items(turn: ChatMessage) -> list[JsonValue]:
         return list(turn["items"])
     if turn["role"] == "tool":
         return [{"type": "function_call_output", "call_id": turn["tool_call_id"], "output": turn["content"]}]
-    content = content_of(
-        turn,
-        lambda text: {"type": "input_text", "text": text},
-        lambda image: {"type": "input_image", "image_url": data_url(image)},
-    )
+    content = content_of(turn, lambda text: {"type": "input_text", "text": text}, responses_image_part)
     items: list[JsonValue] = [] if content is None else [{"role": turn["role"], "content": content}]
     for call in turn.get("tool_calls") or ():
         function = call["function"]

@@ -30,10 +30,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..._imports import import_extra
-from ..._values.content_parts import Part
+from ..._values.chat_turns import Message, Part
 from ..._values.images import Image
 from ..._values.llm_calls import Request, RequestError
-from ..._values.tool_calls import Message
 
 log = logging.getLogger(__name__)
 MB = 1_000_000  # a vendor's "MB" read as the smaller unit: a limit never passed either way

@@ -23,7 +23,7 @@ from ragbench.tasks.crag_mm.prompting import agent_messages
 from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.tasks.crag_mm.task import CragMMMulti
 from ragbench.testing import installed_registry
-from support.crag_mm_helpers import case_rows, fill_image_cache, loader_cases, tokenizer_dir
+from support.crag_mm_helpers import case_rows, fill_image_cache, loader_cases, tokenizer_dir, turn_dicts
 from support.crag_mm_pictures import PICTURES, gradient_png
 
 PARITY = TEST_DATA / "parity"
@@ -43,7 +43,7 @@ def picture_record(image: Image) -> dict:
 
 def sent(agent: str, i: int) -> list[dict]:
     case = CASES[i]
-    return agent_messages(case["query"], case["history"], case["rag_context"], agent, IMAGES[i])
+    return turn_dicts(agent_messages(case["query"], case["history"], case["rag_context"], agent, IMAGES[i]))
 
 
 def split_images(messages: list[dict], marker: object) -> tuple[list[dict], list[Image]]:

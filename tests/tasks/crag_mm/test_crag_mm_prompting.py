@@ -14,7 +14,7 @@ import pytest
 from conftest import TEST_DATA
 from ragbench.api import Document, Example, Image
 from ragbench.tasks.crag_mm.prompting import CragMMPrompting, agent_messages, search_results
-from support.crag_mm_helpers import png
+from support.crag_mm_helpers import png, turn_dicts
 
 CASES = json.loads((TEST_DATA / "parity" / "crag_mm_agent.json").read_text(encoding="utf-8"))["cases"]
 IMAGE = Image.of(png((200, 30, 60), (16, 12)))  # the driver's picture
@@ -41,7 +41,7 @@ def as_upstream(messages, agent: str) -> tuple[list, list[Image]]:
     """ragbench's messages in upstream's form, and the pictures they send: VlmAgent's image part is {"type":
     "image"} (its picture goes beside, as vLLM's multi_modal_data), the API agents' a JPEG data URL."""
     out, images = [], []
-    for message in messages:
+    for message in turn_dicts(messages):
         content = message["content"]
         if isinstance(content, list):
             images += [part["image"] for part in content]

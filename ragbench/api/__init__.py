@@ -23,8 +23,7 @@ The layout:
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
   for the plugin's hook module, and the errors:
   `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError` (a bad record:
-  counted, the run goes on), `EngineError` (an LLM call failed), and `import_extra` (an optional dependency
-  imported on first use, or the ConfigError saying which `pip install` brings it).
+  counted, the run goes on), `EngineError` (an LLM call failed).
 - `ragbench.api.protocols`: the optional protocols a task adds, and how a system reads them of any task.
 - `ragbench.api.text`: answers, citations, sentences, instruction formats, token-counted chunks.
 - `ragbench.api.flashrag`: FlashRAG's prompt templates, generator conventions and judgers.
@@ -58,7 +57,6 @@ if TYPE_CHECKING:
     from ragbench._context import Context, ScoringContext
     from ragbench._errors import ConfigError, RecordError
     from ragbench._hookspecs import hookimpl
-    from ragbench._imports import import_extra
     from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores, key_spec
     from ragbench._records import SampleRecord
     from ragbench._shared.reader import Reader
@@ -109,7 +107,6 @@ _MODULES = {
     "ragbench._checks": ("Preflight",),
     "ragbench._hookspecs": ("hookimpl",),
     "ragbench._errors": ("ConfigError", "RecordError"),
-    "ragbench._imports": ("import_extra",),
     "ragbench._values.engine_errors": ("EngineError",),
     "ragbench._values.images": ("Image",),
     "ragbench._values.chat_turns": ("Message", "Part", "chat_turn", "user_turn"),

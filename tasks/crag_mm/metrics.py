@@ -34,7 +34,7 @@ import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import JsonObject, tokenizer_in_context
@@ -43,7 +43,15 @@ from .cut import TOKENIZER_ENV, truncate_response
 from .prompts import judge_messages
 
 if TYPE_CHECKING:
-    from ragbench.api import LLM, SampleRecord
+    from ragbench.api import SampleRecord
+    from ragbench.api.engines import Response
+
+
+class ChatJudge(Protocol):
+    """What the metric asks of a judge (`ScoringContext.judges_for`'s handles): a chat call with its step name."""
+
+    async def chat(self, messages: list[dict[str, str]], *, step: str, **sampling: object) -> Response: ...
+
 
 EVALUATE_MODE = "crag_mm_evaluate_mode"  # a prediction's extras: read from upstream's turn file, judged uncut
 UNPARSED = "judge_unparsed"
@@ -184,7 +192,7 @@ class CragMMEval(Metric):
             verdicts.append(verdict is True)
         return sum(verdicts) / len(verdicts)
 
-    async def attempts(self, judge: LLM, messages: list[dict[str, str]]) -> str | None:
+    async def attempts(self, judge: ChatJudge, messages: list[dict[str, str]]) -> str | None:
         """LLMJudge.attempt_api_call: the call tried up to 3 times, waiting 1 s then 2 s; its reply, None when every
         attempt failed."""
         for attempt in range(JUDGE_ATTEMPTS):

@@ -22,8 +22,8 @@ from typing import Annotated, Any
 import numpy as np
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Document, Example, Image, import_extra
-from ragbench.api.data import JsonObject
+from ragbench.api import ConfigError, Document, Example, Image
+from ragbench.api.data import JsonObject, import_extra
 from ragbench.api.retrieval import (
     DualEncoder,
     FlashRagEncoder,

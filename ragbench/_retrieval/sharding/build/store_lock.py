@@ -45,7 +45,7 @@ ATTEMPTS = 5  # a lock found gone, or taken over by another, as it was read: put
 log = logging.getLogger(__name__)
 
 
-class _Held(TypedDict):
+class _LockFields(TypedDict):
     host: str
     pid: int
     started: str
@@ -54,7 +54,7 @@ class _Held(TypedDict):
     renewals: int
 
 
-class LockRecord(_Held, total=False):
+class LockRecord(_LockFields, total=False):
     """What a driver writes into the lock object it holds (read back by another driver as `holder`'s JSON)."""
 
     renewed: str  # when it was last renewed (none before the first renewal)

@@ -139,6 +139,7 @@ def test_a_local_ray_that_cannot_start_is_one_line_with_the_fixes(tmp_path):
         [sys.executable, "-m", "ragbench._cli.main", "index", "build", "--corpus", str(corpus),
          "--out", str(tmp_path / "index"), "--retriever", "bm25", "--ray"],
         capture_output=True, text=True, timeout=300, preexec_fn=limited,
+        env={**os.environ, "RAY_raylet_start_wait_time_s": "30"},  # Ray's own wait (tests/conftest.py raises it)
     )  # fmt: skip
     lines = [line for line in done.stderr.splitlines() if line.startswith("ragbench: ")]
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]

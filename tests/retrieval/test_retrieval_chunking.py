@@ -60,7 +60,7 @@ def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="tokens:SIZE:OVERLAP"):
         parse_split("words:10")
     from ragbench._retrieval.corpus import chunking
-    from ragbench._retrieval.index import built as index
+    from ragbench._retrieval.index import building as index
 
     monkeypatch.setattr(chunking, "tiktoken_counter", lambda name="cl100k_base": len)
     corpus = tmp_path / "corpus.jsonl"

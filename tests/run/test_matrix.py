@@ -42,6 +42,9 @@ INTENDED_REFUSALS: dict[tuple[str, str], str] = {
     **{("replug", task): "which the scripted engine cannot give" for task in TASKS},
     # CRAG-MM's query-rewrite agent sends that benchmark's prompts and cut
     **{("crag_mm_rewrite", task): "runs on the CRAG-MM tasks" for task in TASKS if not task.startswith("crag_mm")},
+    # `traced` scores a trace file an application exported (`ragbench score --traces`, tests/apps/test_trace_files.py
+    # runs it on the tasks); without one named it is refused in one line
+    **{("traced", task): "system traced needs --system-arg path=" for task in TASKS},
 }
 # ViDoRe's corpus is its pages (images): a system that retrieves is refused a text retriever (the cells' bm25 over the
 # Varn corpus), which would find no page; a cell refused for a reason of its own says both, a line each (the page

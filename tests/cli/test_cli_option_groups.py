@@ -67,9 +67,10 @@ def test_a_command_offering_some_of_a_group_builds_only_their_fields() -> None:
 
 def test_the_commands_offer_as_many_options_as_before() -> None:
     """The options each command took before the groups (a run 50 with the trackers' 4, check 48, estimate 46,
-    score 30, reproduce 30, and --role-model since CRAG-MM's rewrite rows): none lost, none added."""
+    score 30, reproduce 30, and --role-model since CRAG-MM's rewrite rows; score's --traces, --trace-format and
+    --match-attribute since an application's traces are scored): none lost, none added."""
     counts = {c.name: len(options_of(c)) for c in (check_command, estimate_command, score_command, reproduce_command)}
-    assert (len(options_of(main)), counts) == (50, {"check": 48, "estimate": 46, "score": 30, "reproduce": 31})
+    assert (len(options_of(main)), counts) == (50, {"check": 48, "estimate": 46, "score": 33, "reproduce": 31})
 
 
 def test_each_group_of_options_builds_the_group_a_run_config_holds() -> None:

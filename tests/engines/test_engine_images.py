@@ -336,7 +336,7 @@ def test_a_model_that_takes_no_images_is_refused_in_one_line_before_the_run():
 def test_a_task_whose_examples_hold_images_needs_a_model_that_takes_them():
     class Planned:
         def __init__(self, holds: bool, need: EngineNeeds | None) -> None:
-            self.task = type("T", (), {"name": "crag_mm", "holds_images": holds})()
+            self.task = type("T", (), {"name": "crag_mm", "holds_images": holds, "text_only": ""})()  # Task's defaults
             self.system = type("S", (), {"name": "vanilla", "engine_needs": lambda s, task: need})()
 
     needs = engine_needs(

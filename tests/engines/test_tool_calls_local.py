@@ -142,7 +142,7 @@ def test_the_preflight_says_when_a_systems_engine_cannot_send_tools():
     assert needs_problems(ScriptedEngine, "echo", {}, [need])[1:] == ([], [])
 
 
-def test_the_viewer_shows_a_tool_exchange_turn_by_turn():
+def test_the_viewer_shows_a_tool_exchange_turn_by_turn(tmp_path):
     from ragbench._view.example import step_view
 
     trace: list[Step] = []
@@ -159,7 +159,7 @@ def test_the_viewer_shows_a_tool_exchange_turn_by_turn():
         [SEARCH],
     )
     chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
-    answered, called = (step_view(i, step) for i, step in enumerate(trace))
+    answered, called = (step_view(i, step, tmp_path) for i, step in enumerate(trace))
     assert answered["prompt"] == (
         '[user]\nWho wrote it?\n\n[assistant]\n-> search({"query": "author"})  [call_1]\n\n[tool] (call_1)\n[1] Ann'
     )
@@ -242,8 +242,8 @@ def test_pause_turn_answers_only_a_request_that_offered_a_remote_mcp_server():
     assert "offered no remote MCP server" in str(response_problem(paused, Request.chat(ASKED, tools=[SEARCH])))
 
 
-def test_the_viewer_names_a_remote_mcp_server_tool_by_its_label():
+def test_the_viewer_names_a_remote_mcp_server_tool_by_its_label(tmp_path):
     from ragbench._view.example import step_view
 
     step = Step(kind="llm", name="turn", request={"messages": ASKED, "tools": [MCP_SERVER, SEARCH]}, response={})
-    assert '"tools": [\n  "search-server",\n  "search"\n ]' in step_view(0, step)["details"]
+    assert '"tools": [\n  "search-server",\n  "search"\n ]' in step_view(0, step, tmp_path)["details"]

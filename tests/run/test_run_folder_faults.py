@@ -156,6 +156,15 @@ def write(self, obj):
         raise OSError(errno.ENOSPC, "No space left on device")
     return original(self, obj)
 jsonlines.Writer.write = write
+from ragbench._storage.jsonl import Appender, naming  # a sample's line is written as its text, not through jsonlines
+original_text = Appender.write_text
+def write_text(self, line):
+    written[0] += 1
+    if written[0] > 30:
+        with naming(self.path):  # raised where the file is written, as the jsonlines writer's is
+            raise OSError(errno.ENOSPC, "No space left on device")
+    return original_text(self, line)
+Appender.write_text = write_text
 sys.argv[0] = "ragbench"
 main()
 """

@@ -19,7 +19,19 @@ RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
 RUN_HELP_GROUPS[RUN_GROUPS[RunWhat]] += ("--replay", "--estimate")  # the root command's own (main.py)
 # the options of no topic (the root's --version, check's --no-model, estimate's, score's and reproduce's own): shown
 # last, with --help, as "Other options"
-UNGROUPED = ("--version", "--no-model", "--pilot", "--precision", "--json", "--task", "--predictions", "--list")
+UNGROUPED = (
+    "--version",
+    "--no-model",
+    "--pilot",
+    "--precision",
+    "--json",
+    "--task",
+    "--predictions",
+    "--traces",
+    "--trace-format",
+    "--match-attribute",
+    "--list",
+)
 
 
 def with_help_groups(func: Command) -> Command:

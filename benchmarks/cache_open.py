@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.store_checks import row_checksum
-from ragbench._values.llm_calls import Request, Response
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
 
 
 def build(path: Path, megabytes: int) -> list[str]:

@@ -27,7 +27,8 @@ from test_engine_openai import FakeServer
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._values.llm_calls import EngineError, Request
+from ragbench._values.engine_errors import EngineError
+from ragbench._values.llm_request import Request
 
 FAULTS = [
     ("429", {"status": 429, "body": {"error": {"message": "rate limited"}}, "headers": {"Retry-After": "0"}}),

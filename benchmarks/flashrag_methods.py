@@ -51,7 +51,7 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval.index.building import build_index
 from ragbench._run.evaluator import Evaluator
-from ragbench._values.llm_calls import Request
+from ragbench._values.llm_request import Request
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.flashrag_parity import fake_flare_model as flare_model

@@ -30,7 +30,8 @@ from pathlib import Path
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench._values.llm_request import Request
+from ragbench._values.sampling import Sampling
 
 WORDS = (
     "the of river city born film album director capital population year wrote sang played "

@@ -121,7 +121,8 @@ def generation(
     model: str, prompts: list[str], batch: int | str, raw_batches: list[int], tokens: int, repeat: int
 ) -> int:
     """Part 1; returns the raw loop's best batch size."""
-    from ragbench._values.llm_calls import Request, Sampling
+    from ragbench._values.llm_request import Request
+    from ragbench._values.sampling import Sampling
 
     engine, load = load_engine(model, batch)
     if batch == "auto":

@@ -43,7 +43,9 @@ from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import sample_record
 from ragbench._scheduler import Scheduler
 from ragbench._types import Document, Example
-from ragbench._values.llm_calls import Request, Response, Sampling
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
+from ragbench._values.sampling import Sampling
 from ragbench.plugins.llatrieval.prompts import (
     JUDGE_SYSTEM,
     SELECT_SYSTEM,

@@ -18,7 +18,8 @@ import time
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench._values.llm_request import Request
+from ragbench._values.sampling import Sampling
 
 
 async def workload(engine, examples: int, steps: int) -> int:

@@ -55,7 +55,10 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._in_flight import ExamplesInFlight
 from ragbench._llm import LLM
 from ragbench._scheduler import AGE_LIMIT, Scheduler
-from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
+from ragbench._values.engine_errors import EngineError
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
+from ragbench._values.sampling import Sampling
 
 MAX_ITERATIONS = 4
 WORDS = (

@@ -34,7 +34,8 @@ from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench._task import Task
 from ragbench._types import Document, Example
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench._values.llm_request import Request
+from ragbench._values.sampling import Sampling
 from ragbench.plugins.selfrag.prompts import ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS, UTILITY_TOKENS
 from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag
 

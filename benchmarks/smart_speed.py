@@ -26,7 +26,7 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench._types import Document, Example
-from ragbench._values.llm_calls import Request
+from ragbench._values.llm_request import Request
 from ragbench.plugins.smart.system import Smart
 from ragbench.tasks.selfrag.tasks import PopQA
 

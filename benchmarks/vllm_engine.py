@@ -36,7 +36,8 @@ def main() -> None:
 
     from ragbench._engines.vllm.engine import VLLMEngine
     from ragbench._scheduler import Scheduler
-    from ragbench._values.llm_calls import Request, Sampling
+    from ragbench._values.llm_request import Request
+    from ragbench._values.sampling import Sampling
 
     engine = VLLMEngine(args.model, gpu_memory_utilization=args.memory)
     sampling = Sampling(max_tokens=args.tokens, temperature=0.0)

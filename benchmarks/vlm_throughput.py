@@ -98,7 +98,8 @@ def measure(args: argparse.Namespace) -> None:
 
     from ragbench._engines.vllm.engine import VLLMEngine
     from ragbench._scheduler import Scheduler
-    from ragbench._values.llm_calls import Request, Sampling
+    from ragbench._values.llm_request import Request
+    from ragbench._values.sampling import Sampling
 
     load_before = os.getloadavg()
     engine = VLLMEngine(

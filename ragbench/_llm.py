@@ -11,8 +11,11 @@ from ._types import JsonObject, Step
 from ._values.billed import TOKEN_COUNTS, Billed
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.chat_turns import Message
+from ._values.engine_errors import EngineError, RequestError
 from ._values.images import Image
-from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ._values.llm_request import Request
+from ._values.llm_responses import Response
+from ._values.sampling import Sampling
 from ._values.traced_replies import traced_texts
 
 if TYPE_CHECKING:

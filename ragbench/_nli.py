@@ -28,7 +28,8 @@ from ._errors import ConfigError
 from ._in_flight import waiting_for
 from ._llm import LLM
 from ._replay.exchange_log import ExchangeLog, exchange_line
-from ._values.llm_calls import Request, Sampling
+from ._values.llm_request import Request
+from ._values.sampling import Sampling
 
 PROMPT_TEMPLATE = (
     "Premise: {premise}\n\n"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ._replay.recording import CallRecorder
     from ._task import Task
     from ._types import Example, JsonObject, Prediction, Step
-    from ._values.llm_calls import EngineNeeds
+    from ._values.engine_needs import EngineNeeds
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from .._config.models import RunModels
 from .._in_flight import ExamplesInFlight
 from .._types import Step
 from .._values.billed import TOKEN_COUNTS, Billed
-from .._values.llm_calls import Request, Response
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
 from .prices import ModelPrices, run_prices
 from .token_usage import usd_of
 from .vendor_prices import Price

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._builtin import section
 from .._errors import ConfigError
 from .._hookspecs import hookimpl
-from .._values.llm_calls import EngineNeeds
+from .._values.engine_needs import EngineNeeds
 from .base import Engine
 from .replicas import endpoint_replicas, ray_replicas, wants_ray
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .._values.llm_calls import EngineError, Request, Response, Sampling
-from .._values.llm_calls import EngineNeeds as EngineNeeds  # re-exported: what an engine's `needs` are
+from .._values.engine_errors import EngineError
+from .._values.engine_needs import EngineNeeds as EngineNeeds  # re-exported: what an engine's `needs` are
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
+from .._values.sampling import Sampling
 
 
 def one_line(exc: BaseException) -> str:

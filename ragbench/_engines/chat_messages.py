@@ -16,7 +16,7 @@ from typing import Any, TypedDict, cast
 from .._types import JsonObject, JsonValue
 from .._values.chat_turns import Message, Part, Turn
 from .._values.images import Image
-from .._values.llm_calls import Request
+from .._values.llm_request import Request
 
 
 class CalledFunction(TypedDict):

@@ -38,7 +38,10 @@ from typing import cast
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
 from .._types import JsonObject, JsonValue
-from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
+from .._values.llm_responses import Response, TokenLogprobs
+from .._values.sampling import Sampling
 from .._values.tool_calls import ToolCall
 from .answer_records import AnswerRecord, RecordedRequest, ReplayRecord, record_problem
 from .base import Engine

@@ -34,7 +34,9 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from .._ray_connect import join_ray
 from .._values.billed import Billed
-from .._values.llm_calls import EngineError, Request, Response, request_fault
+from .._values.engine_errors import EngineError, request_fault
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
 from .._values.urls import redact_url
 from .base import Engine
 from .batches.board import BatchBoard

@@ -43,7 +43,10 @@ from .._errors import ConfigError
 from .._imports import load_callable
 from .._storage.jsonl import parse_json
 from .._values.chat_turns import turn_text
-from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
+from .._values.sampling import Sampling, apply_stop
 from .answer_records import ANSWER_FIELDS, AnswerRecord, record_problem
 from .base import Engine
 from .local.content import file_digest

@@ -28,7 +28,7 @@ from .._errors import RecordError
 from .._records import read_samples
 from .._storage.jsonl import iter_jsonl
 from .._types import JsonObject, JsonValue
-from .._values.llm_calls import PROMPT_CACHE_COUNTS
+from .._values.llm_responses import PROMPT_CACHE_COUNTS
 
 NLI_LOG = "nli_calls.jsonl"
 _REQUEST_FIELDS = ("prompt", "messages", "tools", "tool_choice", "sampling")  # a request without tools: no key

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, JsonObject, Step
 from .._values.ceiling import CeilingHeld
+from .._values.engine_errors import EngineError
 from .._values.images import Image
-from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:

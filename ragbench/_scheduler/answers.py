@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from .._plugin_calls import exception_line
-from .._values.llm_calls import EngineError, Request, Response
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
 from .._values.response_checks import billed_tokens, response_problem
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._values.llm_calls import Request
+from .._values.llm_request import Request
 
 if TYPE_CHECKING:
     from .._engines.base import Engine

@@ -47,7 +47,9 @@ from typing import TYPE_CHECKING, Any
 from .._in_flight import ExamplesInFlight, waiting_for
 from .._plugin_calls import PluginCall
 from .._values.billed import Billed
-from .._values.llm_calls import EngineError, Request, Response
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
 from .answers import checked, scheduler_error, unfit
 from .engine_queue import Batch, EngineQueue, Queued
 from .spend_gate import Sent, SpendGate, SpendWaits

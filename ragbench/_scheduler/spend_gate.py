@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from .._values.llm_calls import Request
+from .._values.llm_request import Request
 
 
 class SpendGate(Protocol):

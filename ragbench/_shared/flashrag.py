@@ -22,7 +22,7 @@ from .refined_text import is_refined_text
 if TYPE_CHECKING:
     from .._context import Context
     from .._llm import LLM
-    from .._values.llm_calls import Response
+    from .._values.llm_responses import Response
 
 EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (generator.py)
 REFERENCE = "Doc {idx}(Title: {title}) {text}\n"  # PromptTemplate.format_reference's default

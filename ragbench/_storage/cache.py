@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._values.llm_calls import EngineError, Response
+from .._values.engine_errors import EngineError
+from .._values.llm_responses import Response
 from .jsonl import json_text
 from .sqlite_store import SqliteStore
 from .store_checks import Schema, StoreStats

@@ -10,7 +10,7 @@ import copy
 from dataclasses import dataclass
 from typing import Protocol, TypedDict, TypeVar
 
-Answer = TypeVar("Answer")  # a Response, or an EngineError (a module below ragbench._values.llm_calls: no import)
+Answer = TypeVar("Answer")  # a Response, or an EngineError (a module below ragbench._values.llm_responses: no import)
 
 
 class TokenCounts(TypedDict, total=False):

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .billed import TOKEN_COUNTS, Billed
-from .llm_calls import Request, Response, TokenLogprobs
+from .llm_request import Request
+from .llm_responses import Response, TokenLogprobs
 from .tool_calls import ToolCall
 
 # "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer

@@ -46,7 +46,8 @@ from .._task import Task
 from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
-from .._values.llm_calls import EngineError, Request
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
 from .components import Registry, build_index, embedded_model, installed_registry, load_engine, load_retriever
 from .gate import assert_no_regression, gate_runs
 from .llms import ReplayLLM, ScriptedLLM

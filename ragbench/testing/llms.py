@@ -12,7 +12,9 @@ from .._engines.base import Engine
 from .._engines.replay import ReplayEngine
 from .._engines.scripted import ScriptedEngine, last_text, rule_script
 from .._llm import LLM
-from .._values.llm_calls import EngineError, Request, Response
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
 
 Script = Callable[[Request], "str | Response | Mapping[str, object]"]
 

@@ -38,7 +38,9 @@ from .._storage.shared_turns import with_turns
 from .._system import System
 from .._task import Task
 from .._types import Example, JsonObject
-from .._values.llm_calls import EngineError, Request, Response
+from .._values.engine_errors import EngineError
+from .._values.llm_request import Request
+from .._values.llm_responses import Response
 from .llms import ScriptedLLM
 
 

@@ -22,7 +22,7 @@ from ragbench._engines.batches.board import BatchBoard
 from ragbench._engines.batches.store import BATCHES_DIR, BatchStore
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
-from ragbench._values.llm_calls import EngineError
+from ragbench._values.engine_errors import EngineError
 from support.batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 
 

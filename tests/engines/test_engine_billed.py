@@ -26,7 +26,8 @@ from ragbench._reports.results.schema import Results
 from ragbench._scheduler import CallStats, Scheduler
 from ragbench._types import Step
 from ragbench._values.billed import Billed
-from ragbench._values.llm_calls import EngineError, Response
+from ragbench._values.engine_errors import EngineError
+from ragbench._values.llm_responses import Response
 from ragbench.testing import load_engine
 from support.helpers import run
 

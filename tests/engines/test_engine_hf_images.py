@@ -11,7 +11,10 @@ import pytest
 from PIL import Image as PILImage
 
 from conftest import needs
-from ragbench._values.llm_calls import Request, RequestError, Response, Sampling
+from ragbench._values.engine_errors import RequestError
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
+from ragbench._values.sampling import Sampling
 from ragbench.api import Image, user_turn
 from support.tiny_vlm import build_tiny_vlm, build_tiny_vlm_for_vllm
 

@@ -21,7 +21,9 @@ from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.plan.engine_checks import engine_needs, needs_problems
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import EngineNeeds, Request, Response
+from ragbench._values.engine_needs import EngineNeeds
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
 from ragbench.api import Image, user_turn
 
 
@@ -349,7 +351,7 @@ def test_a_task_whose_examples_hold_images_needs_a_model_that_takes_them():
 
 def test_an_engine_that_takes_no_images_refuses_the_call_rather_than_dropping_them():
     from ragbench._llm import LLM
-    from ragbench._values.llm_calls import RequestError
+    from ragbench._values.engine_errors import RequestError
 
     class TextOnly(ScriptedEngine):
         kind = "textonly"

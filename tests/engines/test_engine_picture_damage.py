@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from conftest import needs
-from ragbench._values.llm_calls import Request, RequestError, Response, Sampling
+from ragbench._values.engine_errors import RequestError
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
+from ragbench._values.sampling import Sampling
 from ragbench.api import Image, user_turn
 from support.damaged_pictures import bomb_png, png, truncated_png
 from support.tiny_vlm import build_tiny_vlm

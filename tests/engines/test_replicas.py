@@ -13,7 +13,10 @@ from test_engine_openai import FakeServer, error
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, request_fault
+from ragbench._values.engine_errors import EngineError, RequestError, request_fault
+from ragbench._values.llm_request import Request
+from ragbench._values.llm_responses import Response
+from ragbench._values.sampling import Sampling
 from ragbench.api.engines import Engine
 from ragbench.testing import installed_registry, load_engine
 from support.helpers import run, samples

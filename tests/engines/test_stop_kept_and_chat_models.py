@@ -8,7 +8,8 @@ from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
 from conftest import write_jsonl
 from ragbench._engines.hosted.openai_responses import parse_completion as _parse
-from ragbench._values.llm_calls import Request, Sampling, apply_stop
+from ragbench._values.llm_request import Request
+from ragbench._values.sampling import Sampling, apply_stop
 from ragbench.api import ConfigError
 from support.helpers import run, samples
 from support.tiny_models import tiny_causal_lm

@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from ragbench._engines.scripted import last_text
-from ragbench._values.llm_calls import Request
+from ragbench._values.llm_request import Request
 
 WORDS = "the of a city founder company river born works organisation country capital north old".split()
 

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..._types import JsonObject
-from ..._values.llm_calls import EngineError, Request, Response, Sampling
+from ..._values.engine_errors import EngineError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
+from ..._values.sampling import Sampling
 from .store import Submitted
 
 

@@ -36,7 +36,9 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.billed import Billed
-from ..._values.llm_calls import EngineError, Request, RequestError, Response
+from ..._values.engine_errors import EngineError, RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..retries import backoff, retried_status
 from .cuts import cut, megabytes
 from .interface import BatchingEngine, BatchLimits, BatchVendor, Outcome, Polled, Resend, ResultsMissing

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ..._storage.files import flush_to_disk, write_all_atomically
-from ..._values.llm_calls import EngineError
+from ..._values.engine_errors import EngineError
 from .results import ResultLines, read_result_lines, text_lines
 
 BATCHES_DIR = "batches"

@@ -37,7 +37,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..._values.llm_calls import Response, Sampling, TokenLogprobs, apply_stop
+from ..._values.llm_responses import Response, TokenLogprobs
+from ..._values.sampling import Sampling, apply_stop
 
 
 class TokenPicker:

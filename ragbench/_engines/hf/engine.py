@@ -50,7 +50,10 @@ from typing import Annotated, Any, Literal, get_args
 from annotated_types import Ge
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ..._values.engine_errors import EngineError, RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
+from ..._values.sampling import Sampling
 from ..base import Engine
 from ..base import one_line as _one_line
 from ..chat_messages import chat_messages

@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ..._values.engine_errors import EngineError, RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
+from ..._values.sampling import Sampling
 
 
 class LogitMixer:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._values.llm_calls import Request, RequestError, Response, apply_stop
+from ..._values.engine_errors import RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
+from ..._values.sampling import apply_stop
 from ..local.vision import vision_prompt
 
 

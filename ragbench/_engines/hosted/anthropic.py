@@ -35,7 +35,8 @@ from typing import Any, Literal
 import httpx2
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import Request, Response
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..batches.interface import BatchVendor
 from .anthropic_messages import PROMPT_CACHE_TTLS, message_arguments, parse_message
 from .api_engine import optional_sdk

@@ -34,7 +34,9 @@ import json
 from typing import Any, TypeGuard
 
 from ..._types import JsonObject, JsonValue
-from ..._values.llm_calls import Request, RequestError, Response
+from ..._values.engine_errors import RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..._values.tool_calls import ToolCall
 from ..chat_messages import ChatMessage, ToolCallForm, anthropic_image_part, chat_messages, content_of, text_part
 from .api_engine import call_arguments_object

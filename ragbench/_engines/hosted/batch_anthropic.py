@@ -20,7 +20,8 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.billed import TokenCounts
-from ..._values.llm_calls import EngineError, Request, RequestError
+from ..._values.engine_errors import EngineError, RequestError
+from ..._values.llm_request import Request
 from ..batches.interface import BatchLimits, Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted

@@ -27,7 +27,9 @@ from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
 from ..._values.billed import TokenCounts
-from ..._values.llm_calls import EngineError, Request, Response
+from ..._values.engine_errors import EngineError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..batches.interface import BatchLimits, Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted

@@ -33,7 +33,8 @@ import httpx2
 
 from ..._errors import ConfigError
 from ..._values.billed import Billed, TokenCounts
-from ..._values.llm_calls import Request, Response
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..retries import retried_status
 from .api_engine import ApiEngine, optional_sdk
 from .gemini_contents import content_arguments, parse_content

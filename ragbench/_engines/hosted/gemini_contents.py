@@ -35,7 +35,9 @@ import json
 from typing import Any
 
 from ..._types import JsonObject, JsonValue
-from ..._values.llm_calls import Request, RequestError, Response
+from ..._values.engine_errors import RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..._values.tool_calls import ToolCall
 from ..chat_messages import ChatMessage, ToolCallForm, chat_messages, content_of, gemini_image_part
 from ..local.tool_parsers import call_id

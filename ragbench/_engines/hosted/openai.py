@@ -64,7 +64,10 @@ from urllib.parse import urlsplit
 import openai
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import CUTOFFS, EngineNeeds, Request, Response
+from ..._values.engine_needs import EngineNeeds
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
+from ..._values.sampling import CUTOFFS
 from ..batches.interface import BatchVendor
 from ..chat_messages import chat_messages, openai_message
 from .batch_openai import OpenAIBatches

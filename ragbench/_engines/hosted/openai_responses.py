@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..._values.llm_calls import Response, Sampling, TokenLogprobs
+from ..._values.llm_responses import Response, TokenLogprobs
+from ..._values.sampling import Sampling
 from ..._values.tool_calls import ToolCall
 from .usage_counts import OPENAI, usage_tokens
 

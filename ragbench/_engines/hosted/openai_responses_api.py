@@ -18,7 +18,9 @@ import json
 from typing import Any
 
 from ..._types import JsonObject, JsonValue
-from ..._values.llm_calls import Request, RequestError, Response
+from ..._values.engine_errors import RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..._values.tool_calls import TOOL_CHOICES, ToolCall
 from ..chat_messages import ChatMessage, chat_messages, content_of, responses_image_part
 from .openai_responses import sampling_sent, token_limit_sent, top_logprobs_asked

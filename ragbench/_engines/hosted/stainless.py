@@ -24,7 +24,9 @@ from typing import Annotated, Any, ClassVar
 from annotated_types import Ge
 
 from ..._values.billed import Billed
-from ..._values.llm_calls import EngineError, Request, Response
+from ..._values.engine_errors import EngineError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
 from ..batches.board import BatchBoard
 from ..batches.interface import BatchingEngine, BatchVendor
 from ..batches.runner import BatchRun

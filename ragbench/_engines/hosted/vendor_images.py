@@ -31,8 +31,9 @@ from typing import Any
 
 from ..._imports import import_extra
 from ..._values.chat_turns import Message, Part
+from ..._values.engine_errors import RequestError
 from ..._values.images import Image
-from ..._values.llm_calls import Request, RequestError
+from ..._values.llm_request import Request
 
 log = logging.getLogger(__name__)
 MB = 1_000_000  # a vendor's "MB" read as the smaller unit: a limit never passed either way

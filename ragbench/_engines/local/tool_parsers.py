@@ -27,8 +27,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
+from ..._values.engine_errors import EngineError, RequestError
 from ..._values.json_values import MAX_DEPTH, TooDeep, json_of, nested_deeper
-from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response
+from ..._values.sampling import Sampling
 from ..._values.tool_calls import ToolCall
 from ..chat_messages import ChatMessage
 

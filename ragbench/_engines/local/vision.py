@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._values.engine_errors import RequestError
 from ..._values.images import Image
-from ..._values.llm_calls import Request, RequestError
+from ..._values.llm_request import Request
 from ..chat_messages import ChatMessage, chat_messages, content_of, text_part
 from .embedded import is_embedded
 

@@ -35,8 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import CUTOFFS as CUTOFFS_SENT
-from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs
+from ..._values.engine_errors import EngineError, RequestError
+from ..._values.llm_request import Request
+from ..._values.llm_responses import Response, TokenLogprobs
+from ..._values.sampling import CUTOFFS as CUTOFFS_SENT
+from ..._values.sampling import Sampling
 from ..base import Engine, EngineNeeds
 from ..base import one_line as _one_line
 from ..chat_messages import chat_messages

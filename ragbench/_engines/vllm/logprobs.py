@@ -23,7 +23,9 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from ..._values.llm_calls import EngineError, Sampling, TokenLogprobs
+from ..._values.engine_errors import EngineError
+from ..._values.llm_responses import TokenLogprobs
+from ..._values.sampling import Sampling
 
 TokenText = Callable[[int, Any], str]  # a token id (and its vLLM entry) as text
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._values.llm_calls import Sampling
+from ..._values.sampling import Sampling
 
 
 class NamedEntries(list[Any]):

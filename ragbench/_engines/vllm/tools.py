@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import Request
+from ..._values.llm_request import Request
 from ..._values.tool_calls import ToolCall
 from ..chat_messages import chat_messages, openai_message
 from ..local.tool_parsers import PARSER_NAMES, TOOL_PARSERS, Parsed, call_id, tool_sampling

@@ -56,7 +56,7 @@ class SamplingTally:
 
 
 def effective(sampling: Mapping[str, object]) -> dict[str, object]:
-    """The decoding settings of a request's recorded sampling (ragbench._values.llm_calls.Request.to_dict)."""
+    """The decoding settings of a request's recorded sampling (ragbench._values.llm_request.Request.to_dict)."""
     named = sampling.get("left_to_server")
     left = set(named) if isinstance(named, (list, tuple)) else set()
     out = {name: SERVER_DEFAULT if name in left else sampling.get(name) for name in DECODING}

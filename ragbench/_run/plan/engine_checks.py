@@ -14,7 +14,7 @@ from ..._checks import Preflight
 from ..._config.judging import RunJudging
 from ..._config.models import RunModels
 from ..._errors import ConfigError
-from ..._values.llm_calls import EngineNeeds
+from ..._values.engine_needs import EngineNeeds
 from ..._values.options import option_form, type_problem
 
 if TYPE_CHECKING:

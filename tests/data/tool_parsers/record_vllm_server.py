@@ -78,7 +78,8 @@ def main(tokenizer_dir: str) -> None:
 
     from ragbench._engines.local.tool_parsers import with_tool_calls
     from ragbench._engines.vllm.tools import ToolCallReader
-    from ragbench._values.llm_calls import Request, Response
+    from ragbench._values.llm_request import Request
+    from ragbench._values.llm_responses import Response
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     tokenizer.add_special_tokens({"additional_special_tokens": ["<|python_tag|>"]})

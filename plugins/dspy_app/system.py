@@ -52,8 +52,7 @@ class DSPyApp(Application):
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)
-        dspy = framework("dspy", self.name, PACKAGES)
-        framework(INSTRUMENTOR.target.partition(":")[0], self.name, PACKAGES)
+        dspy = framework("dspy", self.name, PACKAGES, self.instrumentors)
         from .reading import PredictionReading
 
         self.module, self.answer, self.passages = str(module), str(answer), str(passages)

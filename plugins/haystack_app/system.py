@@ -52,8 +52,7 @@ class HaystackApp(Application):
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)
-        framework("haystack", self.name, PACKAGES)
-        framework(INSTRUMENTOR.target.partition(":")[0], self.name, PACKAGES)
+        framework("haystack", self.name, PACKAGES, self.instrumentors)
         from haystack.core.pipeline.base import PipelineBase
 
         from .reading import PipelineReading, pipeline_inputs

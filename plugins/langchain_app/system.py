@@ -61,8 +61,7 @@ class LangChainApp(Application):
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)
-        framework("langchain_core", self.name, PACKAGES)
-        framework(INSTRUMENTOR.target.partition(":")[0], self.name, PACKAGES)
+        framework("langchain_core", self.name, PACKAGES, self.instrumentors)
         from langchain_core.runnables import Runnable
 
         from .reading import RunnableReading, check_config

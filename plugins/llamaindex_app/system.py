@@ -45,8 +45,7 @@ class LlamaIndexApp(Application):
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)
-        framework("llama_index.core", self.name, PACKAGES)
-        framework(INSTRUMENTOR.target.partition(":")[0], self.name, PACKAGES)
+        framework("llama_index.core", self.name, PACKAGES, self.instrumentors)
         from llama_index.core.base.base_query_engine import BaseQueryEngine
         from llama_index.core.chat_engine.types import BaseChatEngine
 

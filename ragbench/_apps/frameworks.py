@@ -19,7 +19,7 @@ import inspect
 import numbers
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from .._imports import import_extra
@@ -28,6 +28,9 @@ from .exchange import AppReplyError, AppRequest, value_summary
 from .spans import json_attribute
 from .targets import load_object
 
+if TYPE_CHECKING:
+    from .capture import Instrumentor
+
 REQUEST_FIELDS = ("question", "history", "messages", "images", "id", "meta", "extras", "task")
 
 
@@ -35,14 +38,19 @@ class NothingAtPath(LookupError):
     """A declared path that leads nowhere in what the application returned (the message says where it stopped)."""
 
 
-def framework(module: str, system: str, packages: str) -> ModuleType:
-    """`module`, which system `system` needs; where it is not installed, a ConfigError of one line naming the
-    packages and the extra that brings them (`ragbench[system]`)."""
-    return import_extra(
-        module,
-        f"system {system} needs {packages}, which is not installed ({module} cannot be imported): "
-        f"pip install 'ragbench[{system}]'",
-    )
+def framework(module: str, system: str, packages: str, instrumentors: Sequence[Instrumentor] = ()) -> ModuleType:
+    """`module`, which system `system` needs, the module of each of its `instrumentors` checked after it; where one
+    is not installed, a ConfigError of one line naming the packages and the extra that brings them
+    (`ragbench[system]`)."""
+
+    def needed(name: str) -> ModuleType:
+        line = f"system {system} needs {packages}, which is not installed ({name} cannot be imported): "
+        return import_extra(name, line + f"pip install 'ragbench[{system}]'")
+
+    found = needed(module)
+    for instrumentor in instrumentors:
+        needed(instrumentor.target.partition(":")[0])
+    return found
 
 
 def load_application(target: str, system: str, option: str, kinds: tuple[type, ...], kind: str) -> Any:

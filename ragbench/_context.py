@@ -15,8 +15,9 @@ from ._llm import LLM
 from ._read_only import read_only
 from ._task import Task
 from ._trace_groups import group
-from ._types import Document, JsonObject, Step
+from ._types import Document, Step
 from ._values.ceiling import CeilingHeld, ExampleCeiling
+from ._values.json_values import JsonObject
 
 if TYPE_CHECKING:
     from ._nli import NLI  # the run's, built with the judges (ragbench._run.models.metric_models)

@@ -7,12 +7,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._types import JsonObject, Step
+from ._types import Step
 from ._values.billed import TOKEN_COUNTS, Billed
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.chat_turns import Message
 from ._values.engine_errors import EngineError, RequestError
 from ._values.images import Image
+from ._values.json_values import JsonObject
 from ._values.llm_request import Request
 from ._values.llm_responses import Response
 from ._values.sampling import Sampling

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from ._context import ScoringContext
     from ._records import SampleRecord
     from ._task import Task
-    from ._types import Example, JsonObject, Prediction
+    from ._types import Example, Prediction
+    from ._values.json_values import JsonObject
 
 Score = float | None
 Scores = dict[str, Score]

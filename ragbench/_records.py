@@ -30,7 +30,8 @@ from ._storage.checkpoint import checkpoint_key
 from ._storage.jsonl import LocatedLine
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ._storage.sample_files import ATTEMPT_COST, SavedLine, finalized_samples, located_samples
-from ._types import Document, Example, JsonObject, Prediction, Step, trace_prompts
+from ._types import Document, Example, Prediction, Step, trace_prompts
+from ._values.json_values import JsonObject
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
 _UNREAD = "_unread_steps"  # a record's attribute: the lines of its steps not read yet (`SampleRecord.__getattr__`)

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from ._records import SampleRecord
     from ._replay.recording import CallRecorder
     from ._task import Task
-    from ._types import Example, JsonObject, Prediction, Step
+    from ._types import Example, Prediction, Step
     from ._values.engine_needs import EngineNeeds
+    from ._values.json_values import JsonObject
 
 
 @dataclass(frozen=True)

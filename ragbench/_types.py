@@ -16,11 +16,7 @@ from typing import Any, ClassVar
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
 from ._values.images import Image
-
-# the JSON types are defined a layer below (ragbench._values.json_values), where an LLM call's values use them too
-from ._values.json_values import JsonObject as JsonObject
-from ._values.json_values import JsonValue as JsonValue
-from ._values.json_values import json_object as json_object
+from ._values.json_values import JsonObject
 
 
 def _copied(value: Any) -> Any:

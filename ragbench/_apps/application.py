@@ -30,7 +30,8 @@ from .._context import Context
 from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
 from .._system import RecordedExtras, System, SystemDeclaration, SystemRun, recorded_extras
-from .._types import Example, JsonObject, JsonValue, Prediction, Step
+from .._types import Example, Prediction, Step
+from .._values.json_values import JsonObject, JsonValue
 from .capture import InProcessCapture, Instrumentor
 from .collector import SpanCollector, new_trace_ids, traceparent
 from .conventions import span_outline, span_steps

@@ -19,7 +19,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .spans import Span
 
 SAMPLES = 3  # unjoined trace ids named in the report, to find their sender by

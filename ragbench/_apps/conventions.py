@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._types import Document, JsonObject, JsonValue, Step
+from .._types import Document, Step
+from .._values.json_values import JsonObject, JsonValue
 from .._values.traced_replies import traced_texts
 from .spans import Span
 

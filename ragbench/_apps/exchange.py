@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._types import Document, Example, JsonObject
+from .._types import Document, Example
 from .._values.images import Image
+from .._values.json_values import JsonObject
 
 SUMMARY_CHARS = 300  # of a returned value's repr, kept in the prediction's extras
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 from .spans import KINDS, STATUSES, Span, json_attribute
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from .._errors import RecordError
 from .._replay.recording import APP_FILE, APP_SPANS_FILE, CALLS_DIR
 from .._storage.files import file_there
 from .._storage.jsonl import iter_jsonl
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .exchange import AppReply
 from .spans import Span
 

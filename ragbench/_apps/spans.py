@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan

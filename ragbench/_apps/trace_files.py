@@ -27,7 +27,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._storage.given_files import given_text
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .conventions import flat_attributes
 from .otlp import MalformedOtlp, file_spans, request_from_json, spans_of
 from .spans import Span, json_attribute

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._retrieval.corpus.readers import passage_text
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 
 if TYPE_CHECKING:
     from .._types import Document

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .base import Reranker, local_model
 
 

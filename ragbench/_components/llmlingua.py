@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le
 
 from .._shared.flashrag import flashrag_reference
-from .._types import Document, JsonObject
+from .._types import Document
+from .._values.json_values import JsonObject
 from .base import Refiner, local_model
 
 

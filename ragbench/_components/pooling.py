@@ -13,7 +13,8 @@ from .._errors import ConfigError
 from .._retrieval.corpus.readers import passage_text
 from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
-from .._types import Document, JsonObject
+from .._types import Document
+from .._values.json_values import JsonObject
 from .base import Refiner, Reranker
 
 

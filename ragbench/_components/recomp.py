@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from .._types import Document, JsonObject
+from .._types import Document
+from .._values.json_values import JsonObject
 from .base import Refiner, local_model, local_transformers
 
 # ExtractiveRefiner's sentence split, and the shortest sentence it keeps (longer than 5 characters)

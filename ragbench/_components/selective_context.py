@@ -20,7 +20,8 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Lt
 
 from .._shared.flashrag import flashrag_reference
-from .._types import Document, JsonObject
+from .._types import Document
+from .._values.json_values import JsonObject
 from .base import Refiner, local_model, local_transformers
 
 SENTENCE_END = re.compile(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s")

@@ -13,8 +13,8 @@ from itertools import groupby
 from typing import Any, cast
 
 from .._records import SampleRecord
-from .._types import Prediction, Step, json_object
-from .._values.json_values import MAX_DEPTH
+from .._types import Prediction, Step
+from .._values.json_values import MAX_DEPTH, json_object
 from .._values.tool_calls import ToolCall, tools_of
 from .cost_schema import Budget, CostFigures, CostSections, RepeatedWork
 

@@ -12,7 +12,7 @@ from typing import Protocol, TypedDict
 from .._storage.page_cache import PageCachesStats, PageCacheStats
 from .._storage.run_record import AttemptCost, CallCounts
 from .._storage.store_checks import StoreStats
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 
 
 class RescoringCost(AttemptCost, total=False):

@@ -45,7 +45,7 @@ from .._errors import ConfigError
 from .._registry import Registry
 from .._storage.given_files import given_text
 from .._storage.jsonl import parse_json
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .._yaml_tasks.located import PlainLoader, read_yaml_text
 from .vendor_prices import CACHE_KEYS, DamagedPriceList, Price, price_entry, vendor_prices
 

@@ -14,7 +14,7 @@ from .._scheduler import CallStats
 from .._storage.page_cache import PageCachesStats, PageCacheStats
 from .._storage.run_record import AttemptCost
 from .._storage.store_checks import StoreStats
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .cost_schema import Cost
 
 

@@ -22,7 +22,7 @@ from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 if TYPE_CHECKING:
     from .._registry import Registry
-    from .._types import JsonObject
+    from .._values.json_values import JsonObject
 
 EMBEDDED_MODEL = "hf:embedded"
 _HEAVY_IMPORTS = {"hf": ("torch", "transformers")}  # seconds to import: started early, in the background

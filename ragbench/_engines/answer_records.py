@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
 
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 from .._values.response_checks import FINISH_REASONS
 
 ANSWER_FIELDS = ("response", "tool_calls", "finish_reason", "tokens", "logprobs", "token_ids", "ranks",

@@ -13,9 +13,9 @@ import base64
 from collections.abc import Callable
 from typing import Any, TypedDict, cast
 
-from .._types import JsonObject, JsonValue
 from .._values.chat_turns import Message, Part, Turn
 from .._values.images import Image
+from .._values.json_values import JsonObject, JsonValue
 from .._values.llm_request import Request
 
 

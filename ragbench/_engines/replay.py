@@ -37,8 +37,8 @@ from typing import cast
 
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
-from .._types import JsonObject, JsonValue
 from .._values.engine_errors import EngineError
+from .._values.json_values import JsonObject, JsonValue
 from .._values.llm_request import Request
 from .._values.llm_responses import Response, TokenLogprobs
 from .._values.sampling import Sampling

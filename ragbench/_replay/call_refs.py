@@ -27,7 +27,7 @@ from typing import TypeAlias
 from .._errors import RecordError
 from .._records import read_samples
 from .._storage.jsonl import iter_jsonl
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 from .._values.llm_responses import PROMPT_CACHE_COUNTS
 
 NLI_LOG = "nli_calls.jsonl"

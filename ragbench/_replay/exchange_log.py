@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 from .._storage.jsonl import Appender, open_append
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 from .call_refs import reference, reply_of, response_texts
 
 

@@ -40,7 +40,8 @@ from pathlib import Path
 
 from .._storage.files import write_atomically
 from .._storage.jsonl import Appender, open_append
-from .._types import Document, JsonObject, JsonValue
+from .._types import Document
+from .._values.json_values import JsonObject, JsonValue
 from .call_refs import log_response_data, response_texts, step_response_data
 from .exchange_log import ExchangeLog, call_line
 

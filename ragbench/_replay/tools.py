@@ -17,7 +17,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import iter_jsonl, read_json
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 from .recording import TOOL_NAMES_FILE, TOOLS_FILE, CallRecorder
 
 

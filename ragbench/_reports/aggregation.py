@@ -14,7 +14,7 @@ from .._plugin_calls import PluginCall
 from .._read_only import read_only
 from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .judging.judge_agreement import JudgeRatings
 from .results.failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .results.judging_schema import KeyCheck

@@ -12,7 +12,7 @@ from .._cost.cost_schema import RescoringCost
 from .._cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_cost_columns
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
-from .._types import JsonObject, json_object
+from .._values.json_values import JsonObject, json_object
 from .judging.human_agreement_lines import agreement_sections
 from .judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .judging.judge_swap import judge_swap_lines

@@ -24,7 +24,7 @@ from .base import IndexBuilder, Retriever
 
 if TYPE_CHECKING:
     from .._registry import Registry
-    from .._types import JsonObject
+    from .._values.json_values import JsonObject
 
 DEFAULT_RETRIEVER = "provided"
 

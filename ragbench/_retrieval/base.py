@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .corpus.readers import passage_text  # at module level: a build calls indexed_text once a passage
 
 if TYPE_CHECKING:

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._types import Document, Example, JsonObject
+from .._types import Document, Example
+from .._values.json_values import JsonObject
 from .base import RetrievalError, Retriever
 from .bm25.retriever import METHODS, import_bm25s, make_stemmer
 from .corpus.readers import passage_text

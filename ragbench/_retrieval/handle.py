@@ -24,10 +24,11 @@ from numbers import Integral
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._scheduler import CallStats, Scheduler
-from .._types import Document, Example, JsonObject, Step
+from .._types import Document, Example, Step
 from .._values.ceiling import CeilingHeld
 from .._values.engine_errors import EngineError
 from .._values.images import Image
+from .._values.json_values import JsonObject
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:

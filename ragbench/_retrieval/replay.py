@@ -25,7 +25,8 @@ from typing import TypedDict
 
 from .._errors import ConfigError, RecordError
 from .._storage.given_files import given_jsonl
-from .._types import Document, Example, JsonObject
+from .._types import Document, Example
+from .._values.json_values import JsonObject
 from .base import RetrievalError, Retriever
 from .provided import ProvidedRetriever
 

@@ -24,7 +24,7 @@ from .._reports.results.schema import Adherence, Results, TaskSections
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .judges.labels_and_prices import Judging, judging_of
 from .plan.planned_task import PlannedTask
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._reports.results.schema import Results
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,8 @@ from .._scheduler import Scheduler
 from .._storage.cache import ResponseCache
 from .._storage.run_record import AttemptCost
 from .._storage.rundir import RunDir
-from .._types import JsonObject
 from .._values.ceiling import Ceiling
+from .._values.json_values import JsonObject
 from .lifetime.resources import RunResources
 from .models.metric_models import CallRoute, MetricModels
 from .models.run_engines import Engines, load_engines

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._system import SystemDeclaration
-from .._types import Document, Example, JsonObject, Prediction
+from .._types import Document, Example, Prediction
+from .._values.json_values import JsonObject
 from .refined_text import is_refined_text
 
 if TYPE_CHECKING:

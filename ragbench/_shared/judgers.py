@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from .._context import Context

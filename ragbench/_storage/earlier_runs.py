@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
-    from .._types import JsonObject, JsonValue
+    from .._values.json_values import JsonObject, JsonValue
 
 EARLIER_TRACE = "earlier_trace"
 COUNTS = (

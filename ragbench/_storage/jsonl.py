@@ -29,7 +29,7 @@ from .._regular_files import OUT_OF_RESOURCES as OUT_OF_RESOURCES
 from .files import NotAFileError, file_there, naming, open_file
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
-    from .._types import JsonObject
+    from .._values.json_values import JsonObject
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
 T = TypeVar("T")

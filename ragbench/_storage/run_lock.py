@@ -46,7 +46,7 @@ from .._errors import ConfigError
 from .files import naming
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
-    from .._types import JsonObject
+    from .._values.json_values import JsonObject
 
 LOCK_FILE = "run.lock"
 PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from .run_shapes import meta_problem
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
-    from .._types import JsonObject, JsonValue
+    from .._values.json_values import JsonObject, JsonValue
 
 RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
-    from .._types import JsonObject, JsonValue
+    from .._values.json_values import JsonObject, JsonValue
 
 SAMPLE_SCHEMA_VERSION = 2  # written on every sample line (`schema_version`); docs/outputs.md
 # the versions this ragbench reads; 1: a line without `schema_version` (before it was written); 3: a line whose turns

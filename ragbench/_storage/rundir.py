@@ -56,7 +56,7 @@ from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
 from .shared_turns import TurnsWriter, turns_file
 
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
-    from .._types import JsonObject, JsonValue
+    from .._values.json_values import JsonObject, JsonValue
 
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')

@@ -25,7 +25,7 @@ from .files import file_there, open_file
 from .jsonl import Appender, dumps, open_append
 
 if TYPE_CHECKING:
-    from .._types import JsonObject
+    from .._values.json_values import JsonObject
 
 SHARED_TURNS_VERSION = 3  # the schema_version of a sample line whose turns are in the turns file
 NODE, MARK = "turns_node", "turns"  # a line's key for its last turn; a prompt's placeholder for the turns

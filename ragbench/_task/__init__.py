@@ -10,7 +10,8 @@ from .._checks import Preflight, probe_data
 from .._class_defaults import refuse_by_name
 from .._errors import RecordError
 from .._storage.datafiles import stat_fingerprint
-from .._types import Example, JsonObject
+from .._types import Example
+from .._values.json_values import JsonObject
 from .prompting import PROMPTING_NAMES, TaskPrompting
 from .protocols import plot_keys
 from .scoring import TaskScoring

@@ -13,7 +13,8 @@ from .._storage.files import open_file
 from .._storage.thumbnails import thumbnail_url
 from .._system import System, trace_outline
 from .._trace_groups import outline
-from .._types import Document, JsonObject, Step, json_object
+from .._types import Document, Step
+from .._values.json_values import JsonObject, json_object
 from .page_data import DocumentView, ExampleView, GoldPage, ImageView, Reason, StepView
 from .runs import RunFolder, clip, gold_text
 

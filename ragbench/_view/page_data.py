@@ -18,7 +18,7 @@ from .._reports.results.schema import (
     TokenLimit,
 )
 from .._reports.results.slice_labels import SliceValue
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 
 
 class NoSection(TypedDict):

@@ -20,7 +20,7 @@ from .._reports.results.schema import Cell, JudgeAgreement, KeyDetails, Results
 from .._reports.results.slice_labels import NONE, SliceLabels, SliceValue
 from .._reports.results.slice_plots import slice_rows
 from .._system import System
-from .._types import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue
 from .._values.options import option_defaults
 from .example import example_page
 from .page_data import (

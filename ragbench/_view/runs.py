@@ -33,7 +33,7 @@ from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.run_lock import RunLock, describe
 from .._storage.run_record import RunRecord
 from .._storage.sample_files import sample_file
-from .._types import JsonObject
+from .._values.json_values import JsonObject
 from .._values.names import part_problem
 from .page_data import BadLines, IndexedRow, RunStatus, TableRow
 

@@ -19,7 +19,8 @@ from .._errors import ConfigError, RecordError
 from .._storage.datafiles import check_data_path, named_data, resolve_data_file
 from .._task import Task
 from .._task.scoring import TaskScoring
-from .._types import Example, JsonObject
+from .._types import Example
+from .._values.json_values import JsonObject
 from .data_spec import FORMATS, unused_data_option
 from .fields import MISSING, FieldError, Mapper, Record
 from .filters import chain, check_filter

@@ -37,8 +37,9 @@ from .._storage.sample_files import sample_file
 from .._storage.shared_turns import with_turns
 from .._system import System
 from .._task import Task
-from .._types import Example, JsonObject
+from .._types import Example
 from .._values.engine_errors import EngineError
+from .._values.json_values import JsonObject
 from .._values.llm_request import Request
 from .._values.llm_responses import Response
 from .llms import ScriptedLLM

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from .interface import BatchLimits
 
 Key = TypeVar("Key")

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..._types import JsonObject
 from ..._values.engine_errors import EngineError
+from ..._values.json_values import JsonObject
 from ..._values.llm_request import Request
 from ..._values.llm_responses import Response
 from ..._values.sampling import Sampling

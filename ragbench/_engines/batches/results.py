@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 
 NOT_UTF8 = "not UTF-8: "  # the start of a line kept in place of one that was not UTF-8 (no JSON starts so)
 

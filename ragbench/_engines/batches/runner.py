@@ -34,9 +34,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..._types import JsonObject
 from ..._values.billed import Billed
 from ..._values.engine_errors import EngineError, RequestError
+from ..._values.json_values import JsonObject
 from ..._values.llm_request import Request
 from ..._values.llm_responses import Response
 from ..retries import backoff, retried_status

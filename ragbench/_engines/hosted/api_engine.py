@@ -24,8 +24,8 @@ from annotated_types import Ge, Gt
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
-from ..._types import JsonObject
 from ..._values.engine_errors import EngineError, RequestError
+from ..._values.json_values import JsonObject
 from ..._values.tool_calls import read_arguments
 from ..._values.urls import Credentials, redact_url, secret_name
 from ..base import Engine

@@ -18,9 +18,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..._types import JsonObject
 from ..._values.billed import TokenCounts
 from ..._values.engine_errors import EngineError, RequestError
+from ..._values.json_values import JsonObject
 from ..._values.llm_request import Request
 from ..batches.interface import BatchLimits, Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine
 from ..batches.results import text_lines

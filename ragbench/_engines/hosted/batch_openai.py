@@ -25,9 +25,9 @@ from openai.types import Completion
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response as ResponsesAnswer
 
-from ..._types import JsonObject
 from ..._values.billed import TokenCounts
 from ..._values.engine_errors import EngineError
+from ..._values.json_values import JsonObject
 from ..._values.llm_request import Request
 from ..._values.llm_responses import Response
 from ..batches.interface import BatchLimits, Outcome, Polled, Resend, ResultsMissing, SdkBatchingEngine

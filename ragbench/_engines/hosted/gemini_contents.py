@@ -34,8 +34,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..._types import JsonObject, JsonValue
 from ..._values.engine_errors import RequestError
+from ..._values.json_values import JsonObject, JsonValue
 from ..._values.llm_request import Request
 from ..._values.llm_responses import Response
 from ..._values.tool_calls import ToolCall

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..._storage.cache_root import cache_root
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..chat_messages import ChatMessage
 from .embedded import CONVERTED_NAME, EMBEDDED_GGUF, embedded_model_dir, is_embedded
 from .tool_parsers import template_messages

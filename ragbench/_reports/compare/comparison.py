@@ -28,7 +28,7 @@ from ..._statistics.multiple_testing import adjusted
 from ..._statistics.paired_tests import compare_values
 from ..._storage.files import file_there
 from ..._storage.sample_files import sample_file
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..results.config_diff import Difference, config_differences
 from ..results.failures import incomplete_reason
 from ..results.finished_run import finished_run

@@ -14,7 +14,7 @@ from typing import Literal
 from ..._cost.budget import QUANTITIES, format_mean
 from ..._errors import ConfigError
 from ..._metric import Metric
-from ..._types import JsonValue, json_object
+from ..._values.json_values import JsonValue, json_object
 from ..results.sampling_used import used
 from ..results.schema import Results
 

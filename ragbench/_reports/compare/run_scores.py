@@ -26,7 +26,7 @@ from ..._errors import RecordError
 from ..._storage.jsonl import LocatedLine
 from ..._storage.run_shapes import plainly_current
 from ..._storage.sample_files import sample_at, sample_lines
-from ..._types import JsonObject, JsonValue, json_object
+from ..._values.json_values import JsonObject, JsonValue, json_object
 from ..results.slice_labels import SliceLabels, SliceValue, slice_value
 
 DIGEST_BYTES = 16

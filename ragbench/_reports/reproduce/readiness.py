@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from ..._registry import Registry
-from ..._types import JsonObject, json_object
+from ..._values.json_values import JsonObject, json_object
 
 # engine kind: (the Python package it runs on, the extra that installs it)
 ENGINE_PACKAGES = {"hf": ("transformers", "hf"), "vllm": ("vllm", "vllm")}

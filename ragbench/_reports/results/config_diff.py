@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._config.run_config import index_by_key
-from ..._types import JsonObject, json_object
+from ..._values.json_values import JsonObject, json_object
 
 # Settings that do not change what a system sees or how it is scored, by path pattern (fnmatch), with why.
 NOT_MEASURED = {

@@ -25,7 +25,7 @@ from ..._config.run_config import run_options
 from ..._cost.budget import QUANTITIES as BUDGET_QUANTITIES
 from ..._errors import ConfigError
 from ..._storage.jsonl import read_json, strict_json
-from ..._types import json_object
+from ..._values.json_values import json_object
 from ..._values.names import part_problem
 from .schema import SCHEMA_VERSION, VERSIONS, Results
 

@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ... import __version__
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 
 PACKAGES = (
     "ragbench",

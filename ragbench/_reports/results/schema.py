@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict, Union, cast
 
 from ..._cost.cost_schema import Budget, Cost, CostSections, Efficiency, RepeatedWork, TokenCost
-from ..._types import JsonObject, JsonValue
+from ..._values.json_values import JsonObject, JsonValue
 from .judging_schema import KeyCheck
 
 SCHEMA_VERSION = 2

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..._storage.files import replacing
-from ..._types import JsonValue
+from ..._values.json_values import JsonValue
 from ..._values.names import inside
 from .schema import Cell, KeyDetails
 from .slice_labels import ordered

@@ -33,7 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._errors import ConfigError
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import IndexBuilder
 from ..index.built import IndexedRetriever, Manifest
 from ..index.damage import expect_count

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import RecordError
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from .readers import jsonl_document, row_error
 
 BLOCK_BYTES = 8 << 20

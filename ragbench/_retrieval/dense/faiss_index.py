@@ -21,7 +21,8 @@ import numpy as np
 
 from ..._errors import ConfigError, RecordError
 from ..._storage.content_digest import content_digest
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import RetrievalError, Retriever
 from ..corpus.jsonl_rows import JsonlRows
 from ..option_paths import option_path

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..option_paths import option_json
 
 E5_QUERY, E5_PASSAGE = "query: ", "passage: "

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..._checks import HUB_FLAGS, hub_fetch_problem
 from ..._errors import ConfigError
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import IndexBuilder
 from ..corpus.readers import passage_text
 from ..index.built import IndexedRetriever, Manifest

@@ -16,7 +16,8 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import RetrievalError, Retriever
 from ..corpus.lookup import CorpusLookup
 from ..corpus.readers import corpus_format

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..._errors import ConfigError, one_line_text
 from ..._storage.jsonl import read_json
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import Retriever
 from .damage import IndexDamage, typed_fields
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, check_docstore

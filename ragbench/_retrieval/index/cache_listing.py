@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..._errors import ConfigError
 from ..._storage.jsonl import read_json
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
 from .built import IndexedRetriever, built_index, manifest_from
 from .cache import read_use

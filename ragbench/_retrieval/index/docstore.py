@@ -20,7 +20,8 @@ import numpy as np
 import orjson
 
 from ..._storage.jsonl import dumps
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import RetrievalError
 from ..corpus.readers import PAGE_ID, TITLE_LINE
 from .damage import INTEGERS, IndexDamage, ascending, expect_count, read_array, vector

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..._errors import ConfigError
 from ..._storage.json_list import write_json_list
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import IndexBuilder
 from ..corpus.readers import SEGMENTED
 from ..corpus.segmented import anserini_contents

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
 from ..._values.images import Image
+from ..._values.json_values import JsonObject
 from .folder import PAGE_FORMATS, page_folder
 from .vidore_data import read_vidore, snapshot
 from .vidore_pages import vidore_pages

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..._errors import ConfigError
 from ..._storage.given_files import given_files_there
-from ..._types import JsonObject
 from ..._values.images import Image
+from ..._values.json_values import JsonObject
 from ..corpus.saved import folder_sha256
 
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")  # those `Image.of` reads

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.files import NotAFileError, file_there
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..index.staging import BUILD_MARK, held_staging
 from ..option_paths import option_json
 

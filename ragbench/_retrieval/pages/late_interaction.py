@@ -20,7 +20,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from .encoding import INSTALL, check_torchvision
 from .maxsim import SCORE_BATCH, maxsim_scores
 from .page_retriever import PageOptions, PageRetriever

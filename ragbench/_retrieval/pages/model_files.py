@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 
 CHUNK = 1 << 20
 ADAPTER = "adapter_config.json"  # a PEFT adapter's; `base_model_name_or_path` names the model it adapts

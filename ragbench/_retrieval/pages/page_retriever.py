@@ -20,7 +20,8 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from ..._errors import ConfigError
 from ..._storage.locations import absolute_path
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import RetrievalError, Retriever
 from .corpus import PageCorpus, open_pages
 from .encoding import encoded_pages

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 
 PAGE_INDEX = "page_index"  # Document.metadata of a hit: the page's place in the corpus (mteb orders ties by it)
 RANKING = "ranking"  # Document.metadata of a query's first hit: `confidence` of every page's score

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from .corpus import PageCorpus
 from .encoding import encoded_pages
 from .index import read_vectors, write_vectors

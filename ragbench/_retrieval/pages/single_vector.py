@@ -16,8 +16,9 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
-from ..._types import Document, JsonObject
+from ..._types import Document
 from ..._values.images import Image
+from ..._values.json_values import JsonObject
 from ..base import RetrievalError
 from ..pictures import opened_picture
 from .encoding import check_torchvision

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
 from ..._values.images import Image
+from ..._values.json_values import JsonObject
 from .vidore_data import BEIR, QA, DataTable, ViDoReData, id_column
 
 IMAGE = "image"

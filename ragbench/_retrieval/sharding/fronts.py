@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from ..._types import Document, JsonObject
+from ..._types import Document
+from ..._values.json_values import JsonObject
 from ..base import RetrievalError
 from .layout import Layout, shard_layout
 from .searcher import ShardOptions, TopK

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._storage.locations import is_remote
-from ..._types import JsonObject, JsonValue
+from ..._values.json_values import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
 from .actors import ShardPool
 from .fronts import Answers, Front

@@ -14,7 +14,7 @@ from ..._config.models import RunModels
 from ..._cost.prices import ModelPrices, recorded_urls, results_prices
 from ..._errors import ConfigError
 from ..._reports.judging.human_labels import HumanLabels, read_human_labels
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 
 log = logging.getLogger(__name__)
 

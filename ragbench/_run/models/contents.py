@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._registry import Registry
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from .run_engines import Engines
 
 

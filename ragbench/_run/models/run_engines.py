@@ -16,7 +16,7 @@ from ..._engines import load_engine, starts_processes
 from ..._engines.base import Engine
 from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..._values.options import named_options
 from ..plan.engine_checks import engine_needs
 from ..plan.metric_plan import needs, unused_metric_models

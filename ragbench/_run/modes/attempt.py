@@ -29,7 +29,8 @@ from ..._stop_signals import signal_of
 from ..._storage.checkpoint import TaskCheckpoint
 from ..._system import StartsForRun, SystemRun
 from ..._task.protocols import UsesTools, stop_tools
-from ..._types import Example, JsonObject
+from ..._types import Example
+from ..._values.json_values import JsonObject
 from ..example import StoppedAtFailure, process_example, record_failed
 from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together

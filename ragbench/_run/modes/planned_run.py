@@ -26,7 +26,8 @@ from ..._storage.run_record import AttemptCost
 from ..._storage.rundir import RunDir
 from ..._system import System, like_for_like
 from ..._task import Task
-from ..._types import Example, JsonObject
+from ..._types import Example
+from ..._values.json_values import JsonObject
 from ..._values.urls import redacted
 from ..._yaml_tasks.task import YamlTask
 from ..example import made_from

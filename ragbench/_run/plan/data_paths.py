@@ -16,7 +16,7 @@ from typing import Any
 from ..._config.what import RunWhat
 from ..._errors import ConfigError
 from ..._storage.datafiles import stat_fingerprint
-from ..._types import JsonObject, json_object
+from ..._values.json_values import JsonObject, json_object
 
 
 def recorded_data_paths(what: RunWhat) -> JsonObject:

@@ -15,7 +15,7 @@ from ..._catalog import TASK_FILE
 from ..._config.what import RunWhat
 from ..._errors import ConfigError
 from ..._registry import Registry
-from ..._types import JsonObject, json_object
+from ..._values.json_values import JsonObject, json_object
 from ..._yaml_tasks.discovery import folder_tasks, is_task_file
 from ..._yaml_tasks.task import YamlTask
 from .planned_task import PlannedTask

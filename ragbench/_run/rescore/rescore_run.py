@@ -47,7 +47,7 @@ from ..._storage.jsonl import dumps
 from ..._storage.run_record import RunRecord
 from ..._storage.rundir import RunDir
 from ..._storage.sample_files import sample_file
-from ..._types import JsonObject
+from ..._values.json_values import JsonObject
 from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
 from ..example import record_failed

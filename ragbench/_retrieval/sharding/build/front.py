@@ -26,7 +26,8 @@ import numpy as np
 
 from ...._errors import ConfigError
 from ...._storage.locations import is_remote, joined
-from ...._types import Document, JsonObject
+from ...._types import Document
+from ...._values.json_values import JsonObject
 from ...index.built import IndexedRetriever, read_manifest, rebuild_hint
 from ...index.damage import IndexDamage
 from ...index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore

@@ -36,7 +36,7 @@ from ...._storage.run_lock import process_alive
 from ...._values.environment import seconds_in_environment
 
 if TYPE_CHECKING:
-    from ...._types import JsonObject
+    from ...._values.json_values import JsonObject
 
 LOCK_SUFFIX = ".lock"
 LEASE_VARIABLE = "RAGBENCH_STORE_LOCK_LEASE"

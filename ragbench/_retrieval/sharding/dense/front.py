@@ -12,7 +12,7 @@ from numpy.lib import format as npy
 from ...._errors import ConfigError
 from ...._storage.block_digests import BlockMismatch, CheckedRanges
 from ...._storage.locations import joined
-from ...._types import JsonObject
+from ...._values.json_values import JsonObject
 from ...dense.exact_search import checked_backend
 from ...dense.retriever import EMBEDDINGS_FILE, DenseRetriever, QueryOptions, checked_index_encoder
 from ...index.built import Manifest

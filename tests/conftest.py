@@ -7,7 +7,6 @@ import functools
 import importlib.util
 import json
 import os
-import re
 import shutil
 import signal
 import sys
@@ -40,6 +39,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("ragbench")
+
+# `tmp_path` made in constant time, a page cache and data folder per test, each removed when its test passes
+pytest_plugins = ["support.temporary_folders"]
 
 
 SESSION_HOME_ENV = "RAGBENCH_TESTS_HOME"  # set by the first process of a session; its xdist workers inherit it
@@ -217,28 +219,3 @@ def plugins_read_once() -> Registry:
 def shared_registry() -> Registry:
     """`plugins_read_once()` as a fixture."""
     return plugins_read_once()
-
-
-@pytest.fixture
-def tmp_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """pytest's `tmp_path` (a new folder of the session's temporary folder, named after the test), made by
-    `tempfile.mkdtemp` in constant time: pytest's numbers the folder by listing the session's folder, which holds
-    one folder more for each test its process ran (20 s of CPU for the 2,500 tests of one xdist worker)."""
-    name = re.sub(r"\W", "_", request.node.name)[:30]
-    return Path(tempfile.mkdtemp(prefix=name, dir=tmp_path_factory.getbasetemp()))
-
-
-@pytest.fixture(scope="session")
-def caches_root(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("caches", numbered=False)
-
-
-@pytest.fixture(autouse=True)
-def caches_in_tmp(caches_root, monkeypatch):
-    """No two tests share a page cache or data folder (tests run in parallel): one of each per test. The rest of
-    the session's cache folder (`session_home`) stays shared: the embedded model's converted copy is written
-    under a name of its process's own, then renamed. Made by `tempfile.mkdtemp`, not `mktemp`: pytest numbers a
-    folder by listing the ones already there, a cost that grows with each test a worker ran."""
-    folder = Path(tempfile.mkdtemp(dir=caches_root))
-    monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(folder / "pages.sqlite"))
-    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(folder / "data"))

@@ -37,7 +37,7 @@ def turns_file(samples_file: Path) -> Path:
 
 
 @dataclass
-class Conversation:
+class WrittenConversation:
     """The longest history written of one first turn: its turns and the line of each in the turns file."""
 
     turns: list[Any]
@@ -50,7 +50,7 @@ class TurnsWriter:
 
     path: Path
     lines: int = 0  # lines in the file: the next turn's node
-    conversations: dict[str, Conversation] = field(default_factory=dict)
+    conversations: dict[str, WrittenConversation] = field(default_factory=dict)
     _handle: Appender | None = None
 
     def shared(self, line: JsonObject) -> JsonObject:
@@ -83,7 +83,7 @@ class TurnsWriter:
             self.append([nodes[-1] if nodes else -1, turn])
             nodes.append(self.lines - 1)
         if known is None or len(turns) >= len(known.turns):
-            self.conversations[key] = Conversation(list(turns), nodes)
+            self.conversations[key] = WrittenConversation(list(turns), nodes)
         return nodes[-1]
 
     def append(self, entry: list[Any]) -> None:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
+from ._values.conversation import History
 from ._values.images import Image
 from ._values.json_values import JsonObject
 
@@ -135,7 +136,7 @@ class Example(ReadOnly):
     docs: list[Document] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
-    turns: list[dict[str, str]] | None = None
+    turns: list[dict[str, str]] | History | None = None  # History: a conversation's turns held once (its tasks')
     images: tuple[Image, ...] = ()
     index: int = 0  # position in the task's data, keeps samples and aggregates in data order
     gold_error: str | None = field(init=False, default=None, repr=False, compare=False)
@@ -160,7 +161,7 @@ class Example(ReadOnly):
         if self.meta:
             out["meta"] = self.meta
         if self.turns is not None:
-            out["turns"] = self.turns
+            out["turns"] = list(self.turns)
         if self.images:
             out["images"] = [image.record(source=True) for image in self.images]
         return out

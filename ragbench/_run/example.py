@@ -188,7 +188,7 @@ def sample_record(
         question=example.question,
         gold=example.gold,
         meta=example.meta,
-        turns=example.turns,
+        turns=None if example.turns is None else list(example.turns),
         images=[image.record(source=True) for image in example.images],
         example_sha256=record_digest(example if read_as is None else read_as),
         **(gold_references(task, example) if task else {}),

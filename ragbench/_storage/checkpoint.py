@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from .._values.conversation import History
 from .._values.images import Image
 
 
@@ -62,7 +63,7 @@ def _feed(digest: Any, value: Any) -> None:
         for key in sorted(value, key=str):
             _feed(digest, str(key))
             _feed(digest, value[key])
-    elif isinstance(value, (list, tuple)):
+    elif isinstance(value, (list, tuple, History)):  # a History as the list of its turns
         digest.update(b"l%d:" % len(value))
         for item in value:
             _feed(digest, item)

@@ -18,7 +18,7 @@ from .._values.names import inside
 from .files import file_there, open_file
 from .jsonl import LocatedLine, broken_off, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
-from .shared_turns import with_turns
+from .shared_turns import TurnsReader
 
 ATTEMPT_COST = "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._cost.run_cost)
 STAMP_BYTES = 2**16  # room on a line for the cost of the attempt that saved it (`attempt_cost`, added once checked)
@@ -67,9 +67,10 @@ def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
     """The records of a samples file `RunDir.finalize_samples` rewrote, one at a time in data order: each line
     was checked as it was copied there, so here it is only parsed."""
     if file_there(path):
+        turns = TurnsReader()
         with open_file(path) as lines:
             for number, line in enumerate(lines):
-                record = with_turns(parse_json(line), str(path), number)
+                record = turns.with_turns(parse_json(line), str(path), number)
                 if isinstance(record, RecordError):  # its turns file changed since the run checked it
                     raise ConfigError(str(record))
                 yield record
@@ -99,13 +100,13 @@ def located_samples(
     (json.loads, or a faster parser of the same values). A missing file has none."""
     if not file_there(path):
         return
-    where = str(path)
+    where, turns = str(path), TurnsReader()
     with open_file(path) as handle:
         handle.seek(start)
         for number, begins, ends, ended, value in located_lines(
             handle, where, loads, line=line, start=start, most_bytes=most_line_bytes()
         ):
-            yield LocatedLine(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
+            yield LocatedLine(number, begins, ends, ended, checked_sample(where, number, value, older_shapes, turns))
 
 
 def sample_lines(
@@ -145,26 +146,36 @@ def sample_lines(
 
 
 def sample_at(
-    where: str, line: int, start: int, text: bytes, ended: bool, loads: Callable[[str], Any] = json.loads
+    where: str,
+    line: int,
+    start: int,
+    text: bytes,
+    ended: bool,
+    loads: Callable[[str], Any] = json.loads,
+    turns: TurnsReader | None = None,
 ) -> Any:
     """The checked record (`checked_sample`, older shapes brought to the current one) or the RecordError of one
-    line of `sample_lines`, as `located_samples` reads it."""
+    line of `sample_lines`, as `located_samples` reads it; `turns`: the reader of the turns file the caller's
+    reading holds (else one for this line)."""
     text += b"\n" if ended else b""
     located = next(located_lines(io.BytesIO(text), where, loads, line=line, start=start, most_bytes=most_line_bytes()))
-    return checked_sample(where, line, located.value, older_shapes=True)
+    return checked_sample(where, line, located.value, older_shapes=True, turns=turns)
 
 
-def checked_sample(where: str, line: int, value: Any, older_shapes: bool = False) -> dict[str, Any] | RecordError:
+def checked_sample(
+    where: str, line: int, value: Any, older_shapes: bool = False, turns: TurnsReader | None = None
+) -> dict[str, Any] | RecordError:
     """A parsed line (0-based `line`) as a sample record of the current shape, or the RecordError that says why
     it is none: not a JSON object, no integer `index`, or (after an older version's shape is brought to the
-    current one, with `older_shapes`) of a shape this ragbench does not write."""
+    current one, with `older_shapes`) of a shape this ragbench does not write. Its turns are read back by `turns`
+    (the reading's reader of the run's turns file; else one for this line)."""
     if isinstance(value, RecordError):
         return value
     if not isinstance(value, dict):
         return RecordError(where, line + 1, f"expected a JSON object, got {type(value).__name__}")
     if not is_sample(value):  # a damaged line that still parses
         return RecordError(where, line + 1, "not a sample record (no integer `index`)")
-    value = with_turns(value, where, line)  # its turns read back from the run's turns file
+    value = (turns or TurnsReader()).with_turns(value, where, line)  # its turns read back from the turns file
     if isinstance(value, RecordError):
         return value
     record = in_current_shape(value) if older_shapes else value

@@ -8,13 +8,13 @@ and the line of the turn before it (-1: the first). A sample line whose example 
 in a row, one `{"turns": NODE}` in their place; its `schema_version` is `SHARED_TURNS_VERSION` (an older ragbench
 refuses the line in one line). Two examples sharing earlier turns (the turns of one conversation) share their lines:
 a sample adds only the turns its history has beyond the longest one written before of the same first turn. Read
-back (`with_turns`), the line is the one the run made, turns and prompts as they were (byte-equal values). A line
-whose chain is not in the turns file (removed, cut short, another run's) is a RecordError naming both files.
+back (`TurnsReader.with_turns`: the reading's reader, which reads the turns file once), the line is the one the
+run made, turns and prompts as they were (byte-equal values). A line whose chain is not in the turns file (removed,
+cut short, another run's) is a RecordError naming both files.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,7 @@ def turns_file(samples_file: Path) -> Path:
 
 
 @dataclass
-class Conversation:
+class WrittenConversation:
     """The longest history written of one first turn: its turns and the line of each in the turns file."""
 
     turns: list[Any]
@@ -50,7 +50,7 @@ class TurnsWriter:
 
     path: Path
     lines: int = 0  # lines in the file: the next turn's node
-    conversations: dict[str, Conversation] = field(default_factory=dict)
+    conversations: dict[str, WrittenConversation] = field(default_factory=dict)
     _handle: Appender | None = None
 
     def shared(self, line: JsonObject) -> JsonObject:
@@ -83,7 +83,7 @@ class TurnsWriter:
             self.append([nodes[-1] if nodes else -1, turn])
             nodes.append(self.lines - 1)
         if known is None or len(turns) >= len(known.turns):
-            self.conversations[key] = Conversation(list(turns), nodes)
+            self.conversations[key] = WrittenConversation(list(turns), nodes)
         return nodes[-1]
 
     def append(self, entry: list[Any]) -> None:
@@ -135,30 +135,44 @@ def _line_count(path: Path) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
 
 
-def with_turns(record: JsonObject, samples_file: str, line: int) -> JsonObject | RecordError:
-    """A sample line as the run made it: its turns and its prompts' turns read back from the turns file; a line
-    without `turns_node` as it is."""
-    node = record.get(NODE)
-    if node is None:
-        return record
-    path = turns_file(Path(samples_file))
-    try:
-        if not isinstance(node, int) or isinstance(node, bool):
-            raise ValueError(f"`{NODE}` {node!r} is no line number")
+class TurnsReader:
+    """Reads sample lines back with their turns (`with_turns`): each turns file read once while it stays as it is
+    (its size, time and inode; appended to, it is read again), held by this reader only. A reading of samples owns
+    one (a file's lines read in a row read its turns file once); nothing is kept past it."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, tuple[tuple[int, int, int], Chains]] = {}  # the last reading of each turns file
+
+    def chains(self, path: Path) -> Chains:
         stat = path.stat()
-        chain = _chains(str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
-        turns = chain.turns(node)
-    except (OSError, ValueError) as exc:
-        return RecordError(
-            samples_file,
-            line + 1,
-            f"its conversation's turns are in {path}, which cannot give turn line {node} ({exc}); a run's turns/ "
-            "folder stays beside its samples/: --resume runs the example again",
-        )
-    out = {**record, "turns": turns}
-    del out[NODE]
-    out["trace"] = [_step_unmarked(step, node, turns) for step in _steps(record)]
-    return out
+        state = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        held = self._read.get(path)
+        if held is None or held[0] != state:
+            held = self._read[path] = (state, _chains(path))
+        return held[1]
+
+    def with_turns(self, record: JsonObject, samples_file: str, line: int) -> JsonObject | RecordError:
+        """A sample line as the run made it: its turns and its prompts' turns read back from the turns file; a
+        line without `turns_node` as it is."""
+        node = record.get(NODE)
+        if node is None:
+            return record
+        path = turns_file(Path(samples_file))
+        try:
+            if not isinstance(node, int) or isinstance(node, bool):
+                raise ValueError(f"`{NODE}` {node!r} is no line number")
+            turns = self.chains(path).turns(node)
+        except (OSError, ValueError) as exc:
+            return RecordError(
+                samples_file,
+                line + 1,
+                f"its conversation's turns are in {path}, which cannot give turn line {node} ({exc}); a run's turns/ "
+                "folder stays beside its samples/: --resume runs the example again",
+            )
+        out = {**record, "turns": turns}
+        del out[NODE]
+        out["trace"] = [_step_unmarked(step, node, turns) for step in _steps(record)]
+        return out
 
 
 def _steps(line: JsonObject) -> list[Any]:
@@ -196,9 +210,8 @@ class Chains:
         return copied
 
 
-@functools.lru_cache(maxsize=4)
-def _chains(path: str, size: int, mtime_ns: int, inode: int) -> Chains:
-    """The lines of the turns file at `path` as it is (its size, time and inode: appended to, it is read again)."""
+def _chains(path: Path) -> Chains:
+    """The lines of the turns file at `path` as it is."""
     entries: list[tuple[int, Any] | None] = []
     if not file_there(path):
         raise ValueError("no such file")

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from ragbench._task.scoring import TaskScoring
     from ragbench._types import Document, Example, Prediction, Step
     from ragbench._values.chat_turns import Message, Part, chat_turn, user_turn
+    from ragbench._values.conversation import Conversation, History
     from ragbench._values.engine_errors import EngineError
     from ragbench._values.images import Image
 
@@ -110,6 +111,7 @@ _MODULES = {
     "ragbench._values.engine_errors": ("EngineError",),
     "ragbench._values.images": ("Image",),
     "ragbench._values.chat_turns": ("Message", "Part", "chat_turn", "user_turn"),
+    "ragbench._values.conversation": ("Conversation", "History"),
 }
 NAMESPACES = ("apps", "data", "engines", "flashrag", "protocols", "retrieval", "run", "text", "trace", "yaml_tasks")
 __all__, _contract, _listed = lazy_names(__name__, _MODULES)

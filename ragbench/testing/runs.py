@@ -34,7 +34,7 @@ from .._run.services import ExampleServices
 from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
-from .._storage.shared_turns import with_turns
+from .._storage.shared_turns import TurnsReader
 from .._system import System
 from .._task import Task
 from .._types import Example
@@ -333,8 +333,10 @@ def sample_lines(run_dir: str | Path, task: str) -> list[Any]:
     turns are in the run's turns file (`turns_node`) with its turns and prompts read back (docs/outputs.md)."""
     path = sample_file(run_dir, task)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    turns = TurnsReader()
     read = [
-        with_turns(line, str(path), number) if isinstance(line, dict) else line for number, line in enumerate(lines)
+        turns.with_turns(line, str(path), number) if isinstance(line, dict) else line
+        for number, line in enumerate(lines)
     ]
     failed = next((line for line in read if isinstance(line, RecordError)), None)
     if failed is not None:

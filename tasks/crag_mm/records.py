@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, RecordError
+from ragbench.api import ConfigError, Conversation, Example, RecordError
 from ragbench.api.data import JsonObject
 
 # evaluation/config.py (facebookresearch/CRAG-MM 36b6b4b): sessions left out, and an image URL replaced
@@ -153,7 +153,8 @@ def row_examples(
 ) -> Iterator[Example]:
     """The turns of one conversation, in order, each at the next of `positions` in the task's data; on the
     multi-turn task each carries the earlier turns (`turns`: the user's questions and the gold answers; without
-    `gold_history`, the questions alone, which the run continues with the system's own answers)."""
+    `gold_history`, the questions alone, which the run continues with the system's own answers), a `History` of
+    the row's one `Conversation`, never a copy."""
     session = row.get("session_id")
     if not isinstance(session, str) or not session:
         raise RecordError(where, number + 1, "missing or not a string", "session_id")
@@ -167,7 +168,7 @@ def row_examples(
     if not turns:
         raise RecordError(where, number + 1, "a conversation without turns", "turns")
     image = read_image(row, url, where, number)
-    history: list[dict[str, str]] = []
+    history = Conversation()  # held once: each turn views the turns before it (memory linear in the turns)
     for index, turn in enumerate(turns):
         interaction, query = turn.get("interaction_id"), turn.get("query")
         answer = answers.get(interaction)
@@ -185,12 +186,13 @@ def row_examples(
             gold={"answers": [answer]},
             meta=meta,
             extras={"image_url": url or "", "total_turns": len(turns)},
-            turns=list(history) if kind == "multi" else None,
+            turns=history.history() if kind == "multi" else None,
             images=(image,),
             index=next(positions),
         )
-        history += [{"role": "user", "content": query}]
-        history += [{"role": "assistant", "content": answer}] if gold_history else []
+        history.add("user", query)
+        if gold_history:
+            history.add("assistant", answer)
 
 
 def row_count(session: Any, turns: Any) -> int:

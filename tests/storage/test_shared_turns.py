@@ -123,3 +123,27 @@ def test_a_line_whose_turns_are_gone_is_one_record_error_naming_both_files(tmp_p
     assert not isinstance(read[0], Exception) and read[0]["id"] == "t-0"  # no history: nothing to read back
     problem = str(read[2])
     assert problem.startswith(f"{samples}:3: ") and str(turns) in problem and "\n" not in problem
+
+
+def test_a_reading_reads_its_turns_file_once_and_keeps_nothing_after_it(tmp_path, monkeypatch):
+    """The turns file is read by the reading that needs it (a `TurnsReader` it owns), once for all its lines and
+    again once it changed; no module state keeps a run's turns (an lru_cache did: issue 97)."""
+    from ragbench._storage import shared_turns
+    from ragbench._storage.sample_files import located_samples
+    from ragbench._storage.shared_turns import TurnsReader
+
+    _, run = run_bytes(tmp_path, 4)
+    samples = run / "samples" / "crag_mm_multi.jsonl"
+    reads = []
+    chains = shared_turns._chains
+    monkeypatch.setattr(shared_turns, "_chains", lambda path: reads.append(path) or chains(path))
+    assert len([located for located in located_samples(samples) if located.value.get("turns")]) == 3
+    assert reads == [turns_file(samples)]
+    reader = TurnsReader()
+    line = json.loads(samples.read_text(encoding="utf-8").splitlines()[-1])
+    assert reader.with_turns(line, str(samples), 3)["turns"] == reader.with_turns(line, str(samples), 3)["turns"]
+    assert len(reads) == 2
+    with turns_file(samples).open("a", encoding="utf-8") as handle:
+        handle.write('[-1, {"role": "user", "content": "appended"}]\n')
+    assert len(reader.with_turns(line, str(samples), 3)["turns"]) == 6 and len(reads) == 3  # read again
+    assert not [name for name, value in vars(shared_turns).items() if hasattr(value, "cache_info")]

@@ -26,6 +26,7 @@ from ..._errors import RecordError
 from ..._storage.jsonl import LocatedLine
 from ..._storage.run_shapes import plainly_current
 from ..._storage.sample_files import sample_at, sample_lines
+from ..._storage.shared_turns import TurnsReader
 from ..._values.json_values import JsonObject, JsonValue, json_object
 from ..results.slice_labels import SliceLabels, SliceValue, slice_value
 
@@ -75,14 +76,14 @@ def _holds_large_float(value: Any) -> bool:
 def read_task_scores(path: Path, keys: Iterable[str], fields: Iterable[str]) -> tuple[TaskScores, list[RecordError]]:
     """A samples file's scored examples (`TaskScores`) and its unreadable lines' RecordErrors, read a block at a
     time: each line that `TaskScores.add_text` does not take is read as `located_samples` reads it."""
-    scores, errors, where = TaskScores(keys, fields), [], str(path)
+    scores, errors, where, turns = TaskScores(keys, fields), [], str(path), TurnsReader()
     for item in sample_lines(path, parse_sample_line):
         if isinstance(item, LocatedLine):
             value = item.value
         elif scores.add_text(item[2]):
             continue
         else:
-            value = sample_at(where, *item, parse_sample_line)
+            value = sample_at(where, *item, parse_sample_line, turns)
         if isinstance(value, RecordError):
             errors.append(value)
         else:

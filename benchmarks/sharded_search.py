@@ -26,7 +26,7 @@ figures for benchmarks/scale_projection.py (adding to those of an earlier run of
     python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
     python benchmarks/sharded_search.py --passages 1000000 --kinds bm25,lucene_bm25,faiss_index --dim 768 \
         --work-dir ../scale1m --json-out benchmarks/figures/sharded_search_1m.json   # the 10^6 figures
-    python benchmarks/sharded_search.py --quick      # N=5000, S=2, bm25 and dense: well under a minute
+    python benchmarks/sharded_search.py --quick      # N=5000, S=2 on one node of 2 CPUs, bm25 and dense: seconds
 """
 
 from __future__ import annotations
@@ -321,7 +321,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384, help="dimensions of the dense and faiss vectors")
     parser.add_argument("--work-dir", type=Path, help="keep the corpus and the indexes here, reused by a later run")
     parser.add_argument("--json-out", type=Path, help="write the figures here (benchmarks/scale_projection.py)")
-    parser.add_argument("--quick", action="store_true", help="5000 passages, 2 shards, bm25 and dense")
+    parser.add_argument(
+        "--quick", action="store_true", help="5000 passages, 2 shards on one node of 2 CPUs, bm25 and dense"
+    )
     args = parser.parse_args()
     passages, shards = (5000, 2) if args.quick else (args.passages, args.shards)
     kinds = ("bm25", "dense") if args.quick else tuple(args.kinds.split(","))
@@ -337,7 +339,7 @@ def main() -> None:
         earlier = json.loads(args.json_out.read_text())
         if all(earlier.get(key) == figures[key] for key in ("passages", "shards", "dim")):
             figures["kinds"] = earlier["kinds"]
-    with local_cluster(shards), tempfile.TemporaryDirectory() as tmp:
+    with local_cluster(*((1, shards) if args.quick else (shards, 1))), tempfile.TemporaryDirectory() as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         for name in kinds:

@@ -102,11 +102,13 @@ class AppReply:
         )
 
 
+_SHOWN = reprlib.Repr()  # holds only its limits, so one serves every call and thread
+_SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlist, _SHOWN.maxdict = 120, 120, 6, 6
+
+
 def value_summary(value: object) -> str:
     """A returned value in a line: its type and a short repr."""
-    shown = reprlib.Repr()
-    shown.maxstring, shown.maxother, shown.maxlist, shown.maxdict = 120, 120, 6, 6
-    return " ".join(f"{type(value).__name__}: {shown.repr(value)}".split())[:SUMMARY_CHARS]  # one line
+    return " ".join(f"{type(value).__name__}: {_SHOWN.repr(value)}".split())[:SUMMARY_CHARS]  # one line
 
 
 def passage_of(item: object, where: str) -> Document:

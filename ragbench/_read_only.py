@@ -183,6 +183,11 @@ class ReadOnly:
         return copy
 
 
+def is_read_only(record: object) -> bool:
+    """Whether `record` is a read-only copy of a `ReadOnly` record (nothing in it can change)."""
+    return "_mutable_class" in type(record).__dict__
+
+
 def _built_mutable(cls: type[ReadOnly], *args: Any, **kwargs: Any) -> Any:
     """A read-only class called (as `dataclasses.replace` calls it) builds a mutable record."""
     return cls._mutable_class(*args, **kwargs)

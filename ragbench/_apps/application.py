@@ -177,7 +177,7 @@ class Application(System):
                     spans = collector.take(example_spans)
             elif collector is not None and self._receiver is not None:
                 trace_id, root = new_trace_ids()
-                example_spans = collector.open(trace_id, root)
+                example_spans = collector.open(trace_id, root, awaited=True)
                 try:
                     reply = await self._timed(
                         _with_trace(request, traceparent(trace_id, root), self._receiver.endpoint), extras

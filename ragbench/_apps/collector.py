@@ -75,12 +75,16 @@ class SpanCollector:
         self.counts: Counter[str] = Counter()
         self._unjoined_traces: list[str] = []
 
-    def open(self, trace_id: str, root: str) -> ExampleSpans:
-        """An example's trace, open from now on: its spans join it until `take`."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
+    def open(self, trace_id: str, root: str, awaited: bool = False) -> ExampleSpans:
+        """An example's trace, open from now on: its spans join it until `take`. `awaited`: the example waits for its
+        outermost span (`ExampleSpans.entered`, spans received over OTLP), which wakes it when it arrives; spans
+        ended in process are all in when the call's root span ends, and wake nothing."""
+        loop: asyncio.AbstractEventLoop | None = None
+        if awaited:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
         example = ExampleSpans(trace_id, root, loop)
         with self._lock:
             self._open[trace_id] = example

@@ -20,7 +20,6 @@ priced by a --price-table entry.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -37,7 +36,6 @@ PROVIDER_HOSTS = {
     "openai": "api.openai.com",
     "anthropic": "api.anthropic.com",
 }  # as ragbench._cost.prices' VENDOR_HOSTS
-_INDEXED = re.compile(r"^(.*?)\.(\d+)\.(.+)$")
 
 
 def flat_attributes(attributes: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -62,9 +60,9 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     start = f"{prefix}."
     for key, value in attributes.items():
         if key.startswith(start):
-            found = _INDEXED.match(key)
-            if found and found.group(1) == prefix:
-                items.setdefault(int(found.group(2)), {})[found.group(3)] = value
+            index, dot, rest = key[len(start) :].partition(".")
+            if dot and rest and index.isdecimal():
+                items.setdefault(int(index), {})[rest] = value
     return [items[index] for index in sorted(items)]
 
 

@@ -104,9 +104,29 @@ class AppReply:
 
 def value_summary(value: object) -> str:
     """A returned value in a line: its type and a short repr."""
-    shown = reprlib.Repr()
-    shown.maxstring, shown.maxother, shown.maxlist, shown.maxdict = 120, 120, 6, 6
+    shown = _Shown(SUMMARY_CHARS)
     return " ".join(f"{type(value).__name__}: {shown.repr(value)}".split())[:SUMMARY_CHARS]  # one line
+
+
+class _Shown(reprlib.Repr):
+    """reprlib's short repr that makes no more of it than a summary keeps: once its parts made so far (each a value
+    with nothing inside it, as written) hold `chars` characters that are not white space, the parts after them are
+    left empty. The text before them, hence the summary's first `chars` characters, is as the whole repr's."""
+
+    def __init__(self, chars: int) -> None:
+        super().__init__()
+        self.maxstring, self.maxother, self.maxlist, self.maxdict = 120, 120, 6, 6
+        self.left, self.parts = chars, 0
+
+    def repr1(self, x: object, level: int) -> str:
+        if self.left <= 0:
+            return ""
+        self.parts += 1
+        made = self.parts
+        text = super().repr1(x, level)
+        if self.parts == made:  # nothing inside it was shown part by part: a part as it is written
+            self.left -= len("".join(text.split()))
+        return text
 
 
 def passage_of(item: object, where: str) -> Document:

@@ -139,7 +139,10 @@ def from_readable(span: ReadableSpan) -> Span:
         kind=span.kind.name,
         status=status.status_code.name,
         status_message=status.description or "",
-        attributes={key: json_attribute(value) for key, value in (span.attributes or {}).items()},
+        attributes={  # a text or a whole number (most are) as it is, with no call
+            key: value if isinstance(value, (str, int)) else json_attribute(value)
+            for key, value in (span.attributes or {}).items()
+        },
         events=[
             {
                 "name": event.name,

@@ -10,17 +10,21 @@ as a fresh run of the file would, and `data_sha256` (each record's place and dig
 
 Digests are fed value by value rather than as one `json.dumps`: a CRAG Task 3 example holds 50 web pages
 (megabytes of HTML), and dumping it to JSON first held the event loop several times as long as hashing its
-strings as they are.
+strings as they are. A read-only record's digest is made once (`record_digest` keeps it while the record lives): an
+example's is read by the system that records its answer (ragbench._apps.application) and by its sample.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
+from functools import partial
 from typing import Any
 
+from .._read_only import is_read_only
 from .._values.conversation import History
 from .._values.images import Image
 
@@ -36,12 +40,29 @@ def checkpoint_key(example_id: Any, index: int | None) -> str:
 _FED_WHEN_SET = ("images", "image")
 
 
+# id of a read-only record -> (a weak reference to it, its digest); an entry leaves with its record
+_KNOWN_DIGESTS: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
 def record_digest(example: Any) -> str:
     """sha256 of everything an example (a dataclass) holds but its position in the data (`index`); an image by
-    its content's digest, never where it was read from."""
+    its content's digest, never where it was read from. A read-only record (`ReadOnly.read_only`: nothing in it
+    can change) is digested once, its digest kept while it lives."""
+    key = id(example)
+    known = _KNOWN_DIGESTS.get(key)
+    if known is not None and known[0]() is example:
+        return known[1]
     digest = hashlib.sha256()
     _feed(digest, {name: value for name, value in _fields(example).items() if name != "index"})
-    return digest.hexdigest()
+    made = digest.hexdigest()
+    if is_read_only(example):
+        _KNOWN_DIGESTS[key] = (weakref.ref(example, partial(_forget, key)), made)
+    return made
+
+
+def _forget(key: int, _: object) -> None:
+    """A record gone: its digest out of `_KNOWN_DIGESTS` (an id is reused once its record is gone)."""
+    _KNOWN_DIGESTS.pop(key, None)
 
 
 def _fields(value: Any) -> dict[str, object]:

@@ -211,7 +211,8 @@ def plainly_json(text: str) -> bool:
     and the walk counts at most UNDERCOUNT bytes for each byte written). Quicker than the walk; False only says:
     walk it."""
     bound = min(MAX_VALUES, MAX_BYTES // UNDERCOUNT)
-    return len(text) <= bound and len(text.encode()) <= bound and not _written_deeper(text, MAX_DEPTH)
+    short = len(text) * 4 <= bound or (len(text) <= bound and len(text.encode()) <= bound)  # a character: <= 4 bytes
+    return short and not _written_deeper(text, MAX_DEPTH)
 
 
 def _written_deeper(text: str, levels: int) -> bool:
@@ -219,6 +220,8 @@ def _written_deeper(text: str, levels: int) -> bool:
     another: its escapes taken out, every quote left opens or closes a string, outside which is ASCII; of the
     brackets there each round takes out the innermost pairs, one level (all in C: `nested_deeper`'s token by token
     walk took longer than the walk over the value)."""
+    if text.count("[") + text.count("{") <= levels:  # no more opened (strings' brackets counted too): no deeper
+        return False
     unescaped = text.replace("\\\\", "").replace('\\"', "")  # an escaped backslash first: `\\"` ends a string
     brackets = "".join(unescaped.split('"')[::2]).translate(_NOT_BRACKETS)
     for _ in range(levels):

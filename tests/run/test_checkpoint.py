@@ -160,3 +160,29 @@ def test_an_examples_digest_holds_its_images_by_content_and_one_without_keeps_it
     plain = Example(id="1", question="q", docs=[Document(id="d", title="t", text="x")])
     assert record_digest(plain) == "252171d6335c5b77b8db87d9fd1a2a23d3de4298ee1beb2bab8441b0170212d8"  # d5e1e66a's
     assert record_digest(plain) != record_digest(Example(id="1", question="q", images=of["a.png"].images))
+
+
+def test_a_read_only_examples_digest_is_made_once_and_a_mutable_ones_follows_its_changes(monkeypatch):
+    """The system that records an application's answer and the example's sample both read the digest of the one
+    read-only example the run hands out: it is fed once, kept while the example lives and forgotten with it; a
+    mutable example is fed each time (it may have changed since)."""
+    import gc
+    import hashlib
+    from types import SimpleNamespace
+
+    from ragbench._storage import checkpoint
+    from ragbench.api import Example
+
+    fed = []  # the digests made
+    monkeypatch.setattr(checkpoint, "hashlib", SimpleNamespace(sha256=lambda: fed.append(1) or hashlib.sha256()))
+    example = Example(id="1", question="q", gold={"answers": ["a"]})
+    sealed = example.read_only()
+    assert record_digest(sealed) == record_digest(sealed) == record_digest(example)
+    assert len(fed) == 2  # the read-only copy's once, the mutable record's once
+    example.question = "another"
+    assert record_digest(example) != record_digest(sealed)
+    assert len(fed) == 3  # the mutable one again; the read-only one kept
+    kept = len(checkpoint._KNOWN_DIGESTS)
+    del sealed
+    gc.collect()
+    assert len(checkpoint._KNOWN_DIGESTS) == kept - 1

@@ -71,12 +71,12 @@ def without_texts(line: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-class _JudgeRatings(TypedDict):
+class _RatingEntry(TypedDict):
     raters: list[str]
     scores: dict[str, list[float | None]]
 
 
-class JudgeRatings(_JudgeRatings, total=False):
+class RatingEntry(_RatingEntry, total=False):
     """A record's `judge_ratings` entry of one judged metric (ragbench._run.judges.raters.rating_entry): its raters'
     labels, how many of them the headline averages (absent from records written before it was: 1), each key's
     value per rater (None where that rater gave none, or failed) and each failed rater's error."""
@@ -117,7 +117,7 @@ class SampleRecord(ReadOnly):
     score_errors: dict[str, str] = field(default_factory=dict)
     counted: dict[str, dict[str, int]] = field(default_factory=dict)  # per metric, its counted events
     # per judged metric scored by several raters, their values (ragbench._run.judges.raters.rating_entry)
-    judge_ratings: dict[str, JudgeRatings] = field(default_factory=dict)
+    judge_ratings: dict[str, RatingEntry] = field(default_factory=dict)
     error: str | None = None
     bad_record: bool = False
     infrastructure_failures: list[str] = field(default_factory=list)

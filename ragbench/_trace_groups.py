@@ -16,10 +16,7 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:  # the JSON types alone: the values layer is above this one
-    from ._values.json_values import JsonObject, JsonValue
+from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,36 +38,33 @@ def group(label: str) -> Iterator[None]:
         _PATH.reset(token)
 
 
-def outline(trace: list[Any]) -> list[JsonObject]:
+def outline(trace: list[Any]) -> list[dict[str, Any]]:
     """The tree of a trace (its ragbench._types.Step objects) by the steps' `group` labels; consecutive
     steps of the same group share one node (a group made again later, after other steps, gets a node
     of its own)."""
-    root: list[JsonValue] = []
-    open_path: list[tuple[str, list[JsonValue]]] = []  # the group nodes the previous step sat in: label, items
+    root: list[dict[str, Any]] = []
+    open_path: list[dict[str, Any]] = []  # the group nodes the previous step sat in
     for index, step in enumerate(trace):
         path = [str(label) for label in step.group or []]
         depth = 0
-        while depth < min(len(path), len(open_path)) and open_path[depth][0] == path[depth]:
+        while depth < min(len(path), len(open_path)) and open_path[depth]["group"] == path[depth]:
             depth += 1
         open_path = open_path[:depth]
         for label in path[depth:]:
-            items: list[JsonValue] = []
-            (open_path[-1][1] if open_path else root).append({"group": label, "items": items})
-            open_path.append((label, items))
-        (open_path[-1][1] if open_path else root).append({"step": index})
-    return [item for item in root if isinstance(item, dict)]  # each an object
+            node = {"group": label, "items": []}
+            (open_path[-1]["items"] if open_path else root).append(node)
+            open_path.append(node)
+        (open_path[-1]["items"] if open_path else root).append({"step": index})
+    return root
 
 
-def find_groups(items: list[JsonObject], label: str) -> Iterator[JsonObject]:
+def find_groups(items: list[dict[str, Any]], label: str) -> Iterator[dict[str, Any]]:
     """Every group node named `label`, depth first."""
     for item in items:
         if "group" in item:
             if item["group"] == label:
                 yield item
-            below = item.get("items")
-            yield from find_groups(
-                [node for node in below if isinstance(node, dict)] if isinstance(below, list) else [], label
-            )
+            yield from find_groups(item["items"], label)
 
 
 def grouped(label: str) -> Callable[[F], F]:

@@ -12,7 +12,7 @@ from ragbench.api import ConfigError
 LABELS = ("A", "B", "C")
 
 
-class Judgement(TypedDict):
+class ComplexityJudgement(TypedDict):
     """A question's complexity: its label ("A" | "B" | "C") and the softmax over the three labels' first-step
     scores."""
 
@@ -38,7 +38,7 @@ class ComplexityClassifier:
         # judger.py:181-184: the first token id of each label's encoding
         self.label_ids = [self.tokenizer(label).input_ids[0] for label in LABELS]
 
-    def judge(self, question: str) -> Judgement:
+    def judge(self, question: str) -> ComplexityJudgement:
         """{"label": "A" | "B" | "C", "probabilities": softmax over the three labels' first-step scores}."""
         import torch
 

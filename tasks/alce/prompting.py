@@ -28,7 +28,7 @@ VARIANTS = ("default", "light_inst", "closedbook", "sum_or_ext")
 SHORTER_FIELDS = ("summary", "extraction")
 
 
-class Demo(TypedDict):
+class AlceDemo(TypedDict):
     """A demonstration of a prompt file: its question, its answer (citations in it) and its documents (each a
     title and text, some with ALCE's summary and extraction)."""
 
@@ -43,7 +43,7 @@ class PromptFile:
     demo_sep: str
     demo_prompt: str
     doc_prompt: str
-    demos: tuple[Demo, ...]
+    demos: tuple[AlceDemo, ...]
 
     @property
     def shows_documents(self) -> bool:
@@ -113,7 +113,7 @@ def fill(
     return prompt + ("\n" + "\n".join(answer) if isinstance(answer, list) else answer)
 
 
-def demo_documents(demo: Demo, ndoc: int, use_shorter: str | None) -> list[Document]:
+def demo_documents(demo: AlceDemo, ndoc: int, use_shorter: str | None) -> list[Document]:
     docs = [Document.from_dict(d) for d in demo.get("docs", [])]
     return (shorter_docs(docs, use_shorter) if use_shorter is not None else docs)[:ndoc]
 

@@ -22,7 +22,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import CorpusValue, Document, Example, Metric, MetricDeclaration, Prediction, SampleRecord
+from ragbench.api import (
+    CorpusValue,
+    Document,
+    Example,
+    Metric,
+    MetricDeclaration,
+    Prediction,
+    SampleRecord,
+    Scores,
+)
 from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, list_items, remove_citations, sent_tokenize
 
@@ -61,7 +70,7 @@ def check_documents_known(prediction: Prediction) -> None:
 
 async def citation_scores(
     statements: list[str], docs: list[Document], nli: Any, at_most_citations: int | None = 3
-) -> dict[str, float] | None:
+) -> Scores | None:
     """Per-item citation recall and precision (x100) of `statements` against the shown `docs`."""
     if not statements:
         return None
@@ -130,7 +139,7 @@ class Citation(Metric):
     def statements(self, example: Example, answer: str) -> list[str]:
         return sent_tokenize(answer)
 
-    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> dict[str, Any]:
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         check_documents_known(prediction)
         scores = await citation_scores(
             self.statements(example, prediction.answer), prediction.docs, ctx.nli, self.at_most_citations

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
-from ragbench.api.data import JsonObject
+from ragbench.api.data import JsonObject, JsonValue, json_list, json_object
 from ragbench.api.engines import local_tokenizer
 from ragbench.api.text import tiktoken_encoding
 from ragbench.api.trace import trace_prompts
@@ -66,13 +66,18 @@ class InputTokens(Metric):
         self.tokenizer = str(tokenizer)
         self.count, self.chat_tokenizer = text_counter(self.tokenizer)
 
-    def rendered(self, prompt: str | list[dict[str, str]]) -> str:
+    def rendered(self, prompt: JsonValue) -> str:
+        """A traced prompt's text: a text as it is, chat messages through the tokenizer's chat template (without
+        one: their contents, a blank line apart)."""
         if isinstance(prompt, str):
             return prompt
+        messages = [json_object(message) for message in json_list(prompt)]
         if getattr(self.chat_tokenizer, "chat_template", None):
-            rendered: str = self.chat_tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            rendered: str = self.chat_tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
             return rendered
-        return "\n\n".join(message["content"] for message in prompt if message["content"])
+        return "\n\n".join(str(message["content"]) for message in messages if message["content"])
 
     def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         prompts = trace_prompts(step.to_dict() for step in prediction.trace)

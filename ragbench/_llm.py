@@ -16,7 +16,7 @@ from ._values.images import Image
 from ._values.json_values import JsonObject
 from ._values.llm_request import Request
 from ._values.llm_responses import Response
-from ._values.sampling import Sampling
+from ._values.sampling import Sampling, SamplingArgs
 from ._values.traced_replies import traced_texts
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class LLM(CeilingHeld):
         self,
         scheduler: Scheduler,
         engine: Engine,
-        defaults: dict[str, Any] | None = None,
+        defaults: SamplingArgs | None = None,
         trace: list[Step] | None = None,
         recorder: Callable[..., None] | None = None,
         seed_base: str | None = None,
@@ -47,7 +47,7 @@ class LLM(CeilingHeld):
     ) -> None:
         self.scheduler = scheduler
         self.engine = engine
-        self.defaults = dict(defaults or {})
+        self.defaults: SamplingArgs = defaults.copy() if defaults else {}
         self.trace = trace
         self.recorder = recorder  # ragbench._replay.recording.LlmRecorder: every call to the run's calls/llm.jsonl
         self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
@@ -208,13 +208,14 @@ class LLM(CeilingHeld):
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
-        record.response = {**traced_texts(response.texts), "finish_reason": response.finish_reason}
+        traced: JsonObject = {**traced_texts(response.texts), "finish_reason": response.finish_reason}
         if response.choice_tool_calls is not None:
-            record.response["tool_calls"] = response.to_dict()["tool_calls"]
+            traced["tool_calls"] = response.to_dict()["tool_calls"]
         if response.logprobs is not None:
-            record.response["logprobs"] = [t.__dict__ for t in response.logprobs]
+            traced["logprobs"] = [t.__dict__ for t in response.logprobs]
         if response.token_ids is not None:
-            record.response["token_ids"] = response.token_ids
+            traced["token_ids"] = list(response.token_ids)
+        record.response = traced
         _traced_tokens(record, response)
         record.cached = response.cached
         if self.recorder is not None:

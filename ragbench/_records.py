@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ._errors import RecordError
 from ._read_only import ReadOnly, ReadOnlyList
@@ -71,6 +71,20 @@ def without_texts(line: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+class _RatingEntry(TypedDict):
+    raters: list[str]
+    scores: dict[str, list[float | None]]
+
+
+class RatingEntry(_RatingEntry, total=False):
+    """A record's `judge_ratings` entry of one judged metric (ragbench._run.judges.raters.rating_entry): its raters'
+    labels, how many of them the headline averages (absent from records written before it was: 1), each key's
+    value per rater (None where that rater gave none, or failed) and each failed rater's error."""
+
+    averaged: int
+    errors: dict[str, str]
+
+
 @dataclass
 class SampleRecord(ReadOnly):
     """One example as the run recorded it: the example's question, gold and slice fields; what the
@@ -103,7 +117,7 @@ class SampleRecord(ReadOnly):
     score_errors: dict[str, str] = field(default_factory=dict)
     counted: dict[str, dict[str, int]] = field(default_factory=dict)  # per metric, its counted events
     # per judged metric scored by several raters, their values (ragbench._run.judges.raters.rating_entry)
-    judge_ratings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    judge_ratings: dict[str, RatingEntry] = field(default_factory=dict)
     error: str | None = None
     bad_record: bool = False
     infrastructure_failures: list[str] = field(default_factory=list)

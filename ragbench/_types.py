@@ -17,7 +17,7 @@ from ._read_only import ReadOnly
 from ._trace_groups import current_group
 from ._values.conversation import History
 from ._values.images import Image
-from ._values.json_values import JsonObject
+from ._values.json_values import JsonObject, JsonValue, json_object
 
 
 def _copied(value: Any) -> Any:
@@ -157,11 +157,11 @@ class Example(ReadOnly):
 
     def summary(self) -> JsonObject:
         """What a sample record repeats of the example (docs are recorded on the prediction)."""
-        out: dict[str, Any] = {"id": self.id, "question": self.question, "gold": self.gold}
+        out: JsonObject = {"id": self.id, "question": self.question, "gold": self.gold}
         if self.meta:
             out["meta"] = self.meta
         if self.turns is not None:
-            out["turns"] = list(self.turns)
+            out["turns"] = [dict[str, JsonValue](turn) for turn in self.turns]
         if self.images:
             out["images"] = [image.record(source=True) for image in self.images]
         return out
@@ -176,8 +176,8 @@ class Step(ReadOnly):
 
     kind: str  # "llm" | "retrieval" | "tool" | "custom"
     name: str
-    request: dict[str, Any]
-    response: dict[str, Any] | None = None
+    request: JsonObject
+    response: JsonObject | None = None
     error: str | None = None
     seconds: float = 0.0
     prompt_tokens: int = 0
@@ -228,7 +228,7 @@ class Prediction(ReadOnly):
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def prompts(self) -> list[Any]:
+    def prompts(self) -> list[JsonValue]:
         return trace_prompts(step.to_dict() for step in self.trace)
 
     def shown_docs(self, to_score: str) -> list[Document]:
@@ -242,11 +242,11 @@ class Prediction(ReadOnly):
         return self.docs
 
     def to_dict(self) -> JsonObject:
-        out: dict[str, Any] = {"answer": self.answer}
+        out: JsonObject = {"answer": self.answer}
         if self.raw_output is not None and self.raw_output != self.answer:
             out["raw_output"] = self.raw_output
         if self.citations:
-            out["citations"] = self.citations
+            out["citations"] = [list[JsonValue](cited) for cited in self.citations]
         if self.docs:
             out["docs"] = [d.to_dict() for d in self.docs]
         if self.extras:
@@ -254,11 +254,11 @@ class Prediction(ReadOnly):
         return out
 
 
-def trace_prompts(trace: Iterable[dict[str, Any]]) -> list[Any]:
+def trace_prompts(trace: Iterable[JsonObject]) -> list[JsonValue]:
     """The prompt (or chat messages, or an ensemble's weighted inputs) of every LLM call of a trace, in call
     order. A sample record keeps no other copy: `trace_prompts(sample["trace"])` gives its prompts."""
+    requests = [json_object(step["request"]) for step in trace if step["kind"] == "llm"]
     return [
-        next((step["request"][key] for key in ("messages", "prompt", "ensemble") if key in step["request"]), None)
-        for step in trace
-        if step["kind"] == "llm"
+        next((request[key] for key in ("messages", "prompt", "ensemble") if key in request), None)
+        for request in requests
     ]

@@ -24,7 +24,6 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 from ragbench.api import ConfigError
 from ragbench.api.data import parse_json
@@ -154,7 +153,7 @@ class NuggetFile:
         self.bytes_read += len(added)
         return self.written_topics
 
-    def append(self, topic: str, query: str, nuggets: list[Nugget], made_by: dict[str, Any]) -> None:
+    def append(self, topic: str, query: str, nuggets: list[Nugget], made_by: dict[str, str]) -> None:
         """The topic's line written to the end of the file (on a line of its own after a line a killed run cut short,
         which is then refused when the file is read, naming it)."""
         descriptor = self.open()

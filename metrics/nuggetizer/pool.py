@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from ragbench.api import Example
 from ragbench.api.text import remove_citations, sent_tokenize
@@ -48,7 +47,7 @@ class Pool:
         self.locks: dict[str, asyncio.Lock] = {}
 
     async def nuggets(
-        self, example: Example, create: Callable[[list[str]], Awaitable[list[Nugget]]], made_by: dict[str, Any]
+        self, example: Example, create: Callable[[list[str]], Awaitable[list[Nugget]]], made_by: dict[str, str]
     ) -> list[Nugget]:
         """The topic's nuggets: from the nugget file or made earlier in this run, else created from its pool
         (and written to the nugget file, unless another run wrote them there meanwhile)."""

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
-from ragbench.api.data import JsonObject
+from ragbench.api.data import JsonObject, json_object
 from ragbench.api.retrieval import model_location
 
 from .prompts import messages, sampling
@@ -54,7 +54,7 @@ class RagasMetric(Metric):
     )
 
     def config(self) -> JsonObject:
-        return {"name": self.name, "sampling": sampling("")}
+        return {"name": self.name, "sampling": json_object(sampling(""))}
 
     async def ask(
         self, ctx: Any, prompt: str, given: Mapping[str, object], examples: str = "default"

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from ragbench.api.data import JsonObject
-from ragbench.api.engines import reasoning_model
+from ragbench.api.engines import SamplingArgs, reasoning_model
 
 # The JSON Schema of a ragas output model, as far as its models use it (prompts.json's `output_schema`)
 FieldSchema = TypedDict(
@@ -44,11 +44,11 @@ class Prompt(TypedDict):
 PROMPTS: dict[str, Prompt] = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
 
 # ragas's InstructorModelArgs defaults; instructor's JSON mode asks for a JSON object (response_format)
-SAMPLING: dict[str, Any] = {"temperature": 0.01, "top_p": 0.1, "max_tokens": 1024, "json_mode": True}
-REASONING: dict[str, Any] = {"temperature": 1.0, "left_to_server": ("top_p",), "max_tokens": 1024, "json_mode": True}
+SAMPLING: SamplingArgs = {"temperature": 0.01, "top_p": 0.1, "max_tokens": 1024, "json_mode": True}
+REASONING: SamplingArgs = {"temperature": 1.0, "left_to_server": ("top_p",), "max_tokens": 1024, "json_mode": True}
 
 
-def sampling(model: str) -> dict[str, Any]:
+def sampling(model: str) -> SamplingArgs:
     """The sampling ragas's llm_factory sends to judge `model`."""
     return REASONING if reasoning_model(model) else SAMPLING
 

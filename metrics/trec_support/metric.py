@@ -29,6 +29,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
 from ragbench.api.data import JsonObject
+from ragbench.api.engines import SamplingArgs
 from ragbench.api.text import cited_sentences
 
 from ..segment_texts import SegmentTexts, existing_corpus
@@ -37,7 +38,7 @@ from .labels import WEIGHTS, label
 from .prompts import messages
 
 JUDGED_STEP = "trec_support_pairs"  # the trace's record of an answer's judged pairs, for agreement with others
-SAMPLING: dict[str, Any] = {
+SAMPLING: SamplingArgs = {
     "temperature": 0.7,
     "top_p": 0.95,
     "top_k": 20,

@@ -27,7 +27,7 @@ from ragbench.api import (
     Scores,
 )
 from ragbench.api.data import JsonObject
-from ragbench.api.engines import RequestError
+from ragbench.api.engines import RequestError, SamplingArgs
 
 from ..segment_texts import SegmentTexts, existing_corpus
 from .examples import examples_text
@@ -56,17 +56,27 @@ def messages(model: str, prompt: str) -> list[dict[str, str]]:
 UNSENT = ("n", "seed")  # umbrela's client sends neither
 
 
-def sampling(model: str, max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
+def sampling(model: str, max_tokens: int = MAX_TOKENS) -> SamplingArgs:
     """umbrela's chat.completions sampling, number for number as its body holds it: greedy (0.0) with top_p 1 (the
     int), max_tokens, frequency_penalty 0.5 and presence_penalty 0 (the int); or for a reasoning model temperature
     1.0, no top_p, no penalties and 4,096 max_completion_tokens; never n or a seed."""
     if reasoning_style(model):
         tokens = REASONING_MAX_TOKENS if max_tokens == MAX_TOKENS else max_tokens
-        reasoning = {"left_to_server": ("top_p", *UNSENT), "max_tokens_as": "max_completion_tokens"}
-        return {"temperature": 1.0, "max_tokens": tokens} | reasoning
-    greedy = {"temperature": 0.0, "top_p": 1, "left_to_server": UNSENT, "max_tokens_as": "max_tokens"}
-    greedy |= {"frequency_penalty": 0.5, "presence_penalty": 0}
-    return greedy | {"max_tokens": max_tokens}
+        return {
+            "temperature": 1.0,
+            "max_tokens": tokens,
+            "left_to_server": ("top_p", *UNSENT),
+            "max_tokens_as": "max_completion_tokens",
+        }
+    return {
+        "temperature": 0.0,
+        "top_p": 1,
+        "left_to_server": UNSENT,
+        "max_tokens_as": "max_tokens",
+        "frequency_penalty": 0.5,
+        "presence_penalty": 0,
+        "max_tokens": max_tokens,
+    }
 
 
 class Umbrela(Metric):

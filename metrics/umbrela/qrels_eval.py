@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ragbench.api import Example, KeySpec, MetricDeclaration, SampleRecord, cohen_kappa
+from ragbench.api.data import JsonObject, JsonValue
 
 GRADES = (0, 1, 2, 3)
 JUDGED_STEP = "umbrela_qrels"  # the judge trace's record of a topic's judged pairs (`judged_pairs`)
@@ -71,10 +72,12 @@ def count_pairs(count: Any, humans: list[int], graded: list[tuple[int, bool]]) -
             count(invalid(human))
 
 
-def judged_pairs(cat: tuple[int, ...], judged: list[tuple[str, int]], graded: list[tuple[int, bool]]) -> dict[str, Any]:
+def judged_pairs(cat: tuple[int, ...], judged: list[tuple[str, int]], graded: list[tuple[int, bool]]) -> JsonObject:
     """What the sample's judge trace keeps of a topic's judged pairs (step JUDGED_STEP), from which `ragbench export
     umbrela-qrels` writes umbrela's modified qrels: `judge_cat`, and each pair's [docid, qrels grade, judge's grade]."""
-    pairs = [[docid, human, judged] for (docid, human), (judged, _) in zip(judged, graded, strict=True)]
+    pairs: list[JsonValue] = [
+        [docid, human, judged] for (docid, human), (judged, _) in zip(judged, graded, strict=True)
+    ]
     return {"judge_cat": "".join(map(str, cat)), "judged": pairs}
 
 

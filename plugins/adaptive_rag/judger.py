@@ -5,11 +5,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ragbench.api import ConfigError
 
 LABELS = ("A", "B", "C")
+
+
+class ComplexityJudgement(TypedDict):
+    """A question's complexity: its label ("A" | "B" | "C") and the softmax over the three labels' first-step
+    scores."""
+
+    label: str
+    probabilities: list[float]
 
 
 class ComplexityClassifier:
@@ -30,7 +38,7 @@ class ComplexityClassifier:
         # judger.py:181-184: the first token id of each label's encoding
         self.label_ids = [self.tokenizer(label).input_ids[0] for label in LABELS]
 
-    def judge(self, question: str) -> dict[str, Any]:
+    def judge(self, question: str) -> ComplexityJudgement:
         """{"label": "A" | "B" | "C", "probabilities": softmax over the three labels' first-step scores}."""
         import torch
 

@@ -135,7 +135,7 @@ class AdaptiveRag(System):
         self.multi_hop_system().check_model(engine)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        label = (await self._judger.judge(example, ctx))["label"]
+        label = str((await self._judger.judge(example, ctx))["label"])  # one of LABELS (the judger checks it)
         with ctx.group(f"{label}: {ROUTES[label]}"):
             if label == "C":
                 prediction = await self.multi_hop_system().run(example, ctx)

@@ -29,7 +29,7 @@ FlashRAG runs FLARE one example at a time; here the scheduler batches the calls 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from annotated_types import Ge, Gt, Le
 
@@ -38,6 +38,14 @@ from ragbench.api.engines import Engine, Response, local_tokenizer
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate, flashrag_searching
 
 from .prompts import SENTENCE_END, STOP
+
+
+class FlareRound(TypedDict):
+    """One round of an example (the prediction's extras["flare"]["rounds"]): whether it searched, and the tokens it
+    judged."""
+
+    searched: bool
+    tokens: int
 
 
 class Flare(System):
@@ -94,7 +102,7 @@ class Flare(System):
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question, kept, judged = example.question, "", 0
         docs: list[Document] = []
-        rounds: list[dict[str, Any]] = []
+        rounds: list[FlareRound] = []
         while judged < self.max_generation_length and len(rounds) < self.max_iter_num:
             with ctx.group(f"iteration {len(rounds) + 1}"):
                 prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, [], previous_gen=kept, question=question)

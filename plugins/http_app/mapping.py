@@ -27,6 +27,7 @@ from jmespath.exceptions import JMESPathError
 
 from ragbench.api import ConfigError, Document
 from ragbench.api.apps import AppReplyError, AppRequest, value_summary
+from ragbench.api.data import JsonObject, JsonValue
 
 VARIABLES = ("question", "id", "history", "messages", "meta", "extras", "task")  # what a body template can use
 OPENAI_PASSAGES = (  # where OpenAI-compatible RAG servers put the passages, tried in this order
@@ -191,12 +192,12 @@ def strings(value: Any) -> list[str]:
     return []
 
 
-def openai_body(request: AppRequest, model: str) -> dict[str, Any]:
+def openai_body(request: AppRequest, model: str) -> JsonObject:
     """An OpenAI chat-completions request for the example: its conversation, then the question (with its pictures as
     image parts, as data URLs)."""
     messages = request.messages()
     if request.images:
-        parts: list[dict[str, Any]] = [{"type": "text", "text": request.question}]
+        parts: list[JsonValue] = [{"type": "text", "text": request.question}]
         parts += [
             {
                 "type": "image_url",
@@ -205,7 +206,7 @@ def openai_body(request: AppRequest, model: str) -> dict[str, Any]:
             for image in request.images
         ]
         messages[-1] = {"role": "user", "content": parts}
-    return {"model": model, "messages": messages, "stream": False}
+    return {"model": model, "messages": list[JsonValue](messages), "stream": False}
 
 
 def passage_fields(**given: str | None) -> dict[str, str | None]:

@@ -11,9 +11,10 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from ragbench.api import Document
 from ragbench.api.apps import AppReply, AppReplyError, answer_text, document_of, value_summary
+from ragbench.api.data import JsonObject
 
 
-def chat_history(turns: list[dict[str, Any]]) -> list[ChatMessage]:
+def chat_history(turns: list[JsonObject]) -> list[ChatMessage]:
     """The example's conversation before its question, as a chat engine's history."""
     history = []
     for turn in turns:
@@ -21,7 +22,7 @@ def chat_history(turns: list[dict[str, Any]]) -> list[ChatMessage]:
         if not isinstance(content, str):  # content parts: their texts
             content = "".join(
                 str(part.get("text", ""))
-                for part in content or []
+                for part in (content if isinstance(content, list) else [])
                 if isinstance(part, dict) and part.get("type") == "text"
             )
         history.append(ChatMessage(role=str(turn.get("role", "user")), content=content))

@@ -372,6 +372,6 @@ def parse_score(reply: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def describe(doc: Document) -> Any:
+def describe(doc: Document) -> str:
     """How the trace names a document: its corpus id, else its title."""
     return doc.id if doc.id is not None else doc.title

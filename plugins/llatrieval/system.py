@@ -72,6 +72,7 @@ from .prompts import (
     summary_messages,
     update_message,
 )
+from .records import Iteration, Verification, Window
 from .statistics import run_statistics
 from .tokens import load_counter
 
@@ -175,7 +176,7 @@ class LLatrieval(System):
         questions = self.questions(example)
         text = "\n".join(questions)
         selected: list[Document] = []
-        iterations: list[dict[str, Any]] = []
+        iterations: list[Iteration] = []
         for t in range(self.max_iterations):
             with ctx.group(f"iteration {t + 1}"):  # the viewer's timeline: iteration -> its steps
                 query = await self.query(t, text, selected, ctx)
@@ -188,7 +189,7 @@ class LLatrieval(System):
                 # at the head (position=head), without de-duplication.
                 candidates = new if t == 0 else (selected + new if self.old_position == "head" else new + selected)
                 selected, windows = await self.select(questions, candidates, ctx)
-                record: dict[str, Any] = {
+                record: Iteration = {
                     "iteration": t + 1,
                     "query": query,
                     "retrieved": len(retrieved),
@@ -201,8 +202,8 @@ class LLatrieval(System):
                 iterations.append(record)
                 if t == self.max_iterations - 1:
                     break  # the last iteration's selection is final, never verified
-                record["verification"] = await self.verify(example, questions, selected, ctx)
-                if record["verification"]["passed"]:
+                verdict = record["verification"] = await self.verify(example, questions, selected, ctx)
+                if verdict["passed"]:
                     break
         return await self.answer(example, ctx, selected, text, iterations)
 
@@ -230,11 +231,11 @@ class LLatrieval(System):
 
     async def select(
         self, questions: list[str], docs: list[Document], ctx: Context
-    ) -> tuple[list[Document], list[dict[str, Any]]]:
+    ) -> tuple[list[Document], list[Window]]:
         """iterative_select_supporting_documents_single: windows of `window_size` (the kept docs first,
         then new ones), each call keeps k of them, until every candidate was browsed. The documents kept
         are recorded as a custom step, "selection"."""
-        to_browse, windows = list(docs), []
+        to_browse, windows = list(docs), list[Window]()
         selected: list[Document] = []
         while to_browse:
             take = self.window_size - len(selected)
@@ -245,14 +246,14 @@ class LLatrieval(System):
                 await ctx.llm.chat(messages, step="select", max_tokens=self.select_max_tokens, temperature=0.0)
             ).text
             selected = [shown[i] for i in parse_selection(reply, len(shown), self.k)]
-            windows.append(
-                {
-                    "shown": [describe(d) for d in shown],
-                    "reply": reply,
-                    "selected": [describe(d) for d in selected],
-                    **({"deferred": len(deferred)} if deferred else {}),
-                }
-            )
+            window: Window = {
+                "shown": [describe(d) for d in shown],
+                "reply": reply,
+                "selected": [describe(d) for d in selected],
+            }
+            if deferred:
+                window["deferred"] = len(deferred)
+            windows.append(window)
         # the documents the loop goes on with (verified, then answered from): the trace's retrieval step
         # lists every candidate, the select calls' replies only numbers
         ctx.record_step(
@@ -278,9 +279,7 @@ class LLatrieval(System):
             deferred.insert(0, extra.pop())
         return selected + extra, deferred
 
-    async def verify(
-        self, example: Example, questions: list[str], docs: list[Document], ctx: Context
-    ) -> dict[str, Any]:
+    async def verify(self, example: Example, questions: list[str], docs: list[Document], ctx: Context) -> Verification:
         docs = docs[: self.k]  # filter_bad_question: item["docs"][:top_k_filtration]
         if self.verification == "gold":
             if not (example.gold.get("qa_pairs") or example.gold.get("answers")):
@@ -319,7 +318,7 @@ class LLatrieval(System):
         return (await ctx.llm.chat(messages, step=step, max_tokens=self.update_max_tokens, temperature=0.0)).text
 
     async def answer(
-        self, example: Example, ctx: Context, docs: list[Document], text: str, iterations: list[dict[str, Any]]
+        self, example: Example, ctx: Context, docs: list[Document], text: str, iterations: list[Iteration]
     ) -> Prediction:
         """run.py: the task's own answer prompt over the selected docs, its chat framing (ALCE's system
         message) and its post-processing (run.py's and eval.py's). A prompt with demonstrations (a task

@@ -10,12 +10,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
 from ragbench.api import Context, Document, Example, Prediction, Task
-from ragbench.api.engines import EngineNeeds, Response
+from ragbench.api.data import JsonObject, JsonValue
+from ragbench.api.engines import EngineNeeds, Response, SamplingArgs
 from ragbench.api.flashrag import flashrag_reference
 from ragbench.api.retrieval import passage_text
 from ragbench.api.text import Snippets
@@ -79,11 +80,11 @@ class Round:
     docids: list[str] = field(default_factory=list)
 
 
-def run_file(rounds: list[Round], searches: int, answer: str) -> dict[str, Any]:
+def run_file(rounds: list[Round], searches: int, answer: str) -> JsonObject:
     """What search_r1_client.py writes of a question (`conversation_data`): the reasoning and search of every
     round but the last, the last round's output; the docids of those searches; "completed" where it found an
     answer."""
-    result: list[dict[str, Any]] = []
+    result: list[JsonValue] = []
     for step in rounds[:-1]:
         if step.think:
             result.append({"type": "reasoning", "tool_name": None, "arguments": None, "output": step.think})
@@ -100,7 +101,7 @@ def run_file(rounds: list[Round], searches: int, answer: str) -> dict[str, Any]:
     return {
         "status": "completed" if answer else "incomplete",
         "tool_call_counts": {"search": searches},
-        "retrieved_docids": sorted({docid for step in rounds[:-1] for docid in step.docids}),
+        "retrieved_docids": [*sorted({docid for step in rounds[:-1] for docid in step.docids})],
         "result": result,
     }
 
@@ -168,7 +169,7 @@ class SearchR1Own(ReasoningSearch):
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_r1_own on {task.name}", stop_known=True)
 
-    def sampling(self) -> dict[str, Any]:
+    def sampling(self) -> SamplingArgs:
         return {
             "max_tokens": self.round_tokens,
             "temperature": self.temperature,

@@ -20,7 +20,7 @@ from typing import Annotated, Any, ClassVar
 from annotated_types import Ge
 
 from ragbench.api import Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
-from ragbench.api.engines import Response
+from ragbench.api.engines import Response, SamplingArgs
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling, flashrag_searching
 
 from .prompts import (
@@ -180,7 +180,7 @@ class ReasoningSearch(System):
             ),
         )
 
-    def sampling(self) -> dict[str, Any]:
+    def sampling(self) -> SamplingArgs:
         return flashrag_sampling(
             "vllm", max_tokens=self.round_tokens, stop=list(self.search_format.stop), skip_special_tokens=False
         )

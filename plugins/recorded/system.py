@@ -180,7 +180,7 @@ class Recorded(System):
             extras=extras,
         )
 
-    def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:
+    def report(self, samples: list[SampleRecord], complete_data: bool) -> JsonObject:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data; the task's notes."""
         errors = list(self.file_errors)
         if complete_data:
@@ -190,4 +190,7 @@ class Recorded(System):
                 for example_id in self.outputs
                 if example_id not in seen_ids
             ]
-        return {"predictions_file": self.path, "errors": errors} | ({"notes": self.notes} if self.notes else {})
+        report: JsonObject = {"predictions_file": self.path, "errors": [*errors]}
+        if self.notes:
+            report["notes"] = [*self.notes]
+        return report

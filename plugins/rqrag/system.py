@@ -33,7 +33,7 @@ from typing import Annotated, Any, cast
 from annotated_types import Ge, Gt, Le
 
 from ragbench.api import ConfigError, Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
-from ragbench.api.engines import Response
+from ragbench.api.engines import Response, SamplingArgs
 from ragbench.api.flashrag import flashrag_searching, title_and_text
 
 from .prompts import ANSWER_TOKEN, END, QUERY_TOKENS, STOP, evidences, first_prompt
@@ -116,7 +116,7 @@ class RqRag(System):
                 "vocabulary entries); use RQ-RAG's model, e.g. zorowin123/rq_rag_llama2_7B"
             )
 
-    def _sampling(self, token: str) -> dict[str, Any]:
+    def _sampling(self, token: str) -> SamplingArgs:
         temperature = self.answer_temperature if token == ANSWER_TOKEN else 0.0
         return {
             "temperature": temperature,

@@ -27,7 +27,7 @@ import asyncio
 import dataclasses
 import math
 from statistics import mean
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from annotated_types import Ge
 
@@ -45,7 +45,7 @@ from ragbench.api import (
     Task,
 )
 from ragbench.api.data import JsonObject
-from ragbench.api.engines import Engine, EngineNeeds
+from ragbench.api.engines import Engine, EngineNeeds, SamplingArgs
 from ragbench.api.protocols import closed_answer
 from ragbench.api.trace import outline
 
@@ -64,6 +64,9 @@ from .prompts import (
 )
 from .scoring import LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob, token_positions
 from .shapes import SelfRagTrace, Settings
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from Python 3.11
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 
@@ -236,7 +239,7 @@ class SelfRag(System):
         resolved = getattr(self, "_resolved", None)
         return {**super().config(), **({"resolved": resolved} if resolved else {})}
 
-    def sampling(self, window: int | None = None, **extra: Any) -> dict[str, Any]:
+    def sampling(self, window: int | None = None, **extra: Unpack[SamplingArgs]) -> SamplingArgs:
         """Greedy sampling as upstream; `window` is the top-k upstream asked for at this call,
         applied to the named tokens under logprob_window=upstream."""
         if window is not None and self.logprob_window == "upstream":

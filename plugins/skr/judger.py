@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -52,6 +52,13 @@ def knn_rule(neighbours: list[str], training: Counter[str], topk: int) -> bool:
     return delta > 0 and delta >= threshold
 
 
+class SkrJudgement(TypedDict):
+    """A question's judgement: whether to retrieve, and the nearest training questions' judgements, nearest first."""
+
+    label: bool
+    neighbours: list[str]
+
+
 class SkrJudger:
     """SKR-kNN over `training_data` with the encoder in `folder` (float32, on the CPU)."""
 
@@ -87,7 +94,7 @@ class SkrJudger:
             pooled = self.encoder(**inputs, return_dict=True).pooler_output
             return torch.nn.functional.normalize(pooled, dim=-1).float().numpy()
 
-    def judge(self, question: str) -> dict[str, Any]:
+    def judge(self, question: str) -> SkrJudgement:
         """{"label": retrieve or not, "neighbours": the nearest training questions' judgements, nearest first}."""
         distances = ((self.index - self.encode([question])) ** 2).sum(axis=1)
         nearest = np.argsort(distances, kind="stable")[: self.topk]

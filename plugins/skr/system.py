@@ -100,7 +100,7 @@ class Skr(System):
         self._judger.load_model()  # once, before the examples run: a damaged folder is one line
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        retrieve = (await self._judger.judge(example, ctx))["label"]
+        retrieve = bool((await self._judger.judge(example, ctx))["label"])  # True or False (the judger checks it)
         return await flashrag_naive_or_zero_shot(
             ctx, example, retrieve, self.topk, self.max_tokens, ZERO_SHOT, extras={"skr": {"retrieve": retrieve}}
         )

@@ -21,7 +21,7 @@ import asyncio
 import itertools
 import re
 from statistics import mean
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from annotated_types import Ge
 
@@ -40,6 +40,19 @@ from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_
 from .prompts import FIXED, PROMPTS, REFERENCE
 
 CANDIDATE = re.compile(r"\((\w+)\)\s*([^()]+)")
+
+
+class _SureTrace(TypedDict):
+    candidates: list[str]
+
+
+class SureTrace(_SureTrace, total=False):
+    """What an example records (the prediction's extras["sure"]): the candidate answers and, where there were any,
+    each one's validation (0 or 1), its ranking score and the index of the one chosen."""
+
+    validation: list[int]
+    ranking: list[float]
+    chosen: int
 
 
 def parse_candidates(output: str) -> list[str]:
@@ -131,7 +144,7 @@ class SuRe(System):
             )
             candidates = parse_candidates(output)
             ctx.record_step("candidates", inputs={"output": output}, outputs={"candidates": candidates})
-        extras: dict[str, Any] = {"candidates": candidates}
+        extras: SureTrace = {"candidates": candidates}
         if not candidates:
             return Prediction(example_id=example.id, answer="", raw_output=output, docs=docs, extras={"sure": extras})
         with ctx.group("summaries"):
@@ -167,7 +180,7 @@ class SuRe(System):
                 inputs={"validation": validation, "ranking": ranking},
                 outputs={"answer": candidates[best], "index": best},
             )
-        extras.update(validation=validation, ranking=ranking, chosen=best)
+        extras["validation"], extras["ranking"], extras["chosen"] = validation, ranking, best
         return Prediction(
             example_id=example.id, answer=candidates[best], raw_output=output, docs=docs, extras={"sure": extras}
         )

@@ -14,8 +14,6 @@ the report; an example without a trace fails, saying so.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragbench.api import Context, Example, Prediction, SampleRecord, System, SystemDeclaration
 from ragbench.api.apps import (
     AppReply,
@@ -85,7 +83,7 @@ class Traced(System):
             extras=extras,
         )
 
-    def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:
+    def report(self, samples: list[SampleRecord], complete_data: bool) -> JsonObject:
         """The file's lines that could not be read and its traces that answer no example of the task."""
         errors = list(self._problems)
         if complete_data:
@@ -98,7 +96,7 @@ class Traced(System):
             notes.append(
                 f"{self._unmatched} trace(s) of {self.path} have no {self.match} attribute: they answer no example"
             )
-        return {"traces_file": self.path, "errors": errors, "notes": notes}
+        return {"traces_file": self.path, "errors": [*errors], "notes": [*notes]}
 
     @classmethod
     def trace_outline(cls, record: SampleRecord) -> list[JsonObject]:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._types import Document, Step
-from .._values.json_values import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue, json_object
 from .._values.traced_replies import traced_texts
 from .spans import Span
 
@@ -38,25 +38,25 @@ PROVIDER_HOSTS = {
 }  # as ragbench._cost.prices' VENDOR_HOSTS
 
 
-def flat_attributes(attributes: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flat_attributes(attributes: Mapping[str, JsonValue], prefix: str = "") -> JsonObject:
     """Attributes as OTel holds them, one dotted key each: a nested form (Phoenix's exports nest them by their dots:
     {"llm": {"model_name": ...}}, lists of objects for indexed keys) flattened, a flat one as it is."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for key, value in attributes.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
+        if isinstance(value, dict):
             out.update(flat_attributes(value, f"{name}."))
-        elif isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+        elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
             for index, item in enumerate(value):
-                out.update(flat_attributes(item, f"{name}.{index}."))
+                out.update(flat_attributes(json_object(item), f"{name}.{index}."))
         else:
             out[name] = value
     return out
 
 
-def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+def indexed(attributes: Mapping[str, JsonValue], prefix: str) -> list[JsonObject]:
     """The items of an indexed attribute (`prefix.0.rest`, `prefix.1.rest` ...), each {rest: value}, by index."""
-    items: dict[int, dict[str, Any]] = {}
+    items: dict[int, JsonObject] = {}
     start = f"{prefix}."
     for key, value in attributes.items():
         if key.startswith(start):
@@ -86,7 +86,7 @@ def whole(value: Any) -> int:
     return max(0, number)
 
 
-def span_kind(attributes: Mapping[str, Any]) -> str:
+def span_kind(attributes: Mapping[str, JsonValue]) -> str:
     """What a span did, lower case: llm, retriever, tool, embedding, reranker, chain, agent ... (OpenInference's
     kind, else GenAI's operation mapped onto those), "span" where neither says."""
     kind = attributes.get(OI_KIND)
@@ -120,7 +120,7 @@ def genai_messages(value: Any) -> list[JsonObject]:
     return turns
 
 
-def _oi_messages(attributes: Mapping[str, Any], prefix: str) -> list[JsonObject]:
+def _oi_messages(attributes: Mapping[str, JsonValue], prefix: str) -> list[JsonObject]:
     turns: list[JsonObject] = []
     for item in indexed(attributes, prefix):
         content = item.get("message.content")
@@ -131,7 +131,7 @@ def _oi_messages(attributes: Mapping[str, Any], prefix: str) -> list[JsonObject]
     return turns
 
 
-def _model(attributes: Mapping[str, Any]) -> tuple[str, str | None]:
+def _model(attributes: Mapping[str, JsonValue]) -> tuple[str, str | None]:
     """The model a call asked for (its request's, which a price list names; else the one that answered) and the
     provider whose API it was sent to, where that is known (see the module's docstring)."""
     invocation = json_text(attributes.get("llm.invocation_parameters"))
@@ -151,7 +151,7 @@ def _model(attributes: Mapping[str, Any]) -> tuple[str, str | None]:
     return str(model), str(provider) if provider else None
 
 
-def model_step(span: Span, attributes: Mapping[str, Any]) -> Step:
+def model_step(span: Span, attributes: Mapping[str, JsonValue]) -> Step:
     model, provider = _model(attributes)
     messages = _oi_messages(attributes, "llm.input_messages") or genai_messages(attributes.get("gen_ai.input.messages"))
     request: JsonObject = {"model": model}
@@ -194,7 +194,7 @@ def model_step(span: Span, attributes: Mapping[str, Any]) -> Step:
     return step
 
 
-def documents_of(attributes: Mapping[str, Any], prefix: str = "retrieval.documents") -> list[Document]:
+def documents_of(attributes: Mapping[str, JsonValue], prefix: str = "retrieval.documents") -> list[Document]:
     """The documents of a retrieval (or rerank) span: OpenInference's indexed `document.*` attributes, else GenAI's
     `gen_ai.retrieval.documents` (JSON: [{id, score, content ...}])."""
     docs = []
@@ -238,7 +238,7 @@ def _score(value: Any) -> float | None:
 QUERY_KEYS = ("query", "query_str", "question")  # where a search span's JSON input holds its query (Haystack, DSPy)
 
 
-def search_query(attributes: Mapping[str, Any]) -> Any:
+def search_query(attributes: Mapping[str, JsonValue]) -> JsonValue:
     """A search's query: GenAI's query text, else the span's input - its text, or where that is a JSON object of the
     search's arguments (`{"query": ..., "top_k": ...}`: Haystack's and DSPy's retrievers), the query among them."""
     if "gen_ai.retrieval.query.text" in attributes:
@@ -250,7 +250,7 @@ def search_query(attributes: Mapping[str, Any]) -> Any:
     return given
 
 
-def search_step(span: Span, attributes: Mapping[str, Any]) -> Step:
+def search_step(span: Span, attributes: Mapping[str, JsonValue]) -> Step:
     docs = documents_of(attributes)
     query = search_query(attributes)
     request: JsonObject = {"retriever": str(attributes.get("gen_ai.data_source.id") or span.name), "query": str(query)}
@@ -267,7 +267,7 @@ def search_step(span: Span, attributes: Mapping[str, Any]) -> Step:
     return step
 
 
-def tool_step(span: Span, attributes: Mapping[str, Any]) -> Step:
+def tool_step(span: Span, attributes: Mapping[str, JsonValue]) -> Step:
     name = attributes.get("gen_ai.tool.name", attributes.get("tool.name", span.name))
     arguments = json_text(attributes.get("gen_ai.tool.call.arguments", attributes.get("input.value")))
     result = json_text(attributes.get("gen_ai.tool.call.result", attributes.get("output.value")))
@@ -279,7 +279,7 @@ def tool_step(span: Span, attributes: Mapping[str, Any]) -> Step:
     )
 
 
-def own_step(span: Span, attributes: Mapping[str, Any], kind: str) -> Step:
+def own_step(span: Span, attributes: Mapping[str, JsonValue], kind: str) -> Step:
     """A span of the application's own (a chain, an agent, a rerank, an embedding): its input and output."""
     inputs: JsonObject = {}
     outputs: JsonObject = {}
@@ -373,11 +373,11 @@ def uncounted(spans: list[Span]) -> set[str]:
     return skipped
 
 
-def span_outline(trace: list[Any]) -> list[dict[str, Any]]:
+def span_outline(trace: list[Any]) -> list[JsonObject]:
     """The viewer's outline of a trace whose steps came from spans (ragbench._trace_groups' form): a span with
     children is a group labelled with its name, holding its own step first, then its children's; a step of no span
     (or whose parent is not in the trace) sits at the top."""
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, JsonObject] = {}
     children: dict[str | None, list[int]] = {}
     for index, step in enumerate(trace):
         span = getattr(step, "span", None) or {}
@@ -388,7 +388,7 @@ def span_outline(trace: list[Any]) -> list[dict[str, Any]]:
         parent = span.get("parent")
         children.setdefault(parent if parent in by_id else None, []).append(index)
 
-    def items(index: int) -> dict[str, Any]:
+    def items(index: int) -> JsonObject:
         span_id = (getattr(trace[index], "span", None) or {}).get("id")
         below = children.get(span_id, []) if isinstance(span_id, str) else []
         if not below or not isinstance(span_id, str):

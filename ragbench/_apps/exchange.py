@@ -34,7 +34,7 @@ class AppRequest:
 
     id: str
     question: str
-    history: list[dict[str, Any]] = field(default_factory=list)  # the conversation's turns before the question
+    history: list[JsonObject] = field(default_factory=list)  # the conversation's turns before the question
     images: tuple[Image, ...] = ()
     meta: dict[str, object] = field(default_factory=dict)
     extras: dict[str, object] = field(default_factory=dict)
@@ -47,14 +47,14 @@ class AppRequest:
         return cls(
             id=example.id,
             question=example.question,
-            history=copy.deepcopy([dict(turn) for turn in example.turns or []]),
+            history=copy.deepcopy([{**turn} for turn in example.turns or []]),
             images=tuple(example.images),
             meta=copy.deepcopy(dict(example.meta)),
             extras=copy.deepcopy(dict(example.extras)),
             task=task,
         )
 
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[JsonObject]:
         """The conversation as chat messages: the history, then the question as the user's turn."""
         return [*copy.deepcopy(self.history), {"role": "user", "content": self.question}]
 

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from .._records import SampleRecord
 from .._types import Prediction, Step
-from .._values.json_values import MAX_DEPTH, json_object
+from .._values.json_values import MAX_DEPTH, json_list, json_object
 from .._values.tool_calls import ToolCall, tools_of
 from .cost_schema import Budget, CostFigures, CostSections, RepeatedWork
 
@@ -68,7 +68,7 @@ class BudgetTally:
             if step.kind == "llm":
                 self._llm_call(step, requests)
             elif step.kind == "retrieval":
-                ids = list((step.response or {}).get("ids") or [])
+                ids = json_list((step.response or {}).get("ids"))
                 self.ids_missing |= any(i is None for i in ids)
                 retrieved.update(ids)
                 self.totals["searches"] += 1
@@ -86,12 +86,12 @@ class BudgetTally:
         self.totals["output_tokens"] += step.completion_tokens
         self.tokens_reported |= bool(step.prompt_tokens or step.completion_tokens)
         calls = [
-            ToolCall.from_dict(call)
-            for choice in (step.response or {}).get("tool_calls") or ()
-            for call in choice or ()
+            ToolCall.from_dict(json_object(call))
+            for choice in json_list((step.response or {}).get("tool_calls"))
+            for call in json_list(choice)
         ]
         if calls:
-            offered = tools_of(step.request.get("tools"))
+            offered = tools_of([json_object(tool) for tool in json_list(step.request.get("tools"))])
             self.repeats["tool_calls"] = self.repeats.get("tool_calls", 0) + len(calls)
             self.repeats["malformed_tool_calls"] = self.repeats.get("malformed_tool_calls", 0) + sum(
                 call.error is not None for call in calls

@@ -3,13 +3,10 @@ same lines on a run's page)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from .cost_schema import CostFigures
+from .cost_schema import CostFigures, TokenCost
 
 
-def money_phrase(cost: Mapping[str, Any]) -> str:
+def money_phrase(cost: TokenCost) -> str:
     """A `TokenCost`'s money: dollars, or why there is no figure; with several models, each one's."""
     money = f"${cost['usd']:.4f}" if cost.get("usd") is not None else f"no money figure ({cost.get('usd_note')})"
     shares = [
@@ -19,14 +16,14 @@ def money_phrase(cost: Mapping[str, Any]) -> str:
     return money + (f" ({', '.join(shares)})" if shares else "")
 
 
-def _calls_phrase(cost: Mapping[str, Any]) -> str:
+def _calls_phrase(cost: TokenCost) -> str:
     return (
         f"{cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} failed{_billed_phrase(cost)}), tokens "
         f"{cost['prompt_tokens']} in / {cost['completion_tokens']} out{_prompt_cache_phrase(cost)}, {money_phrase(cost)}"
     )
 
 
-def _billed_phrase(cost: Mapping[str, Any]) -> str:
+def _billed_phrase(cost: TokenCost) -> str:
     """Of the failed calls, those whose vendor billed answers not taken, and those tokens (counted in the totals)."""
     billed = cost.get("billed_no_answer")
     if not billed:
@@ -34,7 +31,7 @@ def _billed_phrase(cost: Mapping[str, Any]) -> str:
     return f", {billed['calls']} of them billed with no answer: {billed['prompt_tokens']} in / {billed['completion_tokens']} out"
 
 
-def _prompt_cache_phrase(cost: Mapping[str, Any]) -> str:
+def _prompt_cache_phrase(cost: TokenCost) -> str:
     """What the vendor's prompt cache read and wrote of the prompt tokens, and saved; nothing where it did neither."""
     cache = cost.get("prompt_cache")
     if not cache:

@@ -10,11 +10,10 @@ written before it) is not placed on the front."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from .cost_schema import CostedRun, Latency
+from .cost_schema import CostedRun, Efficiency, KeyEfficiency, Latency
 from .efficiency_lines import dollars, number
 
 
@@ -34,12 +33,14 @@ class CostRow:
 
     run: str
     value: float | None
-    figures: Mapping[str, Any] | None  # the task's `efficiency`
-    key: Mapping[str, Any] | None  # its `per_correct` entry of the key
+    figures: Efficiency | None  # the task's `efficiency`
+    key: KeyEfficiency | None  # its `per_correct` entry of the key
     front: bool | None = None  # None: not placed (no value or no efficiency)
 
     def per_correct(self, unit: str) -> float | None:
-        return None if self.key is None else self.key.get(f"{unit}_per_correct")
+        if self.key is None:
+            return None
+        return self.key.get("usd_per_correct") if unit == "usd" else self.key.get("tokens_per_correct")
 
 
 def cost_unit(rows: list[CostRow]) -> str:
@@ -97,19 +98,20 @@ def cost_markdown(runs: Sequence[CostedRun]) -> str:
     ]
     for (task, key), (unit, rows) in table.items():
         for row in rows:
-            figures = row.figures or {}
-            latency = figures.get("latency_seconds", {})
+            figures = row.figures
+            latency = figures.get("latency_seconds", {}) if figures else {}
+            calls = figures.get("llm_calls_per_example") if figures else None
+            searches = figures.get("searches_per_example") if figures else None
             lines.append(
                 f"| {row.run} | {task} | {key} | {number(row.value, 4)} | {number(row.per_correct('tokens'))} | "
-                f"{dollars(row.per_correct('usd'))} | {_per_example(figures, 'llm_calls')} | "
-                f"{_per_example(figures, 'searches')} | {_latency(latency.get('llm'))} | "
+                f"{dollars(row.per_correct('usd'))} | {_per_example(calls)} | "
+                f"{_per_example(searches)} | {_latency(latency.get('llm'))} | "
                 f"{_latency(latency.get('search'))} | {_front(row.front, unit)} |"
             )
     return "\n".join([*lines, ""])
 
 
-def _per_example(figures: Mapping[str, Any], name: str) -> str:
-    value = figures.get(f"{name}_per_example")
+def _per_example(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 

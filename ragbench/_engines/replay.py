@@ -38,7 +38,7 @@ from typing import cast
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
 from .._values.engine_errors import EngineError
-from .._values.json_values import JsonObject, JsonValue
+from .._values.json_values import JsonObject, JsonValue, json_object
 from .._values.llm_request import Request
 from .._values.llm_responses import Response, TokenLogprobs
 from .._values.sampling import Sampling
@@ -211,7 +211,7 @@ class ReplayEngine(Engine):
 
     def _answer(self, request: Request) -> Response | EngineError:
         asked = request.to_dict()
-        key, sampling = _request_text(cast(RecordedRequest, asked)), asked["sampling"]
+        key, sampling = _request_text(cast(RecordedRequest, asked)), json_object(asked["sampling"])
         for record in self.records.get(key, []):
             wanted = record.get("sampling") or {}
             if all(sampling.get(name) == value for name, value in wanted.items()):

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._cost.budget import budget_line, repeated_work_lines
 from .._cost.cost_lines import judge_cost_lines, model_cost_lines
-from .._cost.cost_schema import RescoringCost
+from .._cost.cost_schema import Cost, RescoringCost
 from .._cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_cost_columns
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
@@ -76,7 +76,7 @@ def results_table(results: Results) -> str:
     return "\n".join(rows)
 
 
-def _ppi(entry: Mapping[str, Any]) -> str:
+def _ppi(entry: Cell) -> str:
     """A judged key's prediction-powered estimate and interval from its human labels (`ppi`), else "-"."""
     cell = entry.get("ppi")
     if cell is None:
@@ -85,7 +85,7 @@ def _ppi(entry: Mapping[str, Any]) -> str:
     return f"{_fmt(cell['value'])} [{_fmt(low)}, {_fmt(high)}] (n={cell['n_labelled']}, N={cell['n_unlabelled']})"
 
 
-def _answered(entry: Mapping[str, Any]) -> str:
+def _answered(entry: KeyDetails) -> str:
     """The answered-only view of a key whose headline counts missing predictions as 0, else "-"."""
     answered = entry.get("answered")
     return "-" if answered is None else f"{_fmt(answered['value'])} (n={answered['n']})"
@@ -108,7 +108,7 @@ def counts_table(results: Results) -> str:
     return "\n".join(rows)
 
 
-def cost_line(cost: Mapping[str, Any], notices: bool = True, examples: int | None = None) -> str:
+def cost_line(cost: Cost, notices: bool = True, examples: int | None = None) -> str:
     """The run's cost and what went wrong with its caches; without the caches' notices (a file moved
     aside or left out) where `notices` is False: the console's summary, whose run warned of each one
     when the cache opened. `examples`: the run's examples (`examples_run`); where its attempts ran more (an
@@ -130,7 +130,7 @@ def examples_run(results: Results) -> int:
     return sum(counts["scored"] + counts["failed"] for counts in results.counts.values())
 
 
-def examples_phrase(cost: Mapping[str, Any], examples: int | None = None) -> str:
+def examples_phrase(cost: Cost, examples: int | None = None) -> str:
     """The examples, the time and the rate of the cost line; over several attempts, how many and those
     interrupted, and the runs of an example where they are more than the `examples` (cost's `examples` counts
     the runs of every attempt)."""
@@ -148,7 +148,7 @@ def examples_phrase(cost: Mapping[str, Any], examples: int | None = None) -> str
     )
 
 
-def start_note(retrieval: Mapping[str, Any] | None) -> str:
+def start_note(retrieval: Mapping[str, float] | None) -> str:
     """The seconds the retriever took to open (its index loaded; a sharded one's actors started and their shards
     fetched), said apart: no search's latency holds them."""
     if not retrieval or retrieval.get("start_seconds") is None:
@@ -156,7 +156,7 @@ def start_note(retrieval: Mapping[str, Any] | None) -> str:
     return f"; retriever opened in {retrieval['start_seconds']:.1f} s before its searches (not in their latency)"
 
 
-def computed_note(engine: Mapping[str, Any] | None) -> str:
+def computed_note(engine: JsonObject | None) -> str:
     """How many of this attempt's prompt tokens the model computed, where its engine reused cached ones (the hf
     engine's prefix cache)."""
     if not engine or not engine.get("prompt_tokens_sent"):

@@ -16,7 +16,7 @@ from .._context import Context, ScoringContext
 from .._errors import RecordError
 from .._metric import InvalidScore, Metric, Scores, reported_keys, score_keys, typed_scores
 from .._plugin_calls import PluginCall
-from .._records import SampleRecord
+from .._records import RatingEntry, SampleRecord
 from .._storage.checkpoint import record_digest
 from .._storage.thumbnails import keep_thumbnails
 from .._task import Task
@@ -228,7 +228,7 @@ class PredictionScores(NamedTuple):
     score_tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
     judge_trace: list[Step]  # the metrics' judge calls
     counted: dict[str, dict[str, int]]  # metric -> its counted events
-    judge_ratings: dict[str, dict[str, Any]]  # metric -> its raters' values (ragbench._run.judges.raters)
+    judge_ratings: dict[str, RatingEntry]  # metric -> its raters' values (ragbench._run.judges.raters)
 
 
 class MetricScoring(NamedTuple):
@@ -296,7 +296,7 @@ class ScoringJob(NamedTuple):
 
     async def ratings(
         self, metric: Metric, found: list[Rater], headline: Scores, ceiling: ExampleCeiling, trace: list[Step]
-    ) -> dict[str, Any]:
+    ) -> RatingEntry:
         """The sample's `judge_ratings` entry of `metric`: every rater's scoring (the headline's own where it is
         the first rater), at once; their judge calls added to `trace` in the raters' order. Their steps count
         against the metric's `ceiling` on the example, the headline's with them: a rater that ends after it was
@@ -336,7 +336,7 @@ async def score_prediction(
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
     judge_trace: list[Step] = []
-    ratings: dict[str, dict[str, Any]] = {}
+    ratings: dict[str, RatingEntry] = {}
     for metric in planned.metrics:
         if not score_keys(metric):
             continue

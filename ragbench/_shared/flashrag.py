@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._system import SystemDeclaration
 from .._types import Document, Example, Prediction
 from .._values.json_values import JsonObject
+from .._values.sampling import SamplingArgs
 from .refined_text import is_refined_text
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from Python 3.11
+
     from .._context import Context
     from .._llm import LLM
     from .._values.llm_responses import Response
@@ -114,19 +117,19 @@ def flashrag_searching(searches: str, **fields: Any) -> SystemDeclaration:
     )
 
 
-def flashrag_sampling(
-    framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: int = 32, stop: list[str] | None = None, **sampling: Any
-) -> dict[str, Any]:
+def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", **sampling: Unpack[SamplingArgs]) -> SamplingArgs:
     """FlashRAG's generation parameters as `ctx.llm.generate` keywords: greedy (`do_sample: False` in its
-    config), `max_tokens`; with "vllm" the stop list gains "<|eot_id|>" and a given stop string stays at the
-    end of the output; with "hf" the output is cut before the stop string (the caller strips it, as
+    config), `max_tokens` (32 where not given); with "vllm" the stop list gains "<|eot_id|>" and a given stop string
+    stays at the end of the output; with "hf" the output is cut before the stop string (the caller strips it, as
     FlashRAG's HF generator does)."""
-    out: dict[str, Any] = {"max_tokens": max_tokens, "temperature": 0.0, **sampling}
+    stop = sampling.pop("stop", None)
+    stops = [stop] if isinstance(stop, str) else list(stop or ())
+    out: SamplingArgs = {"max_tokens": 32, "temperature": 0.0, **sampling}
     if framework == "vllm":
-        out["stop"] = [*(stop or []), EOT]
-        out["keep_stop"] = bool(stop)
-    elif stop:
-        out["stop"] = list(stop)
+        out["stop"] = [*stops, EOT]
+        out["keep_stop"] = bool(stops)
+    elif stops:
+        out["stop"] = stops
     return out
 
 

@@ -84,12 +84,12 @@ class Judger:
         if self.judgements_file is None and self._model is None:
             self._model = self.load()
 
-    async def judge(self, example: Example, ctx: Context) -> dict[str, Any]:
+    async def judge(self, example: Example, ctx: Context) -> JsonObject:
         judgement = await self._judgement(example.id, example.question)
         ctx.record_step("judgement", inputs={"question": example.question}, outputs=judgement)
         return judgement
 
-    async def _judgement(self, example_id: str, question: str) -> dict[str, Any]:
+    async def _judgement(self, example_id: str, question: str) -> JsonObject:
         if self.judgements_file is not None:
             if self._given is None:
                 self.check()

@@ -6,7 +6,7 @@ documents into what the prompt shows (when it gives one text, the sample keeps t
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
@@ -14,21 +14,11 @@ from .._context import Context
 from .._system import System
 from .._task.prompting import TaskPrompting
 from .._types import Document, Example, Prediction
+from .._values.sampling import SamplingArgs
 from .refined_text import is_refined_text
 
 Limit = Annotated[int, Ge(1)] | Literal["none"] | None
 Value = float | Literal["none"] | None
-
-
-class ReaderSampling(TypedDict, total=False):
-    """The keywords of the reader's one LLM call (`ctx.llm.generate` / `ctx.llm.chat`): those of its options
-    given a value, and those left to the server (`left_to_server`)."""
-
-    max_tokens: int
-    temperature: float
-    top_p: float
-    stop: list[str]
-    left_to_server: tuple[str, ...]
 
 
 class Reader(System):
@@ -49,7 +39,8 @@ class Reader(System):
         # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
         # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
         # `stop` (a string or list, e.g. "\n" as ALCE's run.py uses for open models) ends generation early.
-        self.sampling: ReaderSampling = {}
+        # the keywords of its one LLM call: those of its options given a value, and those left to the server
+        self.sampling: SamplingArgs = {}
         if isinstance(max_tokens, int):
             self.sampling["max_tokens"] = int(max_tokens)
         if isinstance(temperature, (int, float)):

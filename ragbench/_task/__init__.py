@@ -123,7 +123,7 @@ class Task:
             return [str(answer) for answer in cast("Iterable[object]", answers)]
         return [str(gold["label"])] if gold.get("label") is not None else []
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         plots = {"plot_keys": list(plot_keys(self))} if plot_keys(self) else {}
         return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args, **plots}
 

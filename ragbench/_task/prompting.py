@@ -10,11 +10,11 @@ the benchmark's reference baselines are (docs/writing-plugins.md, "The task-syst
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from .._types import Document, Example
 from .._values.chat_turns import Message
+from .._values.sampling import SamplingArgs
 
 # A text, or a chat: typed turns (`Message`: a role and its text, or its texts and images; `chat_turn`, `user_turn`),
 # or plain {"role", "content"} dicts of text
@@ -77,11 +77,11 @@ class TaskPrompting:
         """How a chat model receives a text prompt; a task may add its baseline's system message."""
         return [{"role": "user", "content": prompt}]
 
-    def answer_sampling(self, model: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+    def answer_sampling(self, model: str, sampling: SamplingArgs) -> SamplingArgs:
         """The sampling keywords of a generic system's answer call to `model` (the engine's model name), from the
         system's own (`sampling`; `left_to_server`: those it leaves to the server). Default: as the system gives
         them; a task whose reference agents send other fields to some models changes them (CRAG-MM's API agents)."""
-        return dict(sampling)
+        return sampling.copy()
 
     def postprocess(self, text: str) -> str:
         """Turn raw model output into the answer that is scored."""

@@ -88,9 +88,10 @@ class RunLog:
         for task, keys in self.run.results.results.items():
             details = self.run.results.details.get(task, {})
             for key, value in keys.items():
-                entry: dict[str, Any] = dict(details.get(key) or {})
-                low, high = entry.get("ci95") or (None, None)
-                rows.append([task, key, value, low, high, entry.get("n"), entry.get("higher_is_better")])
+                entry = details.get(key)
+                low, high = (entry.get("ci95") if entry else None) or (None, None)
+                n, better = (entry.get("n"), entry.get("higher_is_better")) if entry else (None, None)
+                rows.append([task, key, value, low, high, n, better])
         return Table(HEADLINE_COLUMNS, rows)
 
     def samples(self, task: str) -> Table:

@@ -33,6 +33,12 @@ def json_object(value: object) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
+def json_list(value: object) -> list[JsonValue]:
+    """`value` where it is a JSON array, else an empty one: an open payload's list-valued field, read where it may be
+    absent, null or of another shape."""
+    return value if isinstance(value, list) else []
+
+
 MAX_DEPTH = 100  # levels of arrays and objects (the reader follows about 1,000; a record adds a few of its own)
 MAX_VALUES = 1_000_000  # values in one record: a plugin's runaway structure is refused, not written for minutes
 # Bytes of JSON text in one record (a sample line): a hundred 128k-token prompts in an agent's trace (about

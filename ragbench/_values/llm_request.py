@@ -10,7 +10,7 @@ from typing import Any
 
 from .chat_turns import IMAGE_LENGTH, Message, Turn, turn_of, turn_record, turn_text
 from .images import Image
-from .json_values import JsonObject
+from .json_values import JsonObject, JsonValue
 from .sampling import CUTOFFS, PENALTIES, Sampling
 from .tool_calls import Tool, tool_choice_of, tool_choice_payload, tools_of
 
@@ -116,8 +116,8 @@ class Request:
             return sum(len(i) if isinstance(i, str) else sum(len(c) for _, c in i) for i, _ in self.ensemble)
         return sum(len(turn_text(turn)) for turn in self.messages or ()) + IMAGE_LENGTH * len(self.sent_images())
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {}
         if self.prompt is not None:
             out["prompt"] = self.prompt
             if self.images:
@@ -130,9 +130,9 @@ class Request:
                 for i, w in self.ensemble
             ]
         else:
-            out["messages"] = self.message_dicts()
+            out["messages"] = list[JsonValue](self.message_dicts())
         if self.tools:
-            out["tools"] = self.tool_dicts()
+            out["tools"] = list[JsonValue](self.tool_dicts())
         if self.tool_choice is not None:
             out["tool_choice"] = self.tool_choice
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name not in _GIVEN_ONLY}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .billed import TOKEN_COUNTS
+from .json_values import JsonObject, JsonValue
 from .tool_calls import ToolCall
 
 
@@ -66,11 +67,11 @@ class Response:
         """Tool calls, over every completion, whose arguments are not JSON (kept, with `ToolCall.error`)."""
         return sum(call.error is not None for calls in self.choice_tool_calls or () for call in calls)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Field by field, not `dataclasses.asdict`: with Self-RAG's top-k log-probs asdict's deep
         copy was a fifth of a CRAG Task 3 run's main-process CPU (the values are floats: a shallow
         copy of each dict is a full one)."""
-        logprobs = (
+        logprobs: JsonValue = (
             None
             if self.logprobs is None
             else [
@@ -84,7 +85,7 @@ class Response:
                 for t in self.logprobs
             ]
         )
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "texts": list(self.texts),
             "logprobs": logprobs,
             "prompt_tokens": self.prompt_tokens,

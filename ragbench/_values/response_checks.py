@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .billed import TOKEN_COUNTS, Billed
+from .json_values import JsonObject
 from .llm_request import Request
 from .llm_responses import Response, TokenLogprobs
 from .tool_calls import ToolCall
@@ -155,7 +156,7 @@ GEMINI_PART_FIELDS = frozenset(
 )
 
 
-def _typed_or_part(item: dict[str, Any]) -> bool:
+def _typed_or_part(item: JsonObject) -> bool:
     return isinstance(item.get("type"), str) or not GEMINI_PART_FIELDS.isdisjoint(item)
 
 

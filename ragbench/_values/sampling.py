@@ -1,11 +1,12 @@
-"""How an LLM call is decoded (`Sampling`: every keyword of `ctx.llm.generate` / `ctx.llm.chat` past the input),
-and where a text ends at a stop string (`apply_stop`), as servers cut it."""
+"""How an LLM call is decoded (`Sampling`: every keyword of `ctx.llm.generate` / `ctx.llm.chat` past the input;
+`SamplingArgs`: those keywords as a system keeps them to pass as `**sampling`), and where a text ends at a stop
+string (`apply_stop`), as servers cut it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 SERVER_DEFAULTS = ("temperature", "top_p", "n", "seed", "max_tokens")  # what a request may leave to the server
 TOKEN_LIMIT_NAMES = ("max_tokens", "max_completion_tokens")  # what an OpenAI chat body calls max_tokens
@@ -115,6 +116,33 @@ class Sampling:
 
     def penalties(self, names: tuple[str, ...] = PENALTIES) -> dict[str, float]:  # those set (or CUTOFFS), as given
         return {name: value for name in names if (value := getattr(self, name)) is not None}
+
+
+class SamplingArgs(TypedDict, total=False):
+    """Keywords of `ctx.llm.generate` / `ctx.llm.chat` (`Sampling`'s fields, as `Sampling.make` reads them: a stop
+    string or a list of them), as a system keeps the ones it sets and passes them to its calls as `**sampling`."""
+
+    max_tokens: int
+    temperature: float
+    top_p: float
+    stop: str | Sequence[str] | None
+    seed: int | None
+    n: int
+    logprobs: int | None
+    logprob_tokens: Sequence[str]
+    logprob_window: int | None
+    lora: str | None
+    skip_special_tokens: bool
+    json_mode: bool
+    keep_stop: bool
+    left_to_server: Sequence[str]
+    max_tokens_as: str | None
+    frequency_penalty: float | None
+    presence_penalty: float | None
+    json_schema: str | None
+    top_k: int | None
+    min_p: float | None
+    enable_thinking: bool | None
 
 
 def apply_stop(text: str, stop: Sequence[str], keep: bool = False) -> tuple[str, bool]:

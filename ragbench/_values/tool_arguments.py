@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .json_values import JsonObject, JsonValue
+
 _TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 _SHOWN = 60  # characters of a value a problem quotes
 
@@ -64,7 +66,7 @@ def _problems(schema: Any, value: Any, where: str) -> Iterator[str]:
             yield from _problems(schema["items"], item, f"{where}[{n}]")
 
 
-def _object_problems(schema: Mapping[str, Any], value: dict[str, Any], where: str) -> Iterator[str]:
+def _object_problems(schema: Mapping[str, JsonValue], value: JsonObject, where: str) -> Iterator[str]:
     properties = schema.get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
     required = schema.get("required")
@@ -111,7 +113,7 @@ def _key(where: str, name: str) -> str:
     return f"{where}[{json.dumps(name, ensure_ascii=False)}]"
 
 
-def _names(properties: Mapping[str, Any]) -> str:
+def _names(properties: Mapping[str, JsonValue]) -> str:
     return ", ".join(json.dumps(name) for name in properties) or "no parameters"
 
 

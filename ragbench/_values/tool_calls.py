@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .json_values import JsonObject, TooDeep, json_of
+from .json_values import JsonObject, TooDeep, json_object, json_of
 from .tool_arguments import arguments_problem
 
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
@@ -54,10 +54,15 @@ class Tool:
         return cls(json.dumps(definition, ensure_ascii=False))
 
     @property
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> JsonObject:
         """The OpenAI form (a new dict on every read)."""
-        out: dict[str, Any] = json.loads(self.definition_json)
+        out: JsonObject = json.loads(self.definition_json)
         return out
+
+    @property
+    def function(self) -> JsonObject:
+        """The function's declaration (name, description, parameters); empty for a remote MCP server."""
+        return json_object(self.definition.get("function"))
 
     @property
     def remote_mcp(self) -> bool:
@@ -68,8 +73,8 @@ class Tool:
     def name(self) -> str:
         """The function's name; a remote MCP server's label."""
         definition = self.definition
-        name: str = definition["server_label"] if definition.get("type") == "mcp" else definition["function"]["name"]
-        return name
+        name = definition["server_label"] if definition.get("type") == "mcp" else self.function["name"]
+        return name if isinstance(name, str) else str(name)  # a function's name is checked a string when made
 
 
 def read_arguments(text: str) -> tuple[Any, str | None]:
@@ -110,7 +115,7 @@ class ToolCall:
         tool = next((tool for tool in tools if tool.name == self.name and not tool.remote_mcp), None)
         if error is not None or tool is None:
             return None
-        return arguments_problem(tool.definition["function"].get("parameters", {}), value)
+        return arguments_problem(tool.function.get("parameters", {}), value)
 
     def to_dict(self) -> JsonObject:
         """The OpenAI form of an assistant message's call (arguments as text, as servers send them)."""

@@ -251,7 +251,7 @@ class YamlTask(Task):
             return [str(a) for pair in pairs for a in pair.get("short_answers") or []]
         return super().gold_references(gold)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 
 

@@ -20,7 +20,8 @@ without it, the one-line `ConfigError` that says how to install it; installed bu
 its root); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
-whose shape is open, such as a vendor's request body: a reader narrows them before use); `find_tokenizer_dir`, `tokenizer_in_context` and
+whose shape is open, such as a vendor's request body: a reader narrows them before use; `json_object` and
+`json_list` narrow a field that should hold an object or an array, giving an empty one where it holds another shape); `find_tokenizer_dir`, `tokenizer_in_context` and
 `refuse_tokenizer` (the tokenizer folder an evaluation cuts answers with: found, or one line saying how to give it);
 `load_split` (one split of a
 Hugging Face dataset from a `save_to_disk` folder, a folder of data files or a Parquet file, every failure one line).
@@ -62,7 +63,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         require,
     )
     from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
-    from ragbench._values.json_values import JsonObject, JsonValue
+    from ragbench._values.json_values import JsonObject, JsonValue, json_list, json_object
     from ragbench._yaml_tasks.hf import load_split
 
 _MODULES = {
@@ -101,7 +102,7 @@ _MODULES = {
     ),
     "ragbench._imports": ("load_callable", "import_extra"),
     "ragbench._builtin": ("packaged_yaml", "section"),
-    "ragbench._values.json_values": ("JsonValue", "JsonObject"),
+    "ragbench._values.json_values": ("JsonValue", "JsonObject", "json_object", "json_list"),
     "ragbench._yaml_tasks.hf": ("load_split",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -3,7 +3,8 @@
     from ragbench.api.engines import Engine, Request, Response
 
 `Engine` (`generate(requests)`: a batch in, a `Response` or an `EngineError` per request out), `Request`
-(a prompt or chat messages and their `Sampling`), `Response` (text, per-token `TokenLogprobs` when asked,
+(a prompt or chat messages and their `Sampling`; `SamplingArgs`, its fields as the keywords a system passes
+`ctx.llm.generate` / `ctx.llm.chat`), `Response` (text, per-token `TokenLogprobs` when asked,
 token counts, finish reason), `RequestError` (a request refused for itself, e.g. HTTP 400), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
 `local_tokenizer` (a model's tokenizer on disk, without its weights); `arguments_problem`, `checked_arguments` and
 `InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `Tool`, `ToolCall` and
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._values.llm_request import Request
     from ragbench._values.llm_responses import Response, TokenLogprobs
     from ragbench._values.response_checks import response_problem
-    from ragbench._values.sampling import Sampling
+    from ragbench._values.sampling import Sampling, SamplingArgs
     from ragbench._values.tool_arguments import InvalidArguments, arguments_problem, checked_arguments
     from ragbench._values.tool_calls import Tool, ToolCall
 
@@ -78,7 +79,7 @@ _MODULES = {
     "ragbench._values.engine_needs": ("EngineNeeds",),
     "ragbench._values.llm_request": ("Request",),
     "ragbench._values.llm_responses": ("Response", "TokenLogprobs"),
-    "ragbench._values.sampling": ("Sampling",),
+    "ragbench._values.sampling": ("Sampling", "SamplingArgs"),
     "ragbench._engines.local.tokenizers": ("local_tokenizer",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
     "ragbench._values.chat_turns": ("Message",),

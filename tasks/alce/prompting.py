@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -28,13 +28,22 @@ VARIANTS = ("default", "light_inst", "closedbook", "sum_or_ext")
 SHORTER_FIELDS = ("summary", "extraction")
 
 
+class AlceDemo(TypedDict):
+    """A demonstration of a prompt file: its question, its answer (citations in it) and its documents (each a
+    title and text, some with ALCE's summary and extraction)."""
+
+    question: str
+    answer: str
+    docs: list[dict[str, str]]
+
+
 @dataclass(frozen=True)
 class PromptFile:
     instruction: str
     demo_sep: str
     demo_prompt: str
     doc_prompt: str
-    demos: tuple[dict[str, Any], ...]
+    demos: tuple[AlceDemo, ...]
 
     @property
     def shows_documents(self) -> bool:
@@ -104,7 +113,7 @@ def fill(
     return prompt + ("\n" + "\n".join(answer) if isinstance(answer, list) else answer)
 
 
-def demo_documents(demo: dict[str, Any], ndoc: int, use_shorter: str | None) -> list[Document]:
+def demo_documents(demo: AlceDemo, ndoc: int, use_shorter: str | None) -> list[Document]:
     docs = [Document.from_dict(d) for d in demo.get("docs", [])]
     return (shorter_docs(docs, use_shorter) if use_shorter is not None else docs)[:ndoc]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import RecordError
-from ragbench.api.data import given_bytes, parse_json, utf8
+from ragbench.api.data import JsonObject, given_bytes, parse_json, utf8
 
 from .metric import MODEL, RETRIEVED, STATUS, TOOL_CALLS
 
@@ -25,7 +25,7 @@ def final_output(result: list[Any]) -> str:
     return str(last["output"]) if isinstance(last, dict) and last.get("type") == "output_text" else ""
 
 
-def run_record(path: Path) -> dict[str, Any]:
+def run_record(path: Path) -> JsonObject:
     """One query's file as a `recorded` record; a ValueError says what is missing."""
     run = parse_json(utf8(given_bytes(path, "a BrowseComp-Plus run file (JSON)")))
     if (
@@ -35,7 +35,7 @@ def run_record(path: Path) -> dict[str, Any]:
         or not isinstance(run.get("status"), str)
     ):
         raise ValueError('not a BrowseComp-Plus run file (expected "query_id", "status" and a "result" list)')
-    extras = {
+    extras: JsonObject = {
         STATUS: run["status"],
         RETRIEVED: [str(docid) for docid in run.get("retrieved_docids") or []],
         TOOL_CALLS: dict(run.get("tool_call_counts") or {}),
@@ -46,7 +46,7 @@ def run_record(path: Path) -> dict[str, Any]:
     return {"id": str(run["query_id"]), "output": final_output(run["result"]), "extras": extras}
 
 
-def run_folder_records(folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+def run_folder_records(folder: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
     """(file index, record or RecordError) for every *.json file of the folder, in name order."""
     for index, path in enumerate(sorted(folder.glob("*.json"))):
         try:

@@ -10,13 +10,22 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TypedDict
+
+
+class CragPrompts(TypedDict):
+    """data/prompts.json: each judge protocol's strings (its `source`, `system`, `system_sha256`, `user_template`,
+    `system_is`) by name, and the baselines' prompts by name."""
+
+    _about: str
+    judge: dict[str, dict[str, str]]
+    baselines: dict[str, str]
 
 
 @lru_cache(maxsize=1)
-def prompts() -> dict[str, Any]:
+def prompts() -> CragPrompts:
     text = resources.files("ragbench.tasks.crag").joinpath("data/prompts.json").read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
+    loaded: CragPrompts = json.loads(text)
     return loaded
 
 
@@ -27,8 +36,7 @@ def judge_prompt(protocol: str) -> dict[str, str]:
 
 
 def baseline_prompt(name: str) -> str:
-    prompt: str = prompts()["baselines"][name]
-    return prompt
+    return prompts()["baselines"][name]
 
 
 # The paper's "straightforward RAG" prompts (arXiv 2406.04744, Appendix A.3.1) ask the model to

@@ -16,10 +16,10 @@ without a token limit).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ragbench.api import Document, Example, Image, Message, Prompt, TaskPrompting, chat_turn
+from ragbench.api.engines import SamplingArgs
 
 from .agent_formats import agent_picture, mistral_turns
 from .cut import truncate_response
@@ -103,11 +103,11 @@ class CragMMPrompting(TaskPrompting):
         rag_context = search_results(example.question, docs) if docs else ""
         return agent_messages(question, list(example.turns or []), rag_context, self.agent, example.images[0])
 
-    def answer_sampling(self, model: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+    def answer_sampling(self, model: str, sampling: SamplingArgs) -> SamplingArgs:
         """With `agent=closed`, the API agent upstream picks by the model's name sends its own fields: ClaudeAgent
         a token limit of 2,048 where none is given; GPTAgent no temperature to a model whose name starts with
         "gpt-5" (`_make_api_call`: top_p and n only). Other agents: as given."""
-        out = dict(sampling)
+        out = sampling.copy()
         if self.agent != "closed":
             return out
         left = list(out.get("left_to_server", ()))

@@ -23,6 +23,7 @@ from annotated_types import Ge
 from pydantic import create_model
 
 from ragbench.api import ConfigError, Context, Document, Example, Image, Message, Reader, Task, chat_turn
+from ragbench.api.engines import SamplingArgs
 
 from .cut import truncate_response
 from .metrics import tokenizer_dir
@@ -30,7 +31,7 @@ from .prompts import prompts
 from .task import CragMMTask
 
 # QueryRewrite's SamplingParams for both calls (temperature 0, top_p 1, MAX_GENERATION_TOKENS, special tokens skipped)
-REWRITE_SAMPLING: dict[str, Any] = {"max_tokens": 1000, "temperature": 0.0, "top_p": 1.0, "skip_special_tokens": True}
+REWRITE_SAMPLING: SamplingArgs = {"max_tokens": 1000, "temperature": 0.0, "top_p": 1.0, "skip_special_tokens": True}
 WEB_SEARCH_RESULTS = 50  # utils/retriever.py NUM_WEB_SEARCH_RESULTS
 
 

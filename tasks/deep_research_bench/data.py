@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragbench.api import RecordError
 from ragbench.api.data import JsonObject, built_records, given_jsonl, require
@@ -55,10 +54,10 @@ def read_tasks(path: Path) -> Iterator[ResearchTask | RecordError]:
     return built_records(given_jsonl(path, "DeepResearch Bench's tasks (JSONL)"), task)
 
 
-def by_prompt(path: Path, field: str, expected: str) -> tuple[dict[str, Any], list[RecordError]]:
+def by_prompt(path: Path, field: str, expected: str) -> tuple[JsonObject, list[RecordError]]:
     """prompt -> the line's `field` (the whole record for field ""), the later line winning, and the bad lines;
     `expected`: what the file holds, for the line that refuses it."""
-    found: dict[str, Any] = {}
+    found: JsonObject = {}
     bad: list[RecordError] = []
     for index, record in given_jsonl(path, expected):
         try:

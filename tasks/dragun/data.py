@@ -56,7 +56,7 @@ ASSESSMENT_ORDERS = ("upstream", "file_order")  # of the few-shot assessments wh
 @dataclass(frozen=True)
 class Topic:
     id: str
-    article: dict[str, Any]  # the topics file's line, as the judge is shown it
+    article: JsonObject  # the topics file's line, as the judge is shown it
     line: int  # in the topics file, 1-based
 
 

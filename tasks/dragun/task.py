@@ -40,8 +40,11 @@ INSTRUCTION = (
 )
 
 
-def article_text(article: dict[str, Any]) -> str:
-    body = article.get("body", "").split()
+def article_text(article: JsonObject) -> str:
+    text = article.get("body", "")
+    if not isinstance(text, str):
+        raise TypeError(f"the article's body is {type(text).__name__}, not text")
+    body = text.split()
     shown = " ".join(body[:ARTICLE_WORDS]) + (" ..." if len(body) > ARTICLE_WORDS else "")
     return f"Title: {article.get('title', '')}\nURL: {article.get('url', '')}\n{shown}"
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import given_jsonl, replacing
+from ragbench.api.data import JsonObject, given_jsonl, replacing
 
 from ..shared.corpus_files import corpus_out, corpus_source, write_line
 
@@ -134,7 +134,7 @@ def build_corpus(
             stats.pages += 1
             page_id, title = str(page["wikipedia_id"]), str(page.get("wikipedia_title") or "")
             for n, (_, text) in enumerate(page_passages(page["text"], nlp, chunk_size)):
-                passage = {"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title, "text": text}
+                passage: JsonObject = {"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title, "text": text}
                 write_line(handle, passage)
                 stats.passages += 1
     return stats

@@ -78,7 +78,7 @@ def downstream(example: Example, prediction: Prediction, extract: Extract = "non
     }
 
 
-def extract_config(name: str, extract: Extract) -> dict[str, Any]:
+def extract_config(name: str, extract: Extract) -> JsonObject:
     return {"name": name, "extract": extract} if extract != "none" else {"name": name}
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import decoded, given_bytes, parse_json, replacing
+from ragbench.api.data import JsonObject, decoded, given_bytes, parse_json, replacing
 
 from ..shared.corpus_files import corpus_out, corpus_source, write_line
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
@@ -67,8 +67,10 @@ def read_articles(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordErro
         yield n, record
 
 
-def article_chunks(n: int, article: dict[str, Any], splitter: SentenceSplitter) -> Iterator[dict[str, Any]]:
-    metadata = {key: article[key] for key in ("published_at", "source", "author", "category") if key in article}
+def article_chunks(n: int, article: dict[str, Any], splitter: SentenceSplitter) -> Iterator[JsonObject]:
+    metadata: JsonObject = {
+        key: article[key] for key in ("published_at", "source", "author", "category") if key in article
+    }
     for k, text in enumerate(splitter.split(article["body"], metadata_text(article))):
         yield {
             "id": f"{n}#{k}",

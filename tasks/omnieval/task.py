@@ -75,12 +75,12 @@ class OmniEvalAuto(Task):
 
     def config(self) -> JsonObject:
         """Records the prompt form and asks report.md for topic x task heat maps (paper Figure 4)."""
-        matrix = {
+        matrix: JsonObject = {
             "field": "cell",
             "separator": " - ",
             "keys": ["rouge_l", "f1", "accuracy", "hallucination"],
-            "order": catalog.topics() + catalog.tasks(),
-            "labels": catalog.english(),
+            "order": [*catalog.topics(), *catalog.tasks()],
+            "labels": {**catalog.english()},
         }
         return {**super().config(), "dataset": self.dataset, "matrix": matrix}
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from ragbench.api import ConfigError
+from ragbench.api.data import JsonObject
 
 
 def corpus_source(source: str | Path, option: str, what: str) -> Path:
@@ -27,6 +28,6 @@ def corpus_out(out: str | Path, overwrite: bool) -> Path:
     return out
 
 
-def write_line(handle: IO[bytes], record: dict[str, Any]) -> None:
+def write_line(handle: IO[bytes], record: JsonObject) -> None:
     """One JSON line of the corpus (UTF-8, not ASCII-escaped)."""
     handle.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))

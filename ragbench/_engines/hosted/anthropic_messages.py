@@ -78,7 +78,7 @@ def message_arguments(request: Request, model: str, prompt_cache: str | None = N
         args["top_p"] = sent["top_p"]
     if sampling.stop:
         args["stop_sequences"] = list(sampling.stop)
-    functions = [tool.definition["function"] for tool in request.tools if not tool.remote_mcp]
+    functions = [tool.function for tool in request.tools if not tool.remote_mcp]
     if functions:
         args["tools"] = [tool_definition(function) for function in functions]
     servers: list[JsonValue] = [mcp_server(tool.definition) for tool in request.tools if tool.remote_mcp]

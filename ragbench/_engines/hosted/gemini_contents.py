@@ -73,9 +73,7 @@ def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
     if sampling.json_mode:
         config["response_mime_type"] = "application/json"
     if request.tools:
-        config["tools"] = [
-            {"function_declarations": [_declaration(tool.definition["function"]) for tool in request.tools]}
-        ]
+        config["tools"] = [{"function_declarations": [_declaration(tool.function) for tool in request.tools]}]
     if request.tool_choice is not None:
         mode = _MODES.get(request.tool_choice)
         calling: JsonObject = {"mode": mode or "ANY"}

@@ -46,8 +46,7 @@ def responses_arguments(request: Request, model: str) -> JsonObject:
     args["input"] = [item for turn in turns for item in input_items(turn)]
     if request.tools:
         tools: list[JsonValue] = [
-            tool.definition if tool.remote_mcp else {"type": "function", **tool.definition["function"]}
-            for tool in request.tools
+            tool.definition if tool.remote_mcp else {"type": "function", **tool.function} for tool in request.tools
         ]
         args["tools"] = tools
     if request.tool_choice is not None:

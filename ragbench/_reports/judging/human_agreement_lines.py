@@ -4,10 +4,8 @@ human labels."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ..._cost.cost_lines import judge_cost_lines, model_cost_lines
+from ..results.judging_schema import Check, Interval, KeyCheck
 from ..results.schema import Results
 
 
@@ -15,14 +13,14 @@ def _number(value: float | None, places: int = 4) -> str:
     return "-" if value is None else f"{value:.{places}f}"
 
 
-def _interval(cell: Mapping[str, Any] | None) -> str:
+def _interval(cell: Interval | None) -> str:
     if not cell:
         return "-"
     low, high = cell["ci95"]
     return f"{_number(cell['value'])} [{_number(low)}, {_number(high)}]"
 
 
-def ppi_phrase(entry: Mapping[str, Any]) -> str:
+def ppi_phrase(entry: Check) -> str:
     """The PPI estimate with its interval and the labels it is worth, or why there is none."""
     ppi = entry.get("ppi")
     if not ppi:
@@ -31,7 +29,7 @@ def ppi_phrase(entry: Mapping[str, Any]) -> str:
     return f"PPI {_interval(ppi)} (lambda {ppi['power']:.3f}{worth})"
 
 
-def agreement_line(task: str, key: str, entry: Mapping[str, Any]) -> str:
+def agreement_line(task: str, key: str, entry: KeyCheck) -> str:
     """One judged key against its human labels: agreement, the three means and what was not used."""
     parts = [f"{task}: {key} against human labels ({entry['source']}): n={entry['n_labelled']} labelled"]
     if "accuracy" in entry:
@@ -41,12 +39,12 @@ def agreement_line(task: str, key: str, entry: Mapping[str, Any]) -> str:
     parts.append(f"judge only {_interval(judge_only)} (n={judge_only['n'] if judge_only else 0})")
     parts.append(f"{ppi_phrase(entry)} with N={entry['n_unlabelled']} unlabelled")
     unused = [
-        f"{entry[name]} {what}"
-        for name, what in (
-            ("labels_unjudged", "labels of examples the judge did not score"),
-            ("labels_unknown", "labels of no example of the task"),
+        f"{count} {what}"
+        for count, what in (
+            (entry.get("labels_unjudged"), "labels of examples the judge did not score"),
+            (entry.get("labels_unknown"), "labels of no example of the task"),
         )
-        if entry.get(name)
+        if count
     ]
     if unused:
         parts.append("not used: " + ", ".join(unused))
@@ -71,7 +69,7 @@ def judging_by_task(results: Results) -> dict[str, list[str]]:
     return out
 
 
-def confusion_table(entry: Mapping[str, Any]) -> list[str]:
+def confusion_table(entry: Check) -> list[str]:
     """The confusion table in markdown: rows the human's value, columns the judge's."""
     labels = [_number(value, 2) for value in entry["labels"]]
     rows = ["| human \\ judge | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]

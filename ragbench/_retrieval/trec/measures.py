@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..._imports import import_extra
 from ..._types import Prediction
+from ..._values.json_values import json_list
 from .grades import checked_grades
 
 if TYPE_CHECKING:
@@ -88,6 +89,9 @@ def shown_short(prediction: Prediction, depth: int) -> bool:
     searches = [
         (step.request, step.response) for step in prediction.trace if step.kind == "retrieval" and step.response
     ]
-    returned = {doc_id for _, response in searches for doc_id in response.get("ids", [])}
-    exhausted = any(len(response.get("ids", [])) < request.get("k", 0) for request, response in searches)
+    returned = {doc_id for _, response in searches for doc_id in json_list(response.get("ids"))}
+    exhausted = any(
+        isinstance(k := request.get("k", 0), int) and len(json_list(response.get("ids"))) < k
+        for request, response in searches
+    )
     return not (exhausted and returned <= shown)

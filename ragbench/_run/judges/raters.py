@@ -19,9 +19,9 @@ are kept in the sample's `judge_ratings` and summed up in results.json `judge_ag
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..._metric import Metric, Scores
+from ..._records import RatingEntry
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,11 @@ def headline_draws(found: list[Rater]) -> int:
 
 def rating_entry(
     found: list[Rater], values: list[Scores | None], keys: list[str], errors: dict[str, str]
-) -> dict[str, Any]:
+) -> RatingEntry:
     """The sample's `judge_ratings` entry of one metric: the raters' labels, how many of them the headline
     averages (`headline_draws`), each key's value per rater (None where that rater gave none, or failed) and
     each failed rater's error."""
-    entry: dict[str, Any] = {
+    entry: RatingEntry = {
         "raters": [r.label for r in found],
         "averaged": headline_draws(found),
         "scores": {key: [None if v is None else v.get(key) for v in values] for key in keys},

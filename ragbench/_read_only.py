@@ -13,6 +13,7 @@ Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any, ClassVar, NoReturn, TypeVar, cast
 
@@ -188,6 +189,22 @@ def is_read_only(record: object) -> bool:
     return "_mutable_class" in type(record).__dict__
 
 
+KEPT_VALUES = "_kept_values"  # in a read-only record's __dict__: what `kept` made of it; never a field
+Derived = TypeVar("Derived")
+
+
+def kept(record: object, name: str, make: Callable[[], Derived]) -> Derived:
+    """`make()`, made once for a read-only record and kept by the record itself (nothing in it can change, so
+    nothing made of it can), outside its fields: never compared, copied, pickled or written. Made again each time
+    for a mutable record, which may have changed since."""
+    if not is_read_only(record):
+        return make()
+    values: dict[str, Any] = vars(record).setdefault(KEPT_VALUES, {})
+    if name not in values:
+        values[name] = make()
+    return cast("Derived", values[name])
+
+
 def _built_mutable(cls: type[ReadOnly], *args: Any, **kwargs: Any) -> Any:
     """A read-only class called (as `dataclasses.replace` calls it) builds a mutable record."""
     return cls._mutable_class(*args, **kwargs)
@@ -209,7 +226,8 @@ def _fields_equal(self: Any, other: Any) -> Any:
 
 def _reduced(self: Any, protocol: int) -> tuple[Any, ...]:
     """Copied or pickled: a mutable record of the class, with the same fields."""
-    return _mutable_record, (type(self)._mutable_class, dict(self._field_values()))
+    fields_only = {name: value for name, value in self._field_values().items() if name != KEPT_VALUES}
+    return _mutable_record, (type(self)._mutable_class, fields_only)
 
 
 def _mutable_record(cls: type, state: dict[str, object]) -> Any:

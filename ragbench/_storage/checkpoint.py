@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-from functools import partial
 from typing import Any
 
-from .._read_only import is_read_only
+from .._read_only import kept
 from .._values.conversation import History
 from .._values.images import Image
 
@@ -40,29 +38,18 @@ def checkpoint_key(example_id: Any, index: int | None) -> str:
 _FED_WHEN_SET = ("images", "image")
 
 
-# id of a read-only record -> (a weak reference to it, its digest); an entry leaves with its record
-_KNOWN_DIGESTS: dict[int, tuple[weakref.ref[Any], str]] = {}
-
-
 def record_digest(example: Any) -> str:
     """sha256 of everything an example (a dataclass) holds but its position in the data (`index`); an image by
     its content's digest, never where it was read from. A read-only record (`ReadOnly.read_only`: nothing in it
-    can change) is digested once, its digest kept while it lives."""
-    key = id(example)
-    known = _KNOWN_DIGESTS.get(key)
-    if known is not None and known[0]() is example:
-        return known[1]
+    can change) is digested once and keeps its digest (`kept`): the application system and the sample read the
+    same record."""
+    return kept(example, "record_digest", lambda: _digested(example))
+
+
+def _digested(example: Any) -> str:
     digest = hashlib.sha256()
     _feed(digest, {name: value for name, value in _fields(example).items() if name != "index"})
-    made = digest.hexdigest()
-    if is_read_only(example):
-        _KNOWN_DIGESTS[key] = (weakref.ref(example, partial(_forget, key)), made)
-    return made
-
-
-def _forget(key: int, _: object) -> None:
-    """A record gone: its digest out of `_KNOWN_DIGESTS` (an id is reused once its record is gone)."""
-    _KNOWN_DIGESTS.pop(key, None)
+    return digest.hexdigest()
 
 
 def _fields(value: Any) -> dict[str, object]:

@@ -164,12 +164,15 @@ def test_an_examples_digest_holds_its_images_by_content_and_one_without_keeps_it
 
 def test_a_read_only_examples_digest_is_made_once_and_a_mutable_ones_follows_its_changes(monkeypatch):
     """The system that records an application's answer and the example's sample both read the digest of the one
-    read-only example the run hands out: it is fed once, kept while the example lives and forgotten with it; a
-    mutable example is fed each time (it may have changed since)."""
-    import gc
+    read-only example the run hands out: it is fed once and kept by the example itself, outside its fields (never
+    compared, copied, pickled or written); a mutable example is fed each time (it may have changed since)."""
+    import copy
+    import dataclasses
     import hashlib
+    import pickle
     from types import SimpleNamespace
 
+    from ragbench._read_only import KEPT_VALUES
     from ragbench._storage import checkpoint
     from ragbench.api import Example
 
@@ -182,7 +185,8 @@ def test_a_read_only_examples_digest_is_made_once_and_a_mutable_ones_follows_its
     example.question = "another"
     assert record_digest(example) != record_digest(sealed)
     assert len(fed) == 3  # the mutable one again; the read-only one kept
-    kept = len(checkpoint._KNOWN_DIGESTS)
-    del sealed
-    gc.collect()
-    assert len(checkpoint._KNOWN_DIGESTS) == kept - 1
+    original = Example(id="1", question="q", gold={"answers": ["a"]})
+    for made in (copy.copy(sealed), copy.deepcopy(sealed), pickle.loads(pickle.dumps(sealed))):
+        assert made == original and KEPT_VALUES not in vars(made)
+    assert sealed == original and dataclasses.asdict(sealed) == dataclasses.asdict(original)
+    assert KEPT_VALUES in vars(sealed) and KEPT_VALUES not in repr(sealed)

@@ -139,10 +139,16 @@ def test_a_run_stopped_at_a_random_moment_leaves_no_process_and_resumes_to_the_s
     while (len(seen) < 3 or not attempts(out)) and time.monotonic() < deadline and process.poll() is None:
         seen.update(descendants(process.pid))  # the forkserver and 2 workers, and the attempt started
         time.sleep(0.02)
+    # at the chosen moment, or as the last example's sample is seen, whichever comes first: the moment is drawn
+    # from the uninterrupted run's time, and an attempt that ran faster here was otherwise signalled as Python
+    # ended the finished command (after its handlers are reset: a bare -15), not while the run was working
     history, killed_at = [], time.monotonic() + moment
     while time.monotonic() < killed_at and process.poll() is None:
         seen.update(descendants(process.pid))
         history.append((time.monotonic(), sample_lines(out)))
+        if history[-1][1] >= QUESTIONS:
+            killed_at = history[-1][0]
+            break
         time.sleep(0.02)
     assert process.poll() is None, f"the run ended before the kill {where}"
     process.send_signal(signum)

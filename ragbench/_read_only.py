@@ -199,7 +199,7 @@ def kept(record: object, name: str, make: Callable[[], Derived]) -> Derived:
     for a mutable record, which may have changed since."""
     if not is_read_only(record):
         return make()
-    values: dict[str, Any] = vars(record).setdefault(KEPT_VALUES, {})
+    values: dict[str, object] = vars(record).setdefault(KEPT_VALUES, {})
     if name not in values:
         values[name] = make()
     return cast("Derived", values[name])

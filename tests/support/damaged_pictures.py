@@ -4,6 +4,7 @@ EXIF Orientation tag turns it."""
 
 from __future__ import annotations
 
+import functools
 import io
 from typing import Any
 
@@ -18,6 +19,7 @@ def png(color: tuple[int, int, int], size: tuple[int, int] = (40, 30)) -> bytes:
     return buffer.getvalue()
 
 
+@functools.cache  # bytes, never changed: made once per process (encoding 200 million pixels takes a second)
 def bomb_png() -> bytes:
     """A bilevel PNG of BOMB_SIZE: small on disk, refused by Pillow as a decompression bomb when opened."""
     from PIL import Image

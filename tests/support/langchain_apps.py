@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, TypedDict
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel, ParrotFakeChatModel
@@ -115,3 +116,13 @@ def _mutates(given: dict[str, Any]) -> str:
 
 
 mutates = RunnableLambda(_mutates)
+
+
+class Documents(BaseCallbackHandler):
+    """A callback handler of the tests' own: the documents the Runnable's retrievers returned."""
+
+    def __init__(self) -> None:
+        self.documents: list = []
+
+    def on_retriever_end(self, documents, **kwargs) -> None:
+        self.documents.extend(documents)

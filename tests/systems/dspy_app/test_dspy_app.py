@@ -12,7 +12,6 @@ import pytest
 
 from ragbench.api import ConfigError
 from ragbench.plugins.dspy_app.system import DSPyApp
-from support import dspy_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
@@ -24,10 +23,14 @@ from support.framework_runs import (  # noqa: F401  (exported: a fixture)
 )
 from support.rag_apps import QUESTIONS
 
+# support.dspy_apps (and DSPy with it) is imported by the tests that use it, not at collection: importing DSPy
+# costs seconds of CPU in every pytest-xdist worker, most of which never run these tests.
 RAG = {"module": "support.dspy_apps:rag"}
 
 
 def test_a_module_answers_with_its_context_as_the_documents_its_spans_as_exported(tmp_path, exported):
+    from support import dspy_apps
+
     results = run_app(tmp_path, "dspy", RAG, max_inflight=4)
     assert results["complete"], results.get("failures")
     assert results["details"]["varn_qa"]["em"]["value"] == 1.0  # DummyLM answers each question rightly
@@ -46,6 +49,8 @@ def test_a_module_answers_with_its_context_as_the_documents_its_spans_as_exporte
 
 
 def test_a_class_is_made_and_a_module_with_aforward_is_called_through_acall(tmp_path):
+    from support import dspy_apps
+
     made = DSPyApp("support.dspy_apps:RAG")
     assert made.sync and isinstance(made._module, dspy_apps.RAG)  # no aforward: called in a thread
     results = run_app(tmp_path, "dspy", {"module": "support.dspy_apps:predict"})

@@ -13,7 +13,6 @@ import pytest
 
 from ragbench.api import ConfigError
 from ragbench.plugins.haystack_app.system import HaystackApp
-from support import haystack_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
@@ -25,6 +24,8 @@ from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     steps,
 )
 
+# support.haystack_apps (and Haystack with it) is imported by the tests that use it, not at collection: importing Haystack
+# costs seconds of CPU in every pytest-xdist worker, most of which never run these tests.
 PIPELINE = {"pipeline": "support.haystack_apps:pipeline"}
 
 
@@ -46,6 +47,8 @@ def test_the_default_inputs_and_outputs_of_a_rag_pipeline():
 
 @pytest.mark.parametrize("sync", [True, False])  # Pipeline.run in a thread, Pipeline.run_async on the loop
 def test_a_pipeline_answers_with_its_documents_and_usage_its_spans_as_exported(tmp_path, exported, sync):
+    from support import haystack_apps
+
     results = run_app(tmp_path, "haystack", {**PIPELINE, "sync": sync}, max_inflight=4)
     assert results["complete"], results.get("failures")
     assert results["details"]["varn_qa"]["em"]["value"] == 0.25  # the top passage's first word: "Varn" for q4
@@ -70,6 +73,8 @@ def test_a_pipeline_answers_with_its_documents_and_usage_its_spans_as_exported(t
 
 
 def test_declared_inputs_and_output_paths(tmp_path):
+    from support import haystack_apps
+
     options = {
         "pipeline": "support.haystack_apps:without_answer_builder",
         "inputs": {"retriever": {"query": "question"}, "prompt_builder": {"question": "question"}},

@@ -10,11 +10,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 
 from ragbench.api import ConfigError, Example
 from ragbench.plugins.langchain_app.system import LangChainApp
-from support import langchain_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
@@ -27,6 +25,8 @@ from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     steps,
 )
 
+# support.langchain_apps (and LangChain with it) is imported by the tests that use it, not at collection: importing LangChain
+# costs seconds of CPU in every pytest-xdist worker, most of which never run these tests.
 CHAIN = {"runnable": "support.langchain_apps:chain", "inputs": "question"}
 
 
@@ -36,6 +36,8 @@ def lc_fields(documents) -> list[tuple]:
 
 
 def test_a_chain_answers_with_the_documents_it_returns_its_spans_the_trace(tmp_path):
+    from support import langchain_apps
+
     results = run_app(tmp_path, "langchain", CHAIN)
     assert results["complete"], results.get("failures")
     assert results["details"]["varn_qa"]["em"]["value"] == 0.25  # the fake model says "Olm"; q1's answer
@@ -56,26 +58,20 @@ def test_a_chain_answers_with_the_documents_it_returns_its_spans_the_trace(tmp_p
     assert results["model_cost"]["varn_qa"]["calls"] == 4
 
 
-class Documents(BaseCallbackHandler):
-    """A test's own callback handler: the documents the Runnable's retrievers returned."""
-
-    def __init__(self) -> None:
-        self.documents: list = []
-
-    def on_retriever_end(self, documents, **kwargs) -> None:
-        self.documents.extend(documents)
-
-
 def test_a_chain_that_returns_only_its_answer_has_its_retrievers_documents(tmp_path):
+    from support import langchain_apps
+
     results = run_app(tmp_path, "langchain", {"runnable": "support.langchain_apps:answer_only", "inputs": "question"})
     assert results["complete"], results.get("failures")
     for record in records(tmp_path):
-        handler = Documents()
+        handler = langchain_apps.Documents()
         assert langchain_apps.answer_only.invoke(record["question"], {"callbacks": [handler]}) == "Olm"
         assert handler.documents and doc_fields(record["prediction"]["docs"]) == lc_fields(handler.documents)
 
 
 def test_a_langgraph_graph_made_by_a_function_is_given_the_question_in_its_state(tmp_path):
+    from support import langchain_apps
+
     results = run_app(tmp_path, "langchain", {"runnable": "support.langchain_apps:make_graph"})
     assert results["complete"], results.get("failures")
     graph = langchain_apps.make_graph()

@@ -11,11 +11,9 @@ import copy
 import sys
 
 import pytest
-from llama_index.core.schema import MetadataMode
 
 from ragbench.api import ConfigError, Example
 from ragbench.plugins.llamaindex_app.system import LlamaIndexApp
-from support import llamaindex_apps
 from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     assert_changes_stay_in_its_copies,
     assert_recorded_spans_are_exported,
@@ -27,11 +25,15 @@ from support.framework_runs import (  # noqa: F401  (exported: a fixture)
     steps,
 )
 
+# support.llamaindex_apps (and LlamaIndex with it) is imported by the tests that use it, not at collection: importing LlamaIndex
+# costs seconds of CPU in every pytest-xdist worker, most of which never run these tests.
 QUERY_ENGINE = {"engine": "support.llamaindex_apps:query_engine"}
 
 
 def node_docs(response) -> list[dict]:
     """A response's source nodes as ragbench records them: id (the document's), title, text, score, node id."""
+    from llama_index.core.schema import MetadataMode
+
     return [
         {
             "id": found.node.ref_doc_id,
@@ -46,6 +48,8 @@ def node_docs(response) -> list[dict]:
 
 @pytest.mark.parametrize("sync", [True, False])  # query in a thread, aquery on the loop
 def test_a_query_engine_answers_with_its_source_nodes_one_model_call_and_search_each(tmp_path, exported, sync):
+    from support import llamaindex_apps
+
     results = run_app(tmp_path, "llamaindex", {**QUERY_ENGINE, "sync": sync}, max_inflight=4)
     assert results["complete"], results.get("failures")
     assert_recorded_spans_are_exported(tmp_path, exported)
@@ -78,6 +82,8 @@ def test_an_engine_made_by_a_function(tmp_path):
 
 
 async def test_a_chat_engine_gets_each_examples_own_history_only():
+    from support import llamaindex_apps
+
     system = LlamaIndexApp("support.llamaindex_apps:chat_engine")
     assert system.chat
     turns = [{"role": "user", "content": "What is the capital of Varn?"}, {"role": "assistant", "content": "Olm"}]

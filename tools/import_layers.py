@@ -20,6 +20,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -197,6 +198,26 @@ def _type_checking(test: ast.expr) -> bool:
     )
 
 
+@cache
+def _parsed_text(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+def parsed(path: Path) -> ast.Module:
+    """`path`'s syntax tree, parsed once per process for each text it has had (parsing is most of the tools' time:
+    the graph's two variants, and tests/project's checks of the test files, read the same trees)."""
+    return _parsed_text(path.read_text(encoding="utf-8"))
+
+
+def forget_parsed() -> None:
+    """Drops the trees `parsed` keeps (a long-lived process that read the whole tree once)."""
+    _parsed_text.cache_clear()
+
+
+# the fields that hold statements: an import is a statement, and no expression holds one
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.ImportFrom]:
     """Every import statement of a module, module level and inside functions; those under
     `if TYPE_CHECKING:` only when `type_checking`."""
@@ -208,7 +229,8 @@ def statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.Impo
         elif isinstance(node, ast.If) and _type_checking(node.test) and not type_checking:
             pending.extend(node.orelse)
         else:
-            pending.extend(ast.iter_child_nodes(node))
+            for field in _STATEMENT_FIELDS:
+                pending.extend(getattr(node, field, None) or ())
     return found
 
 
@@ -231,7 +253,7 @@ def import_graph(type_checking: bool = True) -> dict[str, set[str]]:
     known = modules()
     graph = {}
     for name, (path, is_package) in known.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         targets = {t for node in statements(tree, type_checking) for t in imported(name, is_package, node)}
         targets.update(lazy_modules(tree))
         graph[name] = {t for t in targets if t in known and t != name}

@@ -22,13 +22,12 @@ and `tests/project/` tests the repository as a whole. tests/project/test_test_fa
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from import_layers import DEPTH, imported, modules, statements, unit
+from import_layers import DEPTH, imported, modules, parsed, statements, unit
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
@@ -132,8 +131,7 @@ def home(folder: str, name: str) -> bool:
 @cache
 def imported_rooms(path: Path) -> list[str]:
     """The rooms of the ragbench modules a test file imports (each module once), anywhere in the file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = {target for node in statements(tree, True) for target in imported(path.stem, False, node)}
+    names = {target for node in statements(parsed(path), True) for target in imported(path.stem, False, node)}
     return [name for module in sorted(names & known_modules()) if (name := room(module))]
 
 

@@ -23,6 +23,8 @@ import functools
 import re
 from pathlib import Path
 
+from import_layers import parsed, statements
+
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 DOTTED_PATH = re.compile(r"ragbench\._[\w.]*\.\w+")
@@ -52,21 +54,15 @@ def names_inside_internals(tree: ast.AST) -> int:
 def private_modules(tree: ast.AST) -> set[str]:
     """The private ragbench modules a module imports (`ragbench._x...`), at any depth of the file."""
     found = set()
-    for node in ast.walk(tree):
+    for node in statements(tree, True):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("ragbench._")}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             if node.module.startswith("ragbench._"):
                 found.add(node.module)
             elif node.module == "ragbench":
                 found |= {f"ragbench.{a.name}" for a in node.names if a.name.startswith("_")}
     return found
-
-
-@functools.cache
-def parsed(path: Path) -> ast.Module:
-    """`path`'s syntax tree, parsed once for the counts and the helpers' closure (parsing is most of its time)."""
-    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 @functools.cache
@@ -94,10 +90,10 @@ def test_side_modules() -> dict[str, Path]:
 def test_side_imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
     """The test-side modules (`modules`' names) a module imports, at any depth of the file."""
     found = set()
-    for node in ast.walk(tree):
+    for node in statements(tree, True):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name in modules}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             if node.module in modules:
                 found.add(node.module)
             found |= {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules}
@@ -126,10 +122,10 @@ def reached_internals(files: list[Path]) -> dict[Path, set[str]]:
     return reached
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="list the files and the private modules each imports")
-    options = parser.parse_args()
+    options = parser.parse_args(argv)
     files = test_files()
     on_internals = {}
     patches = mentions = 0

@@ -13,6 +13,7 @@ import itertools
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,9 +35,16 @@ layers = load_layers()
 
 @functools.cache
 def import_graph(type_checking: bool = True) -> dict[str, set[str]]:
-    """tools/import_layers.py's import graph, read once per variant (each read parses every module); the
+    """tools/import_layers.py's import graph, read once per variant (the two read the same trees, parsed once); the
     tests only read it."""
     return layers.import_graph(type_checking)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def trees_forgotten_after_this_file():
+    """The parsed modules are not kept in the worker for the rest of the session (the graphs are)."""
+    yield
+    layers.forget_parsed()
 
 
 def folder(module: str) -> str:
@@ -94,8 +102,12 @@ def test_imports_inside_functions_count_and_those_for_type_checkers_do_not():
     assert len(layers.statements(tree, type_checking=True)) == 6
 
 
-# A block of code: imports, and nested blocks of a kind with their own bodies (an `if` also has an `else`).
-BLOCKS = ("def f():", "class C:", "if TYPE_CHECKING:", "if typing.TYPE_CHECKING:", "if ready:", "try:", "with lock:")
+# A block of code: imports, and nested blocks of a kind with their own bodies (an `if` and a `for` also have an
+# `else`, a `try` its `except`, a `match` its `case`).
+BLOCKS = (
+    "def f():", "class C:", "if TYPE_CHECKING:", "if typing.TYPE_CHECKING:", "if ready:", "try:", "with lock:",
+    "for item in items:", "match value:",
+)  # fmt: skip
 code = st.recursive(
     st.just("import"),
     lambda inner: st.tuples(
@@ -117,15 +129,18 @@ def source_of(items, names, depth=0, hidden=False) -> tuple[list[str], list[str]
             continue
         header, body, orelse = item
         checking = "TYPE_CHECKING" in header
-        more, found = source_of(body, names, depth + 1, hidden or checking)
-        lines += [pad + header, *more]
+        case = header.startswith("match")  # its body lies in a `case _:`
+        more, found = source_of(body, names, depth + 1 + case, hidden or checking)
+        lines += [pad + header, *([pad + "    case _:"] if case else []), *more]
         running += found
-        if orelse and header.startswith("if"):
+        if orelse and header.startswith(("if", "for")):
             more, found = source_of(orelse, names, depth + 1, hidden)
             lines += [pad + "else:", *more]
             running += found
         elif header == "try:":
-            lines += [pad + "except ImportError:", pad + "    pass"]
+            more, found = source_of(orelse, names, depth + 1, hidden) if orelse else ([pad + "    pass"], [])
+            lines += [pad + "except ImportError:", *more]
+            running += found
     return lines, running
 
 

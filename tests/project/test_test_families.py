@@ -7,10 +7,12 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from support import paths
 
@@ -24,6 +26,19 @@ def tool(name: str) -> ModuleType:
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(paths.REPO / "tools"))
+
+
+def parsed(path: Path) -> ast.Module:
+    """The test file's syntax tree, as the tools read it: parsed once for this file's checks and the tools' (each
+    reads the whole tests/ tree; parsing it is most of their time)."""
+    return tool("import_layers").parsed(path)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def trees_forgotten_after_this_file():
+    """The trees of tests/ (a hundred MB) are not kept in the worker for the rest of the session."""
+    yield
+    tool("import_layers").forget_parsed()
 
 
 def family_test_files():
@@ -95,28 +110,27 @@ def test_support_modules_are_imported_from_the_support_package():
     bare = sorted(
         f"{p.relative_to(TESTS)}:{node.lineno}"
         for p in TESTS.rglob("*.py")
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(p))
         if (isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in shared)
         or (isinstance(node, ast.Import) and any(a.name.split(".")[0] in shared for a in node.names))
     )
     assert not bare, f"import these as support.<module>: {bare}"
 
 
-def test_most_test_files_reach_ragbench_through_its_public_face():
+def test_most_test_files_reach_ragbench_through_its_public_face(capsys):
     """Issue 92: a test of what a user sees reaches ragbench as a plugin's tests do, through ragbench.api,
     ragbench.testing and the command line, and so does the support module every kind of test shares
     (support.helpers); private modules are imported for the units with no public face. The shares may not rise
     above issue 99's figures: at most 36 % of the test files import a private module themselves (37 % before it),
     at most 41 % counted through the support modules they import (docs/internals.md's command, its lines of
     figures)."""
-    counted = subprocess.run(
-        [sys.executable, "tools/tests_on_internals.py"], cwd=paths.REPO, capture_output=True, text=True, check=True
-    )
-    assert counted.stdout.startswith("test files importing ragbench internals: ")
-    direct, files = map(int, re.search(r"internals: (\d+) of (\d+)", counted.stdout).groups())
-    reached = int(re.search(r"through test helpers too: (\d+) of", counted.stdout).group(1))
-    assert direct <= 0.36 * files and reached <= 0.41 * files, counted.stdout
     counter = tool("tests_on_internals")
+    counter.main([])  # `python tools/tests_on_internals.py`, in this process: the trees this file's checks read
+    counted = capsys.readouterr().out
+    assert counted.startswith("test files importing ragbench internals: ")
+    direct, files = map(int, re.search(r"internals: (\d+) of (\d+)", counted).groups())
+    reached = int(re.search(r"through test helpers too: (\d+) of", counted).group(1))
+    assert direct <= 0.36 * files and reached <= 0.41 * files, counted
     assert not counter.reached_internals([TESTS / "support" / "helpers.py"])
 
 
@@ -181,7 +195,7 @@ def test_collecting_the_suite_imports_no_heavy_package():
         f"{p.relative_to(TESTS)}:{line} {name}"
         for p in TESTS.rglob("*.py")
         if "data" not in p.relative_to(TESTS).parts
-        for line, name in imported_at_module_level(ast.parse(p.read_text(encoding="utf-8")))
+        for line, name in imported_at_module_level(parsed(p))
         if str(name).split(".")[0] in HEAVY_PACKAGES
     )
     assert not heavy, f"import these in the tests that use them, mark the module with `needs(...)`: {heavy}"

@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragbench._records import read_samples
 from ragbench.api import Conversation, History
 from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.tasks.crag_mm.task import CragMMMulti
+from ragbench.testing import ScriptedLLM, run_eval
 from support.crag_mm_helpers import png, tokenizer_dir
 
 
@@ -114,3 +116,39 @@ def test_a_history_is_the_list_of_its_first_turns(turns, data):
     assert repr(view) == repr([{"role": t["role"], "content": t["content"]} for t in expected])
     with pytest.raises(TypeError):
         hash(view)
+
+
+def test_a_long_conversations_samples_read_back_share_its_turns(tmp_path):
+    """A run's end holds the records its corpus metrics score (CRAG-MM's multi-turn score is one), read back from
+    the samples file: each record's history is its own list, but of the turns the reading read once, not a copy of
+    them per record (a copy made the records of one 1,000-turn conversation take 650 MB; docs/benchmarks/crag-mm.md).
+    tracemalloc's bytes the records take per turn they hold (their other fields counted in): 111 where each record
+    shares the turns, 600 where each copied them (a dict and its two strings a turn)."""
+    turns = 150
+    run_eval(
+        "crag_mm_multi",
+        "closed_book",
+        ScriptedLLM("part 1 is an answer"),
+        data=str(conversation_data(tmp_path, turns)),
+        judges=[ScriptedLLM("Result: WRONG")],
+        task_args={"tokenizer": tokenizer_dir()},
+        output=tmp_path / "run",
+    )
+    path = tmp_path / "run" / "samples" / "crag_mm_multi.jsonl"
+    tracemalloc.start()
+    try:
+        records = list(read_samples(path, has_text=False, rewritten=True))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    held_turns = sum(len(record.turns or []) for record in records)
+    assert len(records) == turns and held_turns == turns * (turns - 1)  # two turns (question, answer) before each
+    assert records[-1].turns == [turn for i in range(turns - 1) for turn in conversation_turns(i)]
+    assert held / held_turns < 200, (held, held_turns)
+
+
+def conversation_turns(i: int) -> list[dict[str, str]]:
+    return [
+        {"role": "user", "content": f"what is part {i} of it?"},
+        {"role": "assistant", "content": f"part {i} is an answer"},
+    ]

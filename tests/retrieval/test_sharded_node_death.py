@@ -22,6 +22,7 @@ from ragbench._retrieval.sharding.retriever import ShardedRetriever
 from ragbench._retrieval.sharding.split import split_index
 from ragbench.testing import build_index, installed_registry
 from support.helpers import run, samples
+from support.ray_cluster import QUIET_NODE
 from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
@@ -38,8 +39,8 @@ def own_cluster():
 
     if ray.is_initialized():
         ray.shutdown()  # the tests' shared cluster (tests/support/ray_cluster.py): a later module asking connects again
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    workers = [cluster.add_node(num_cpus=2) for _ in range(3)]
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **QUIET_NODE})
+    workers = [cluster.add_node(num_cpus=2, **QUIET_NODE) for _ in range(3)]
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
     yield cluster, workers

@@ -25,30 +25,37 @@ def s3_server(folder: Path) -> Iterator[Any]:
     """The s3fs file system of a moto server on 127.0.0.1 holding the bucket `bench`; meanwhile the environment
     names its endpoint, dummy credentials and a cache folder under `folder`, and so does that of the workers of the
     shared Ray cluster this process's `ray_cluster` joins it with (`SHARED.workers_environment`)."""
+    from moto import backends
     from moto.server import ThreadedMotoServer
     from s3fs import S3FileSystem
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    # moto's servers in one process share its in-memory backends: an earlier module's buckets would still be there
-    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST")).close()
-    variables = {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
-        "RAGBENCH_CACHE_DIR": str(folder / "cache"),
-    }
-    try:
-        with pytest.MonkeyPatch.context() as env, SHARED.workers_environment(variables):
-            for variable, value in variables.items():
-                env.setenv(variable, value)
-            fs = S3FileSystem(skip_instance_cache=True)
-            fs.mkdir("bench")
-            yield fs
-    finally:
-        server.stop()
+    with pytest.MonkeyPatch.context() as env:
+        # moto's server lists its package's folders on disk for each request it routes (`get_backend_for_host`,
+        # ~190 stat calls): a quarter of an S3 request's CPU here, the client's and the server's together. They
+        # do not change while it runs: listed once.
+        listed = tuple(backends.list_of_moto_modules())
+        env.setattr(backends, "list_of_moto_modules", lambda: iter(listed))
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        # moto's servers in one process share its in-memory backends: an earlier module's buckets would still be there
+        urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST")).close()
+        variables = {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+            "RAGBENCH_CACHE_DIR": str(folder / "cache"),
+        }
+        try:
+            with SHARED.workers_environment(variables):
+                for variable, value in variables.items():
+                    env.setenv(variable, value)
+                fs = S3FileSystem(skip_instance_cache=True)
+                fs.mkdir("bench")
+                yield fs
+        finally:
+            server.stop()
 
 
 @contextmanager

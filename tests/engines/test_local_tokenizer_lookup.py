@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from ragbench._engines.local.tokenizers import local_tokenizer
+from ragbench.api.engines import local_tokenizer
 
 
 @pytest.fixture

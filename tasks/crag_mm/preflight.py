@@ -1,7 +1,11 @@
-"""CRAG-MM's own pre-flight: the Llama-3.2 tokenizer recognised by its vocabulary (a folder's name proves nothing)."""
+"""CRAG-MM's own pre-flight: the Llama-3.2 tokenizer recognised by its vocabulary (a folder's name proves nothing).
+Reading a tokenizer.json takes a third of a second; a file already judged is not read again while it is the same
+file (its device, inode, size and modification time: a file replaced or rewritten is read afresh)."""
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
 from pathlib import Path
 
 from ragbench.api.data import refuse_tokenizer
@@ -12,6 +16,20 @@ from .synthetic import LLAMA32_BOS, LLAMA32_VOCAB_SIZE
 def llama32_tokenizer_problem(folder: str | Path) -> str | None:
     """Why `folder`/tokenizer.json is not a Llama-3.2 tokenizer (128,256 entries, <|begin_of_text|> = 128000,
     added before every encoding), or None."""
+    try:
+        found = os.stat(Path(folder) / "tokenizer.json")
+    except OSError:
+        return _read_problem(str(folder))  # no file to know again: the line says why
+    return _judged_problem(str(folder), (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns))
+
+
+@lru_cache(maxsize=16)
+def _judged_problem(folder: str, identity: tuple[int, int, int, int]) -> str | None:
+    """`_read_problem(folder)`, once per file identity (the key only: device, inode, size, modification time)."""
+    return _read_problem(folder)
+
+
+def _read_problem(folder: str) -> str | None:
     try:
         from tokenizers import Tokenizer
 

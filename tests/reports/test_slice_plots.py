@@ -66,6 +66,25 @@ def test_heat_map_cells_name_their_n(tmp_path, drawn):
     assert texts == ["0.00\nn=1", "0.50\nn=2", "N/A", "N/A"]
 
 
+def test_a_plot_laid_out_is_drawn_once_when_saved(tmp_path, monkeypatch):
+    """tight_layout lays the figure out; savefig then draws it once (a layout engine left on the figure would have
+    savefig draw it a second time first, to lay it out again: a third of a plot's time)."""
+    from matplotlib.figure import Figure
+
+    draws = []
+    original = Figure.draw
+
+    def counted(self, renderer):
+        draws.append(renderer)
+        return original(self, renderer)
+
+    monkeypatch.setattr(Figure, "draw", counted)
+    details = {"f1": {"slices": {"cell": {"A - x": {"value": 0.5, "n": 2}, "B - y": {"value": 0.0, "n": 1}}}}}
+    assert slice_plot("omni", "cell", details, ["f1"], tmp_path).is_file()
+    assert matrix_plot("omni", details, "f1", slice_matrix({"field": "cell"}), tmp_path).is_file()
+    assert len(draws) == 2
+
+
 def test_a_slice_the_first_key_never_scored_keeps_its_row_and_every_cell_its_own_n(tmp_path):
     # the judge's reply does not parse for every capital question and for one author question: llm_judge
     # (the first key) is not scorable there, em is

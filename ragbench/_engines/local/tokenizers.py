@@ -92,7 +92,7 @@ def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
         model = str((Path(cache_dir).expanduser() if cache_dir else cache_root()) / CONVERTED_NAME)
         if not Path(model).is_dir():
             return None
-    if model.endswith(".gguf"):
+    if model.endswith(".gguf") or not _maybe_on_disk(model):
         return None
     try:
         from transformers import AutoTokenizer
@@ -100,6 +100,15 @@ def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
         return AutoTokenizer.from_pretrained(model, local_files_only=True)
     except Exception:  # not on disk, or not a folder transformers reads: left to the engine's load
         return None
+
+
+def _maybe_on_disk(model: str) -> bool:
+    """Whether transformers' local load can find `model` at all: a folder, or a hub name with a folder in the hub
+    cache. Told without importing transformers (seconds): a model that is neither (a scripted engine's rules file,
+    an API model's name) has no tokenizer on disk."""
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    return Path(model).is_dir() or (Path(HF_HUB_CACHE) / f"models--{model.replace('/', '--')}").is_dir()
 
 
 def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:

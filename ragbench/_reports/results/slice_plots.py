@@ -44,6 +44,7 @@ def save_figure(figure: Any, path: Path) -> Path:
     """Lay the figure out, write it at 110 dpi (the folder made if needed) and close it. The file is
     replaced whole: a link at `path` (to a file of the user's) is replaced, never written through."""
     figure.tight_layout()
+    figure.set_layout_engine(None)  # laid out: savefig then draws it once, not a dry run first to lay it out again
     path.parent.mkdir(parents=True, exist_ok=True)
     with replacing(path) as handle:
         figure.savefig(handle, dpi=110, format=path.suffix.lstrip(".") or "png")

@@ -6,7 +6,8 @@
 (a prompt or chat messages and their `Sampling`; `SamplingArgs`, its fields as the keywords a system passes
 `ctx.llm.generate` / `ctx.llm.chat`), `Response` (text, per-token `TokenLogprobs` when asked,
 token counts, finish reason), `RequestError` (a request refused for itself, e.g. HTTP 400), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
-`local_tokenizer` (a model's tokenizer on disk, without its weights); `arguments_problem`, `checked_arguments` and
+`local_tokenizer` (a model's tokenizer on disk, without its weights), `embedded_safetensors_dir` (the embedded model
+converted once to a safetensors folder, as vLLM and a local engine of your own load it); `arguments_problem`, `checked_arguments` and
 `InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `Tool`, `ToolCall` and
 `Message` (a request's tools, the calls an engine answers with in `Response.choice_tool_calls`, a chat turn that
 carries them, or texts and images); how an engine writes a request's turns into its API's body (`chat_messages`:
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         text_part,
     )
     from ragbench._engines.hosted.openai_responses import reasoning_model
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
     from ragbench._engines.local.tokenizers import local_tokenizer
     from ragbench._values.chat_turns import Message
     from ragbench._values.engine_errors import RequestError
@@ -81,6 +83,7 @@ _MODULES = {
     "ragbench._values.llm_responses": ("Response", "TokenLogprobs"),
     "ragbench._values.sampling": ("Sampling", "SamplingArgs"),
     "ragbench._engines.local.tokenizers": ("local_tokenizer",),
+    "ragbench._engines.local.embedded": ("embedded_safetensors_dir",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
     "ragbench._values.chat_turns": ("Message",),
     "ragbench._values.tool_calls": ("Tool", "ToolCall"),

@@ -8,7 +8,6 @@ Imports stay light here: engines (torch, vLLM) load only when a run starts.
 from __future__ import annotations
 
 import io
-import sqlite3
 import sys
 from typing import Any
 
@@ -187,6 +186,8 @@ def check_command(no_model: bool, **options: Any) -> None:
     """The pre-flight of a run with these options, and nothing else: every option, data file,
     tokenizer, service and server checked, then the engines loaded and checked against the system.
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
+    import sqlite3
+
     from .._run.evaluator import Evaluator
     from .._run.plan.planning import run_registry
 

@@ -54,3 +54,13 @@ def test_ragbench_list_still_reports_the_clash():
         "ragbench: plugin 'row' from second failed to load: reproduction 'row' is already provided by first; "
         "this one is ignored"
     ) in result.stderr
+
+
+def test_manifests_that_do_not_read_are_their_plugins_failure_when_read():
+    registry = clashing()
+    registry.add_catalog({"reproductions": ["not", "a mapping"]}, "third", "third_hooks")
+    assert set(registry.reproductions) == {"row", "other"}
+    assert (registry.failures[-1].plugin, registry.failures[-1].error) == (
+        "third_hooks",
+        "AttributeError: 'list' object has no attribute 'items'",
+    )

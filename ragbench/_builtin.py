@@ -4,6 +4,7 @@ each for its own section, through the same hook a third-party plugin implements.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -37,6 +38,31 @@ def packaged_yaml(package: str, resource: str) -> Any:
     """The YAML file `resource` that `package` ships, the caller's own copy: what one caller changes in it,
     no later caller sees."""
     return _copied(_parsed(package, resource))
+
+
+class PackagedSection(Mapping[str, Any]):
+    """The section `key` of the YAML file `resource` that `package` ships, parsed at its first read, not when it is
+    made: a catalogue hands out the reproduction manifests (300 KB of YAML) this way, and only `ragbench
+    reproduce` reads them. Each one is its caller's own copy, as `packaged_yaml`'s."""
+
+    def __init__(self, package: str, resource: str, key: str) -> None:
+        self._where = (package, resource, key)
+        self._read: dict[str, Any] | None = None
+
+    def _data(self) -> dict[str, Any]:
+        if self._read is None:
+            package, resource, key = self._where
+            self._read = dict(_copied(_parsed(package, resource).get(key) or {}))
+        return self._read
+
+    def __getitem__(self, name: str) -> Any:
+        return self._data()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
 
 
 def section(*keys: str) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """The registry's catalogue entries: what a plugin registers under a name, by kind (a task, a system, a metric,
 an engine, ...), imported and checked against its kind's base class the first time it is used; metric families
-(`prefix:NAME`) and the plugins that failed to load."""
+(`prefix:NAME`), the reproduction manifests and the plugins that failed to load."""
 
 from __future__ import annotations
 
@@ -121,3 +121,35 @@ class PluginFailure:
     plugin: str
     provider: str
     error: str
+
+
+@dataclass
+class Reproductions:
+    """The catalogues' reproduction manifests (`ragbench reproduce`), kept unread as the catalogues give them (a
+    `PackagedSection` is parsed at its first read) and merged, in the catalogues' order, when first asked for."""
+
+    unread: list[tuple[Any, str, str]] = field(default_factory=list)  # (manifests, provider, plugin)
+    read: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> manifest, with its provider
+
+    def merged(self, failures: list[PluginFailure]) -> dict[str, dict[str, Any]]:
+        """Every manifest by name; a name another provider gave first, or manifests that do not read, are added
+        to `failures` (the first provider's manifest kept)."""
+        while self.unread:
+            manifests, provider, plugin = self.unread.pop(0)
+            try:
+                for name, manifest in manifests.items():
+                    provided = self.read.get(name)
+                    if provided is not None and provided["provider"] != provider:
+                        failures.append(
+                            PluginFailure(
+                                name,
+                                provider,
+                                f"reproduction '{name}' is already provided by {provided['provider']}; "
+                                "this one is ignored",
+                            )
+                        )
+                        continue
+                    self.read[name] = {**manifest, "provider": provider}
+            except Exception as exc:
+                failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
+        return self.read

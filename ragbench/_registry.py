@@ -23,7 +23,7 @@ from typing import Any
 
 import pluggy
 
-from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, PluginFailure
+from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, PluginFailure, Reproductions
 from ._errors import ConfigError, did_you_mean
 from ._hookspecs import PROJECT, NamedTarget, RagbenchHooks
 from ._imports import import_target
@@ -40,7 +40,7 @@ class Registry:
         self.entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.aliases: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
         self.groups: dict[str, list[str]] = {}
-        self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
+        self._reproductions = Reproductions()  # the catalogues' manifests (ragbench reproduce), merged when read
         self.metric_families: dict[str, MetricFamily] = {}
         self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
         self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
@@ -234,18 +234,14 @@ class Registry:
                 )
         for group, members in (catalog.get("groups") or {}).items():
             self.groups[group] = list(members)
-        for name, manifest in (catalog.get("reproductions") or {}).items():
-            provided = self.reproductions.get(name)
-            if provided is not None and provided["provider"] != provider:
-                self.failures.append(
-                    PluginFailure(
-                        name,
-                        provider,
-                        f"reproduction '{name}' is already provided by {provided['provider']}; this one is ignored",
-                    )
-                )
-                continue
-            self.reproductions[name] = {**manifest, "provider": provider}
+        if catalog.get("reproductions") is not None:  # not its truth: that would read a lazy one (PackagedSection)
+            self._reproductions.unread.append((catalog["reproductions"], provider, plugin))
+
+    @property
+    def reproductions(self) -> dict[str, dict[str, Any]]:
+        """The catalogues' reproduction manifests by name, each with its `provider`: read (and a name two providers
+        give reported among `failures`) the first time they are asked for, not at every command's start."""
+        return self._reproductions.merged(self.failures)
 
     def _add_entry(self, entry: Entry) -> None:
         self.entries[entry.kind][entry.name] = entry

@@ -14,19 +14,20 @@ from importlib import resources
 from typing import Any
 
 from ragbench.api import hookimpl
-from ragbench.api.data import JsonObject, packaged_yaml, section
+from ragbench.api.data import PackagedSection, packaged_yaml, section
 
 # What the registering hooks return: {name: {"target": "module:Class", "description": "..."}}
 Registrations = dict[str, dict[str, str]]
 
 
 @hookimpl
-def ragbench_catalog() -> JsonObject:
+def ragbench_catalog() -> dict[str, object]:
     return {
         **section("tasks", "groups"),
         "metrics": section("task_metrics")["task_metrics"],
         "prompt_styles": section("task_prompt_styles")["task_prompt_styles"],
-        **packaged_yaml(__name__, "reproductions.yaml"),
+        # parsed when reproductions are first read (ragbench reproduce), not at every command's start
+        "reproductions": PackagedSection(__name__, "reproductions.yaml", "reproductions"),
         "retrievers": _registered("retrievers"),
     }
 

@@ -8,7 +8,6 @@ Imports stay light here: engines (torch, vLLM) load only when a run starts.
 from __future__ import annotations
 
 import io
-import sqlite3
 import sys
 from typing import Any
 
@@ -187,6 +186,8 @@ def check_command(no_model: bool, **options: Any) -> None:
     """The pre-flight of a run with these options, and nothing else: every option, data file,
     tokenizer, service and server checked, then the engines loaded and checked against the system.
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
+    import sqlite3
+
     from .._run.evaluator import Evaluator
     from .._run.plan.planning import run_registry
 
@@ -300,6 +301,7 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
             click.echo("dense query styles (--build-arg/--retriever-arg query_style=NAME):")
             for name, style in sorted(registry.query_styles.items()):
                 click.echo(f"  {name:<{width}} {style.description}  [{style.provider}]")
+    registry.reproductions  # noqa: B018 - read here, so that a reproduction two plugins give is among the failures
     for failure in registry.failures:
         click.echo(
             f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: {failure.error}", err=True

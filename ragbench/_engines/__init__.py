@@ -17,12 +17,11 @@ from .._builtin import section
 from .._errors import ConfigError
 from .._hookspecs import hookimpl
 from .._values.engine_needs import EngineNeeds
-from .base import Engine
-from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 if TYPE_CHECKING:
     from .._registry import Registry
     from .._values.json_values import JsonObject
+    from .base import Engine
 
 EMBEDDED_MODEL = "hf:embedded"
 _HEAVY_IMPORTS = {"hf": ("torch", "transformers")}  # seconds to import: started early, in the background
@@ -60,6 +59,8 @@ def ragbench_catalog() -> JsonObject:
 def starts_processes(model: str | None, options: Mapping[str, Any], registry: Registry) -> bool:
     """Whether the engine `load_engine(model, **options)` builds may start processes a killed run must end: its
     class's `Engine.starts_processes`, or Ray replicas of any engine. An unknown engine is load_engine's to say."""
+    from .replicas import wants_ray  # this module is a plugin: it stays light (ragbench --help imports it)
+
     try:
         engine_class = registry.load("engines", (model or EMBEDDED_MODEL).partition(":")[0])
     except ConfigError:
@@ -82,6 +83,8 @@ def load_engine(model: str | None, *, registry: Registry, needs: Sequence[Engine
             f"model '{model}' is not of the form engine:model "
             f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)"
         )
+    from .replicas import endpoint_replicas, ray_replicas, wants_ray
+
     engine_class = registry.load("engines", kind)
     declared_chat = options.pop("chat", None)  # every engine's option (Engine.declared_chat), not the class's
     if needs:

@@ -7,7 +7,8 @@ a corpus over processes and machines (`sharding/`).
 
 Retrievers are plugins (the `retrievers` catalogue section), and so are the dense encoder's query
 styles (`ragbench_query_styles`; the core serves only `default`); this module stays light (no bm25s,
-no torch) so that `ragbench list` never imports them.
+no torch, not even the retrievers' base classes and the corpus readers) so that `ragbench list` never imports them
+and a command's start does not wait on them.
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 from .._builtin import section
 from .._errors import ConfigError
 from .._hookspecs import NamedTarget, hookimpl
-from .._plugin_calls import exception_line, is_plugin_fault
 from .._storage.locations import is_remote
 from .._values.urls import redact_url
-from .base import IndexBuilder, Retriever
 
 if TYPE_CHECKING:
     from .._registry import Registry
     from .._values.json_values import JsonObject
+    from .base import Retriever
 
 DEFAULT_RETRIEVER = "provided"
 
@@ -43,6 +43,7 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
     """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
     from the run's `registry`, which a retriever whose
     `__init__` takes `registry` is given too (e.g. dense, for its query style)."""
+    from .._plugin_calls import exception_line
     from .._values.options import construct
 
     name = name or DEFAULT_RETRIEVER
@@ -75,12 +76,11 @@ def opening_fault(exc: Exception) -> bool:
     """Whether `exc`, raised as a retriever opened, is said as the retriever's in one line (`load_retriever`): not
     a ConfigError (said as it is), the run's own stop, a memory or file error of the machine (said as such), but any
     other fault of the retriever's code (a RuntimeError, a server's refused connection)."""
+    from .._plugin_calls import is_plugin_fault
+
     if isinstance(exc, (ConfigError, MemoryError)) or (isinstance(exc, OSError) and exc.filename is not None):
         return False
     return is_plugin_fault(exc)
-
-
-__all__ = ["IndexBuilder", "Retriever", "load_retriever"]
 
 
 def _served_in_shards(registry: Registry, name: str) -> bool:

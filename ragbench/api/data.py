@@ -18,7 +18,8 @@ moves them all); `replacing` (a file written whole or not at all: a corpus a com
 `load_callable` (an option naming "module:function"); `import_extra` (an optional package imported on first use:
 without it, the one-line `ConfigError` that says how to install it; installed but failing to import, the error at
 its root); `packaged_yaml` (a YAML file a package ships, parsed
-once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
+once per process, each caller given its own copy), `PackagedSection` (one section of such a file, parsed at its
+first read: what a catalogue hands out that few commands read) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
 whose shape is open, such as a vendor's request body: a reader narrows them before use; `json_object` and
 `json_list` narrow a field that should hold an object or an array, giving an empty one where it holds another shape); `find_tokenizer_dir`, `tokenizer_in_context` and
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING
 from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
-    from ragbench._builtin import packaged_yaml, section
+    from ragbench._builtin import PackagedSection, packaged_yaml, section
     from ragbench._imports import import_extra, load_callable
     from ragbench._storage.cache_root import cache_root
     from ragbench._storage.datafiles import data_dir, is_saved_dataset, named_data, resolve_data_file, stat_fingerprint
@@ -101,7 +102,7 @@ _MODULES = {
         "NotUtf8",
     ),
     "ragbench._imports": ("load_callable", "import_extra"),
-    "ragbench._builtin": ("packaged_yaml", "section"),
+    "ragbench._builtin": ("PackagedSection", "packaged_yaml", "section"),
     "ragbench._values.json_values": ("JsonValue", "JsonObject", "json_object", "json_list"),
     "ragbench._yaml_tasks.hf": ("load_split",),
 }

@@ -12,7 +12,6 @@ import click
 
 from ..._errors import ConfigError
 from ..._storage.locations import fetched_object, is_remote
-from ..._values.options import parse_assignments
 from ..plugin_commands import config_errors_exit, exit_if_skipped
 from ..registry import command_registry
 from .kind_options import KindsOption, built_kinds, parallel_kinds, shard_kinds
@@ -129,6 +128,7 @@ def build_command(
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from ..._retrieval.index.building import build_index
     from ..._retrieval.pages.build import is_page_kind
+    from ..._values.options import parse_assignments
 
     with config_errors_exit(output_option="--out"):
         options = parse_assignments(build_arg, "--build-arg")

@@ -1,9 +1,10 @@
 """`ragbench score --traces FILE`: an application's traces exported elsewhere, scored as its predictions. The same
 traces - made by the OpenTelemetry SDK running tests/support/rag_apps's application, one trace an example, its root
-span naming the example (`ragbench.example.id`) and holding the answer (`output.value`) - written as OTLP/JSON (the
-SDK's own OTLP encoding, ids in hex as the Collector's file exporter writes them), as Phoenix's REST API gives spans,
-and as Langfuse's observations, score alike, with the search's documents as the passages and the model calls in the
-trace."""
+span naming the example (`ragbench.example.id`) and holding the answer (`output.value`) - score alike written as
+OTLP/JSON (the SDK's own OTLP encoding, ids in hex as the Collector's file exporter writes them), as a real Phoenix's
+REST API gave them (arize-phoenix 20.26.1 served locally: tests/data/apps/README.md) and as Langfuse's observations
+(written here from its public API's schema: a Langfuse server needs Postgres and ClickHouse), with the search's
+documents as the passages and the model calls in the trace."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from conftest import TEST_DATA
 from ragbench.api.apps import Span, from_readable
 from support.helpers import cli_here, samples
 from support.rag_apps import CORPUS, QUESTIONS, varn_task, words
@@ -70,40 +72,6 @@ def iso(nanoseconds: int) -> str:
     return datetime.fromtimestamp(nanoseconds / 1e9, tz=timezone.utc).isoformat()
 
 
-def phoenix_spans(spans) -> dict:
-    """The spans as Phoenix's REST API pages them (its attributes nested, as it stores them)."""
-
-    def nested(attributes: dict) -> dict:
-        out: dict = {}
-        for key, value in attributes.items():
-            node = out
-            *path, last = key.split(".")
-            for part in path:
-                node = node.setdefault(part, {})
-            node[last] = value
-        return out
-
-    data = []
-    for readable in spans:
-        span = from_readable(readable)
-        data.append(
-            {
-                "id": "U3Bhbjox",
-                "name": span.name,
-                "context": {"trace_id": span.trace_id, "span_id": span.span_id},
-                "span_kind": span.attributes.get("openinference.span.kind", "UNKNOWN"),
-                "parent_id": span.parent_id,
-                "start_time": iso(span.start_ns),
-                "end_time": iso(span.end_ns),
-                "status_code": "OK",
-                "status_message": "",
-                "attributes": nested(span.attributes),
-                "events": [],
-            }
-        )
-    return {"data": data, "next_cursor": None}
-
-
 def langfuse_observations(spans) -> dict:
     """The spans as Langfuse's observations API gives them."""
     data = []
@@ -146,8 +114,10 @@ def test_exported_traces_are_scored_as_the_applications_predictions(tmp_path, fo
     path = tmp_path / f"traces.{form}.json"
     if form == "otlp":  # one export request a line, as the Collector's file exporter writes them
         path.write_text("\n".join(otlp_json_line(spans[n : n + 3]) for n in range(0, len(spans), 3)) + "\n")
+    elif form == "phoenix":  # the same spans as a real Phoenix's REST API gave them (tests/data/apps/README.md)
+        path.write_bytes((TEST_DATA / "apps" / "phoenix_spans.json").read_bytes())
     else:
-        path.write_text(json.dumps(phoenix_spans(spans) if form == "phoenix" else langfuse_observations(spans)))
+        path.write_text(json.dumps(langfuse_observations(spans)))
     task = varn_task(tmp_path / "task")
     done = cli_here(
         "score",

@@ -40,22 +40,22 @@ def packaged_yaml(package: str, resource: str) -> Any:
     return _copied(_parsed(package, resource))
 
 
-class PackagedSection(Mapping[str, Any]):
+class PackagedSection(Mapping[str, object]):
     """The section `key` of the YAML file `resource` that `package` ships, parsed at its first read, not when it is
     made: a catalogue hands out the reproduction manifests (300 KB of YAML) this way, and only `ragbench
     reproduce` reads them. Each one is its caller's own copy, as `packaged_yaml`'s."""
 
     def __init__(self, package: str, resource: str, key: str) -> None:
         self._where = (package, resource, key)
-        self._read: dict[str, Any] | None = None
+        self._read: dict[str, object] | None = None
 
-    def _data(self) -> dict[str, Any]:
+    def _data(self) -> dict[str, object]:
         if self._read is None:
             package, resource, key = self._where
             self._read = dict(_copied(_parsed(package, resource).get(key) or {}))
         return self._read
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> object:
         return self._data()[name]
 
     def __iter__(self) -> Iterator[str]:

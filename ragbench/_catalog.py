@@ -10,6 +10,7 @@ from typing import Any
 
 from ._errors import ConfigError
 from ._imports import import_target
+from ._values.json_values import JsonObject
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {
@@ -129,9 +130,9 @@ class Reproductions:
     `PackagedSection` is parsed at its first read) and merged, in the catalogues' order, when first asked for."""
 
     unread: list[tuple[Any, str, str]] = field(default_factory=list)  # (manifests, provider, plugin)
-    read: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> manifest, with its provider
+    read: dict[str, JsonObject] = field(default_factory=dict)  # name -> manifest, with its provider
 
-    def merged(self, failures: list[PluginFailure]) -> dict[str, dict[str, Any]]:
+    def merged(self, failures: list[PluginFailure]) -> dict[str, JsonObject]:
         """Every manifest by name; a name another provider gave first, or manifests that do not read, are added
         to `failures` (the first provider's manifest kept)."""
         while self.unread:

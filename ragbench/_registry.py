@@ -27,6 +27,7 @@ from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, Pl
 from ._errors import ConfigError, did_you_mean
 from ._hookspecs import PROJECT, NamedTarget, RagbenchHooks
 from ._imports import import_target
+from ._values.json_values import JsonObject
 from ._values.names import name_problem
 from ._yaml_tasks.discovery import file_header, given_file, is_task_file, packaged_header
 from ._yaml_tasks.header import TaskHeader
@@ -238,7 +239,7 @@ class Registry:
             self._reproductions.unread.append((catalog["reproductions"], provider, plugin))
 
     @property
-    def reproductions(self) -> dict[str, dict[str, Any]]:
+    def reproductions(self) -> dict[str, JsonObject]:
         """The catalogues' reproduction manifests by name, each with its `provider`: read (and a name two providers
         give reported among `failures`) the first time they are asked for, not at every command's start."""
         return self._reproductions.merged(self.failures)

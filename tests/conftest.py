@@ -26,7 +26,7 @@ from support.ray_cluster import (
 )
 
 if TYPE_CHECKING:
-    from ragbench._registry import Registry
+    from ragbench.testing import Registry
 
 # Property-based tests are the same on every machine: a fixed seed per test (derandomize), no time limit per
 # example (a slow 2-core machine must pass what a fast one does), no example database written beside the tests.
@@ -210,7 +210,7 @@ def plugins_read_once() -> Registry:
     task files again was a fifth of a small run's CPU time): a run loads the entries it uses and changes nothing
     else (a YAML task given by its path replaces the file given before), as one process running several tasks
     reads them once."""
-    from ragbench._registry import installed_registry
+    from ragbench.testing import installed_registry
 
     return installed_registry()
 

@@ -6,24 +6,24 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from ragbench import _builtin
-from ragbench._cli.main import main
+from ragbench.api.data import PackagedSection
 from ragbench.testing import Registry, installed_registry
+from ragbench.testing import cli as main
 
 
 def test_a_start_does_not_parse_the_manifests_until_they_are_read(monkeypatch):
-    parsed = []
-    real = _builtin._parsed
+    read = []
+    real = PackagedSection._data
 
-    def recording(package, resource):
-        parsed.append(resource)
-        return real(package, resource)
+    def recording(section):
+        read.append(section)
+        return real(section)
 
-    monkeypatch.setattr(_builtin, "_parsed", recording)
+    monkeypatch.setattr(PackagedSection, "_data", recording)  # what parses a section, on its first read
     registry = installed_registry()
-    assert "reproductions.yaml" not in parsed and registry.names("tasks")
+    assert not read and registry.names("tasks")
     row = registry.reproductions["crag.llm-only.llama-3-8b-instruct"]
-    assert parsed.count("reproductions.yaml") == 1 and row["provider"] == "ragbench" and row["run"]["tasks"]
+    assert read and row["provider"] == "ragbench" and row["run"]["tasks"]
 
 
 def clashing() -> Registry:

@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._records import read_samples
 from ragbench.api import Conversation, History
 from ragbench.tasks.crag_mm.synthetic import write_dataset
 from ragbench.tasks.crag_mm.task import CragMMMulti
-from ragbench.testing import ScriptedLLM, run_eval
+from ragbench.testing import ScriptedLLM, run_eval, sample_lines
 from support.crag_mm_helpers import png, tokenizer_dir
 
 
@@ -119,11 +118,11 @@ def test_a_history_is_the_list_of_its_first_turns(turns, data):
 
 
 def test_a_long_conversations_samples_read_back_share_its_turns(tmp_path):
-    """A run's end holds the records its corpus metrics score (CRAG-MM's multi-turn score is one), read back from
-    the samples file: each record's history is its own list, but of the turns the reading read once, not a copy of
+    """A run's end reads its samples back and holds the records its corpus metrics score (CRAG-MM's multi-turn
+    score is one): each record's history is its own list, but of the turns the reading read once, not a copy of
     them per record (a copy made the records of one 1,000-turn conversation take 650 MB; docs/benchmarks/crag-mm.md).
-    tracemalloc's bytes the records take per turn they hold (their other fields counted in): 111 where each record
-    shares the turns, 600 where each copied them (a dict and its two strings a turn)."""
+    tracemalloc's bytes the lines read back take per turn they hold (their prompts and other fields counted in): 185
+    where the lines share the turns, 490 where each copied them (a dict and its two strings a turn)."""
     turns = 150
     run_eval(
         "crag_mm_multi",
@@ -134,17 +133,16 @@ def test_a_long_conversations_samples_read_back_share_its_turns(tmp_path):
         task_args={"tokenizer": tokenizer_dir()},
         output=tmp_path / "run",
     )
-    path = tmp_path / "run" / "samples" / "crag_mm_multi.jsonl"
     tracemalloc.start()
     try:
-        records = list(read_samples(path, has_text=False, rewritten=True))
+        lines = sample_lines(tmp_path / "run", "crag_mm_multi")
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    held_turns = sum(len(record.turns or []) for record in records)
-    assert len(records) == turns and held_turns == turns * (turns - 1)  # two turns (question, answer) before each
-    assert records[-1].turns == [turn for i in range(turns - 1) for turn in conversation_turns(i)]
-    assert held / held_turns < 200, (held, held_turns)
+    held_turns = sum(len(line["turns"]) for line in lines if "turns" in line)
+    assert len(lines) == turns and held_turns == turns * (turns - 1)  # two turns (question, answer) before each
+    assert lines[-1]["turns"] == [turn for i in range(turns - 1) for turn in conversation_turns(i)]
+    assert held / held_turns < 300, (held, held_turns)
 
 
 def conversation_turns(i: int) -> list[dict[str, str]]:

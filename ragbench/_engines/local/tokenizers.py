@@ -107,8 +107,15 @@ def _maybe_on_disk(model: str) -> bool:
     cache. Told without importing transformers (seconds): a model that is neither (a scripted engine's rules file,
     an API model's name) has no tokenizer on disk."""
     from huggingface_hub.constants import HF_HUB_CACHE
+    from huggingface_hub.file_download import repo_folder_name
 
-    return Path(model).is_dir() or (Path(HF_HUB_CACHE) / f"models--{model.replace('/', '--')}").is_dir()
+    if Path(model).is_dir():
+        return True
+    try:
+        cached = Path(HF_HUB_CACHE) / repo_folder_name(repo_id=model, repo_type="model")
+    except ValueError:  # huggingface_hub's HFValidationError: no hub name, so nothing of it in the hub cache
+        return False
+    return cached.is_dir()
 
 
 def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:

@@ -244,6 +244,11 @@ class Registry:
         give reported among `failures`) the first time they are asked for, not at every command's start."""
         return self._reproductions.merged(self.failures)
 
+    def every_failure(self) -> list[PluginFailure]:
+        """`failures`, the reproduction manifests read first (a name two plugins give is one): `ragbench list`'s."""
+        self._reproductions.merged(self.failures)
+        return self.failures
+
     def _add_entry(self, entry: Entry) -> None:
         self.entries[entry.kind][entry.name] = entry
         for alias in entry.aliases:

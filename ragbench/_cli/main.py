@@ -301,8 +301,7 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
             click.echo("dense query styles (--build-arg/--retriever-arg query_style=NAME):")
             for name, style in sorted(registry.query_styles.items()):
                 click.echo(f"  {name:<{width}} {style.description}  [{style.provider}]")
-    registry.reproductions  # noqa: B018 - read here, so that a reproduction two plugins give is among the failures
-    for failure in registry.failures:
+    for failure in registry.every_failure():
         click.echo(
             f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: {failure.error}", err=True
         )

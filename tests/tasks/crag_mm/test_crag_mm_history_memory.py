@@ -29,13 +29,26 @@ def conversation_data(folder, turns: int):
             "image_url": None,
             "turns": [
                 {"interaction_id": f"t-{i}", "domain": 0, "query_category": 0, "dynamism": 0, "image_quality": 0}
-                | {"query": f"what is part {i} of it?"}
+                | {"query": question(i)}
                 for i in range(turns)
             ],
-            "answers": [{"interaction_id": f"t-{i}", "ans_full": f"part {i} is an answer"} for i in range(turns)],
+            "answers": [{"interaction_id": f"t-{i}", "ans_full": answer(i)} for i in range(turns)],
         }
     ]
     return write_dataset(folder / str(turns), rows)
+
+
+def question(i: int) -> str:
+    return f"what is part {i} of it?"
+
+
+def answer(i: int) -> str:
+    return f"part {i} is an answer"
+
+
+def conversation_turns(i: int) -> list[dict[str, str]]:
+    """Turn i of `conversation_data` as a history holds it: its question and gold answer."""
+    return [{"role": "user", "content": question(i)}, {"role": "assistant", "content": answer(i)}]
 
 
 def examples_peak(folder, turns: int) -> int:
@@ -127,7 +140,7 @@ def test_a_long_conversations_samples_read_back_share_its_turns(tmp_path):
     run_eval(
         "crag_mm_multi",
         "closed_book",
-        ScriptedLLM("part 1 is an answer"),
+        ScriptedLLM(answer(1)),
         data=str(conversation_data(tmp_path, turns)),
         judges=[ScriptedLLM("Result: WRONG")],
         task_args={"tokenizer": tokenizer_dir()},
@@ -143,10 +156,3 @@ def test_a_long_conversations_samples_read_back_share_its_turns(tmp_path):
     assert len(lines) == turns and held_turns == turns * (turns - 1)  # two turns (question, answer) before each
     assert lines[-1]["turns"] == [turn for i in range(turns - 1) for turn in conversation_turns(i)]
     assert held / held_turns < 300, (held, held_turns)
-
-
-def conversation_turns(i: int) -> list[dict[str, str]]:
-    return [
-        {"role": "user", "content": f"what is part {i} of it?"},
-        {"role": "assistant", "content": f"part {i} is an answer"},
-    ]

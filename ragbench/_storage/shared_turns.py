@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import RecordError
 from .._read_only import read_only
 from .files import file_there, open_file
-from .jsonl import Appender, dumps, open_append
+from .jsonl import Appender, dumps, open_append, parse_json
 
 if TYPE_CHECKING:
     from .._values.json_values import JsonObject
@@ -221,7 +221,7 @@ def _chains(path: Path) -> Chains:
     with open_file(path) as handle:
         for text in handle:
             try:
-                parent, turn = json.loads(text)
+                parent, turn = parse_json(text)  # too deep: NestedTooDeep, a ValueError, not a RecursionError
                 entries.append((int(parent), read_only(turn)))
             except (ValueError, TypeError):
                 entries.append(None)

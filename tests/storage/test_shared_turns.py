@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,10 +114,16 @@ def test_a_conversations_samples_grow_linearly_with_its_length(tmp_path):
     assert messages[start : start + 58] == last["turns"]
 
 
-def test_a_line_whose_turns_are_gone_is_one_record_error_naming_both_files(tmp_path):
+DEEP = b"[0, " + b"[" * 100_000 + b"]" * 100_000 + b"]"  # a turn nested deeper than Python's parser follows
+
+
+@pytest.mark.parametrize("damage", ["cut short", "nested too deep"])
+def test_a_line_whose_turns_are_gone_is_one_record_error_naming_both_files(tmp_path, damage):
     _, run = run_bytes(tmp_path, 3)
     turns = run / "turns" / "crag_mm_multi.jsonl"
-    turns.write_bytes(turns.read_bytes().split(b"\n", 1)[0] + b"\n")  # cut short: the first turn left
+    first, rest = turns.read_bytes().split(b"\n", 1)
+    # the first turn left; or the second replaced by a line nested too deep (a RecursionError, not one line)
+    turns.write_bytes(first + b"\n" + (DEEP + b"\n" + rest.split(b"\n", 1)[1] if damage == "nested too deep" else b""))
     samples = run / "samples" / "crag_mm_multi.jsonl"
     lines = samples.read_text(encoding="utf-8").splitlines()
     read = [checked_sample(str(samples), number, json.loads(line)) for number, line in enumerate(lines)]

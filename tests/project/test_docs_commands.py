@@ -2,10 +2,12 @@
 docs"): a fenced `bash` block is run, the blocks of one page in order in one fresh folder, unless an HTML
 comment on the line before it marks it `needs gpu|model|data|network|time`, `serves` (started, its URL
 fetched, stopped) or `tested-by tests/FILE.py`. A code block without a language, an indented one, or a
-command in a block of another language fails."""
+command in a block of another language fails. A page's `ragbench` commands run through one zygote for the
+page (tests/support/command_zygote.py), each a fork of a process that loaded the command line once."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -20,12 +22,14 @@ import markdown
 import pytest
 
 from conftest import ROOT
+from support.command_zygote import zygote
 
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
 SHELLS = {"bash", "sh", "shell"}
 REASONS = {"gpu", "model", "data", "network", "time"}
 FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"<!--\s*docs:\s*(.*?)\s*-->")
+RAGBENCH = re.compile(r"^\s*ragbench\s", re.M)
 COMMAND_LINE = re.compile(r"^\s*(\$\s+)?(ragbench|pip|python|mkdocs)\s")
 BLOCK_TIMEOUT = 180
 
@@ -186,6 +190,28 @@ def serve_block(block: Block, folder: Path, env: dict[str, str]) -> None:
     "page", [page for page in PAGES if runnable(page)], ids=lambda page: str(page.relative_to(ROOT))
 )
 def test_the_pages_commands_run_in_a_fresh_folder(page, tmp_path):
+    """Each `ragbench` of a page's run blocks is a fork of one zygote that loaded the command line for the page
+    (support/command_zygote.py; the pages' ~50 commands paid its import each); a page of one command runs the
+    installed command itself, as does a block that serves (a fresh process the test stops with its group)."""
     env = environment(tmp_path)
-    for block in runnable(page):
-        (serve_block if block.marker == "serves" else run_block)(block, tmp_path, env)
+    commands = sum(len(RAGBENCH.findall(block.body)) for block in runnable(page) if block.marker != "serves")
+    with zygote(env, tmp_path) if commands > 1 else contextlib.nullcontext(env) as run_env:
+        for block in runnable(page):
+            if block.marker == "serves":
+                serve_block(block, tmp_path, env)
+            else:
+                run_block(block, tmp_path, run_env)
+
+
+def test_a_command_through_the_zygote_prints_and_exits_as_the_installed_one(tmp_path):
+    """What a page's test sees of a `ragbench` forked by the zygote, the installed command shows too: the same
+    standard output and error, and a failure's exit status (never a 0 that would pass a failing page)."""
+    env = environment(tmp_path)
+    commands = "ragbench --help | head -3; ragbench --tasks no_such_task --system vanilla --model scripted:echo"
+    with zygote(env, tmp_path) as through_zygote:
+        forked = subprocess.run(["bash", "-c", commands], cwd=tmp_path, env=through_zygote, capture_output=True)
+        found = subprocess.run(["bash", "-c", "command -v ragbench"], env=through_zygote, capture_output=True)
+        assert "command_zygote" in Path(found.stdout.decode().strip()).read_text()  # the shim, not the command
+    fresh = subprocess.run(["bash", "-c", commands], cwd=tmp_path, env=env, capture_output=True)
+    assert fresh.returncode != 0 and b"no_such_task" in fresh.stderr and fresh.stdout.startswith(b"Usage: ragbench")
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)

@@ -1,0 +1,213 @@
+"""The `ragbench` command, each run a fork of one process that has its command line's modules loaded (a zygote):
+a test that runs many commands as a user types them (tests/project/test_docs_commands.py) pays the import of
+the command line once, not once a command (~1 s of CPU of a ~1.5 s demo run on a 2-vCPU VM).
+
+`zygote(env, cwd)` starts the process, in `env` and `cwd`; `env` plus `shim_path(...)` first on PATH then runs every
+`ragbench` through it: the `ragbench` there is a small client that hands the zygote its argv, working folder,
+environment and standard streams (the file descriptors themselves) and exits with the command's exit status.
+The fork runs the console script's own entry point (`ragbench` in the package's console_scripts) with
+sys.argv and sys.path as the installed `ragbench` script has them, so the command runs as written; the process
+is a fork, not a fresh interpreter: what a command proves only in a fresh process is tested by starting one.
+A command whose fork dies of a signal exits 128 + the signal, as a shell reports it. The zygote and every
+command still running from it end with the `with` block.
+
+Run as a script (`python command_zygote.py SOCKET`) it is the zygote itself; `CLIENT` is the shim's text."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ADDRESS = "RAGBENCH_TEST_ZYGOTE"  # the variable that names the zygote's socket to the shim
+LENGTH = struct.Struct("!I")
+# The modules every command and every run loads, loaded by the zygote once (a module's import is all it does
+# ahead: nothing is run, no state of a command is made before the command is given)
+WARM = ("ragbench._cli.main", "ragbench._run.evaluator", "ragbench._run.assemble")
+
+CLIENT = """\
+#!{python} -I
+# `ragbench` run by the test's zygote (tests/support/command_zygote.py); the installed command where it is not set
+import json, os, socket, struct, sys
+
+address = os.environ.get({address!r})
+if not address:
+    os.execv({real!r}, [{real!r}, *sys.argv[1:]])
+message = json.dumps({{"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}}).encode()
+with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as zygote:
+    zygote.connect(address)
+    socket.send_fds(zygote, [struct.pack("!I", len(message))], [0, 1, 2])
+    zygote.sendall(message)
+    status = zygote.makefile("rb").read()
+sys.exit(int(status) if status else 1)
+"""
+
+
+def console_script() -> Path:
+    """The installed `ragbench` command, beside this interpreter."""
+    return Path(sys.executable).parent / "ragbench"
+
+
+def shim_path(folder: Path) -> Path:
+    """A folder holding the `ragbench` shim (made once per folder): put it first on PATH."""
+    shim = folder / "ragbench"
+    if not shim.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        shim.write_text(CLIENT.format(python=sys.executable, address=ADDRESS, real=str(console_script())))
+        shim.chmod(0o755)
+    return folder
+
+
+@contextlib.contextmanager
+def zygote(env: dict[str, str], cwd: Path) -> Iterator[dict[str, str]]:
+    """The zygote started in `env` and `cwd`, as the commands will be (its socket and the shim in a short-named temporary folder: a socket's path
+    has ~100 bytes at most), until the block ends: `env` with the shim first on PATH and the zygote's address,
+    for the commands to run through it."""
+    with tempfile.TemporaryDirectory(prefix="ragbench-zygote-") as folder:
+        address = Path(folder) / "zygote.sock"
+        server = subprocess.Popen(
+            [sys.executable, __file__, str(address)],
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            while not address.exists():  # named once its modules are loaded and it listens
+                if server.poll() is not None:
+                    raise RuntimeError(f"the command zygote exited {server.returncode} before it listened")
+                time.sleep(0.05)
+            shims = shim_path(Path(folder) / "bin")
+            yield {**env, ADDRESS: str(address), "PATH": os.pathsep.join([str(shims), env.get("PATH", "")])}
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server.pid, signal.SIGKILL)  # the zygote and the commands still running from it
+            server.wait()
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the shim hands the zygote: the command's arguments, working folder and environment."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+
+
+def received(connection: socket.socket) -> tuple[Request, list[int]]:
+    """A client's request: its argv, working folder and environment, and its stdin, stdout and stderr."""
+    head, fds, _, _ = socket.recv_fds(connection, LENGTH.size, 3)
+    while len(head) < LENGTH.size:
+        head += connection.recv(LENGTH.size - len(head))
+    (size,) = LENGTH.unpack(head)
+    body = b""
+    while len(body) < size:
+        chunk = connection.recv(size - len(body))
+        if not chunk:
+            raise EOFError("the client hung up")
+        body += chunk
+    return Request(**json.loads(body)), fds
+
+
+def reopen_standard_streams() -> None:
+    """sys.stdin, sys.stdout and sys.stderr made anew on fds 0-2 (now the client's) as Python's start makes them
+    (stderr line-buffered, both written through under PYTHONUNBUFFERED): the zygote's were made on its own
+    (a file where the client's is a pipe: their buffers would seek)."""
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+    made = []
+    for fd, old, mode in ((0, sys.__stdin__, "r"), (1, sys.__stdout__, "w"), (2, sys.__stderr__, "w")):
+        assert old is not None
+        stream = open(fd, mode, encoding=old.encoding, errors=old.errors, closefd=False, newline="\n")  # noqa: SIM115
+        if mode == "w":
+            stream.reconfigure(line_buffering=os.isatty(fd) or fd == 2, write_through=unbuffered)
+        made.append(stream)
+    sys.stdin, sys.stdout, sys.stderr = made
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = made
+
+
+def run_command(request: Request, fds: list[int], command: Callable[[], object]) -> None:
+    """In the fork: the command as the installed script runs it, on the client's streams; never returns."""
+    code = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request.cwd)
+        os.environ.clear()
+        os.environ.update(request.env)
+        reopen_standard_streams()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sys.argv = [str(console_script()), *request.argv]
+        try:
+            command()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            if not isinstance(exc.code, int) and exc.code is not None:
+                print(exc.code, file=sys.stderr)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def serve(address: Path) -> None:
+    """Load the command line's modules, listen at `address`, fork a command per client."""
+    import importlib.metadata
+
+    sys.path[0] = str(console_script().parent)  # as the installed script has it: its folder, not tests/support
+    (entry,) = importlib.metadata.entry_points(group="console_scripts", name="ragbench")
+    command = entry.load()
+    for module in WARM:
+        importlib.import_module(module)
+    for plugin in importlib.metadata.entry_points(group="ragbench"):  # the installed plugins' own modules
+        plugin.load()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(address) + ".new")
+    listener.listen(16)
+    os.rename(str(address) + ".new", address)  # the test waits for the name: bound and listening
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    while True:
+        for key, _ in selector.select():
+            if key.fileobj is listener:
+                connection, _ = listener.accept()
+                request, fds = received(connection)
+                pid = os.fork()
+                if pid == 0:
+                    listener.close()
+                    connection.close()
+                    run_command(request, fds, command)
+                for fd in fds:
+                    os.close(fd)
+                selector.register(os.pidfd_open(pid), selectors.EVENT_READ, (pid, connection))
+            else:
+                pid, connection = key.data
+                selector.unregister(key.fileobj)
+                os.close(key.fd)
+                _, status = os.waitpid(pid, 0)
+                code = os.waitstatus_to_exitcode(status)
+                with contextlib.suppress(OSError):
+                    connection.sendall(str(code if code >= 0 else 128 - code).encode())
+                connection.close()
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]))

@@ -2,12 +2,11 @@
 docs"): a fenced `bash` block is run, the blocks of one page in order in one fresh folder, unless an HTML
 comment on the line before it marks it `needs gpu|model|data|network|time`, `serves` (started, its URL
 fetched, stopped) or `tested-by tests/FILE.py`. A code block without a language, an indented one, or a
-command in a block of another language fails. A page's `ragbench` commands run through one zygote for the
-page (tests/support/command_zygote.py), each a fork of a process that loaded the command line once."""
+command in a block of another language fails. The pages' `ragbench` commands run through one zygote of the
+test process (tests/support/command_zygote.py), each a fork of a process that loaded the command line once."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
@@ -15,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,14 +22,13 @@ import markdown
 import pytest
 
 from conftest import ROOT
-from support.command_zygote import zygote
+from support.command_zygote import Zygote, zygote
 
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
 SHELLS = {"bash", "sh", "shell"}
 REASONS = {"gpu", "model", "data", "network", "time"}
 FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"<!--\s*docs:\s*(.*?)\s*-->")
-RAGBENCH = re.compile(r"^\s*ragbench\s", re.M)
 COMMAND_LINE = re.compile(r"^\s*(\$\s+)?(ragbench|pip|python|mkdocs)\s")
 BLOCK_TIMEOUT = 180
 
@@ -186,32 +185,39 @@ def serve_block(block: Block, folder: Path, env: dict[str, str]) -> None:
         server.stdout.close()
 
 
+@pytest.fixture(scope="session")
+def command_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    """One zygote for this test process's docs commands (support/command_zygote.py): what it loads reads no
+    environment and no folder, so each page's commands, in their own folder and HOME, run through it."""
+    folder = tmp_path_factory.mktemp("zygote")
+    with zygote(environment(folder), folder) as started:
+        yield started
+
+
 @pytest.mark.parametrize(
     "page", [page for page in PAGES if runnable(page)], ids=lambda page: str(page.relative_to(ROOT))
 )
-def test_the_pages_commands_run_in_a_fresh_folder(page, tmp_path):
-    """Each `ragbench` of a page's run blocks is a fork of one zygote that loaded the command line for the page
-    (support/command_zygote.py; the pages' ~50 commands paid its import each); a page of one command runs the
-    installed command itself, as does a block that serves (a fresh process the test stops with its group)."""
+def test_the_pages_commands_run_in_a_fresh_folder(page, tmp_path, command_zygote):
+    """Each `ragbench` of a page's run blocks is a fork of the zygote that loaded the command line once for this
+    test process (support/command_zygote.py; the pages' ~50 commands paid its import each); a block that serves
+    runs the installed command itself, a fresh process the test stops with its process group."""
     env = environment(tmp_path)
-    commands = sum(len(RAGBENCH.findall(block.body)) for block in runnable(page) if block.marker != "serves")
-    with zygote(env, tmp_path) if commands > 1 else contextlib.nullcontext(env) as run_env:
-        for block in runnable(page):
-            if block.marker == "serves":
-                serve_block(block, tmp_path, env)
-            else:
-                run_block(block, tmp_path, run_env)
+    for block in runnable(page):
+        if block.marker == "serves":
+            serve_block(block, tmp_path, env)
+        else:
+            run_block(block, tmp_path, command_zygote.environment(env))
 
 
-def test_a_command_through_the_zygote_prints_and_exits_as_the_installed_one(tmp_path):
+def test_a_command_through_the_zygote_prints_and_exits_as_the_installed_one(tmp_path, command_zygote):
     """What a page's test sees of a `ragbench` forked by the zygote, the installed command shows too: the same
     standard output and error, and a failure's exit status (never a 0 that would pass a failing page)."""
     env = environment(tmp_path)
     commands = "ragbench --help | head -3; ragbench --tasks no_such_task --system vanilla --model scripted:echo"
-    with zygote(env, tmp_path) as through_zygote:
-        forked = subprocess.run(["bash", "-c", commands], cwd=tmp_path, env=through_zygote, capture_output=True)
-        found = subprocess.run(["bash", "-c", "command -v ragbench"], env=through_zygote, capture_output=True)
-        assert "command_zygote" in Path(found.stdout.decode().strip()).read_text()  # the shim, not the command
+    through_zygote = command_zygote.environment(env)
+    forked = subprocess.run(["bash", "-c", commands], cwd=tmp_path, env=through_zygote, capture_output=True)
+    found = subprocess.run(["bash", "-c", "command -v ragbench"], env=through_zygote, capture_output=True)
+    assert "command_zygote" in Path(found.stdout.decode().strip()).read_text()  # the shim, not the command
     fresh = subprocess.run(["bash", "-c", commands], cwd=tmp_path, env=env, capture_output=True)
     assert fresh.returncode != 0 and b"no_such_task" in fresh.stderr and fresh.stdout.startswith(b"Usage: ragbench")
     assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)

@@ -2,8 +2,8 @@
 a test that runs many commands as a user types them (tests/project/test_docs_commands.py) pays the import of
 the command line once, not once a command (~1 s of CPU of a ~1.5 s demo run on a 2-vCPU VM).
 
-`zygote(env, cwd)` starts the process, in `env` and `cwd`; `env` plus `shim_path(...)` first on PATH then runs every
-`ragbench` through it: the `ragbench` there is a small client that hands the zygote its argv, working folder,
+`zygote(env, cwd)` starts the process; `Zygote.environment(env)` is `env` with the shim first on PATH, which
+runs every `ragbench` through it: the `ragbench` there is a small client that hands the zygote its argv, working folder,
 environment and standard streams (the file descriptors themselves) and exits with the command's exit status.
 The fork runs the console script's own entry point (`ragbench` in the package's console_scripts) with
 sys.argv and sys.path as the installed `ragbench` script has them, so the command runs as written; the process
@@ -69,11 +69,24 @@ def shim_path(folder: Path) -> Path:
     return folder
 
 
+@dataclass(frozen=True)
+class Zygote:
+    """A started zygote: its socket, and the folder of the shim that runs `ragbench` through it."""
+
+    address: Path
+    shims: Path
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        """`env` for commands whose `ragbench` runs through this zygote: the shim first on PATH, its address."""
+        return {**env, ADDRESS: str(self.address), "PATH": os.pathsep.join([str(self.shims), env.get("PATH", "")])}
+
+
 @contextlib.contextmanager
-def zygote(env: dict[str, str], cwd: Path) -> Iterator[dict[str, str]]:
-    """The zygote started in `env` and `cwd`, as the commands will be (its socket and the shim in a short-named temporary folder: a socket's path
-    has ~100 bytes at most), until the block ends: `env` with the shim first on PATH and the zygote's address,
-    for the commands to run through it."""
+def zygote(env: dict[str, str], cwd: Path) -> Iterator[Zygote]:
+    """The zygote started in `env` and `cwd` (its socket and the shim in a short-named temporary folder: a
+    socket's path has ~100 bytes at most), until the block ends, with every command still running from it. What
+    it loads reads neither the environment nor the folder (each command has its own, given by the shim), so one
+    zygote serves commands of any folder and environment."""
     with tempfile.TemporaryDirectory(prefix="ragbench-zygote-") as folder:
         address = Path(folder) / "zygote.sock"
         server = subprocess.Popen(
@@ -89,8 +102,7 @@ def zygote(env: dict[str, str], cwd: Path) -> Iterator[dict[str, str]]:
                 if server.poll() is not None:
                     raise RuntimeError(f"the command zygote exited {server.returncode} before it listened")
                 time.sleep(0.05)
-            shims = shim_path(Path(folder) / "bin")
-            yield {**env, ADDRESS: str(address), "PATH": os.pathsep.join([str(shims), env.get("PATH", "")])}
+            yield Zygote(address, shim_path(Path(folder) / "bin"))
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(server.pid, signal.SIGKILL)  # the zygote and the commands still running from it

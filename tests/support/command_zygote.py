@@ -16,6 +16,7 @@ Run as a script (`python command_zygote.py SOCKET`) it is the zygote itself; `CL
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import selectors
@@ -46,7 +47,10 @@ if not address:
     os.execv({real!r}, [{real!r}, *sys.argv[1:]])
 message = json.dumps({{"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}}).encode()
 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as zygote:
-    zygote.connect(address)
+    try:
+        zygote.connect(address)
+    except OSError as exc:
+        sys.exit(f"ragbench (the tests' shim): the command zygote at {{address}} does not answer ({{exc}})")
     socket.send_fds(zygote, [struct.pack("!I", len(message))], [0, 1, 2])
     zygote.sendall(message)
     status = zygote.makefile("rb").read()
@@ -142,11 +146,13 @@ def reopen_standard_streams() -> None:
     for fd, old, mode in ((0, sys.__stdin__, "r"), (1, sys.__stdout__, "w"), (2, sys.__stderr__, "w")):
         assert old is not None
         stream = open(fd, mode, encoding=old.encoding, errors=old.errors, closefd=False, newline="\n")  # noqa: SIM115
+        assert isinstance(stream, io.TextIOWrapper)
         if mode == "w":
             stream.reconfigure(line_buffering=os.isatty(fd) or fd == 2, write_through=unbuffered)
         made.append(stream)
-    sys.stdin, sys.stdout, sys.stderr = made
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = made
+    for name, stream in zip(("stdin", "stdout", "stderr"), made):
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)  # as at a start: the original streams are these
 
 
 def run_command(request: Request, fds: list[int], command: Callable[[], object]) -> None:

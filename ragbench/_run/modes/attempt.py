@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..._config.limits import examples_in_flight
@@ -212,11 +213,18 @@ class Attempt:
         """Each task's system that starts something for the run (an application's span capture or receiver,
         ragbench._apps), started; `started` holds those to stop once every example has ended."""
         charge = calls.spending.charge if calls.spending is not None else None
+        replayed = self.run.config.what.replay_apps
         for planned in self.run.planned:
             system = planned.system
             if isinstance(system, StartsForRun):
                 run = SystemRun(
-                    planned.name, self.run.run_dir.path, inflight, self.steps.continues, calls.recorder, charge
+                    planned.name,
+                    self.run.run_dir.path,
+                    inflight,
+                    self.steps.continues,
+                    calls.recorder,
+                    charge,
+                    replayed=Path(replayed) if replayed is not None else None,
                 )
                 await system.start(run)
                 started.append(system)

@@ -381,3 +381,33 @@ def test_the_application_is_asked_its_next_example_while_the_last_is_scored(tmp_
     assert results["complete"], results.get("failures")
     assert NEXT_ASKED == [question for _, question, _ in QUESTIONS]
     assert results["details"]["varn_qa"]["waits_for_the_next_call"]["value"] == 1.0
+
+
+def test_a_replay_answers_from_the_recorded_run_and_never_calls_the_application(tmp_path):
+    NEXT_ASKED.clear()
+    task = varn_task(tmp_path / "task")
+    first = run_eval(
+        [task],
+        system="python",
+        system_args={"callable": "test_python_app:answer_noting_the_next"},
+        progress=False,
+        output=str(tmp_path / "run"),
+    ).results
+    assert first["complete"] and len(NEXT_ASKED) == len(QUESTIONS)
+    done = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "again"), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert len(NEXT_ASKED) == len(QUESTIONS)  # not asked again
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert again["details"] == first["details"] and again["config"]["replay_apps"] == str(tmp_path / "run" / "calls")
+    assert [r["prediction"] for r in samples(tmp_path / "again", "varn_qa")] == [
+        r["prediction"] | {"extras": {"app": r["prediction"]["extras"]["app"] | {"replayed": True}}}
+        for r in samples(tmp_path / "run", "varn_qa")
+    ]
+    assert app_lines(tmp_path / "again") == app_lines(tmp_path / "run")  # the replay can be replayed in turn
+    # an example the recorded run never answered fails in one line; the application is still not called
+    data = Path(task).parent / "varn_qa.jsonl"
+    data.write_text(data.read_text().replace("capital of Varn", "capital city of Varn", 1))
+    done = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "changed"), "--no-progress")
+    assert len(NEXT_ASKED) == len(QUESTIONS)
+    (failed,) = [r for r in samples(tmp_path / "changed", "varn_qa") if r["error"]]
+    assert failed["error"].startswith("NotRecorded: system python: --replay: ") and "holds no answer" in failed["error"]

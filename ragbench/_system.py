@@ -196,6 +196,7 @@ class SystemRun:
     continues: bool = False
     recorder: CallRecorder | None = None
     charge: Callable[[Sequence[Step]], None] | None = None
+    replayed: Path | None = None  # `--replay`: the recorded run's calls/ the system answers from, calling nothing
 
 
 @runtime_checkable

@@ -10,7 +10,8 @@ base makes that call a system's example like any other:
 - a sync `call` runs in a thread of its own, an async one on the loop, measured (with the tasks it starts) for how
   long it holds it (ragbench._apps.calls), both within `timeout` seconds;
 - the reply is recorded the moment it returns (calls/app.jsonl), and a `--resume` answers from that record the
-  examples it answered (ragbench._apps.replay): the application is never called twice for one example;
+  examples it answered (ragbench._apps.replay): the application is never called twice for one example; `--replay` of
+  the run answers every example from it, the application never called (an example it holds no answer of fails);
 - its passages become the prediction's documents, its answer is post-processed by the task as any system's output,
   its model calls count against --max-cost and are priced by the price table (`SystemRun.charge`);
 - an application that raises fails its example (its traceback kept, its spans in the trace), one that answers in
@@ -28,6 +29,7 @@ from typing import Any, ClassVar
 
 from .._context import Context
 from .._records import SampleRecord
+from .._replay.recording import APP_FILE
 from .._storage.checkpoint import record_digest
 from .._system import RecordedExtras, System, SystemDeclaration, SystemRun, recorded_extras
 from .._types import Example, Prediction, Step
@@ -50,6 +52,10 @@ class AppTimeout(Exception):
 
 class NotStarted(RuntimeError):
     """An application system asked to run an example before its run started it."""
+
+
+class NotRecorded(Exception):
+    """`--replay`: the recorded run holds no answer of the application for the example."""
 
 
 class Application(System):
@@ -101,6 +107,9 @@ class Application(System):
 
         self._run = run
         self._untime_tasks = timing_tasks(asyncio.get_running_loop())  # the tasks a call starts are timed too
+        if run.replayed is not None:  # `--replay`: every answer from the recorded run, nothing called or captured
+            self._recorded, _ = recorded_calls(run.replayed.parent, run.task)
+            return
         if run.folder is not None and run.continues:
             self._recorded, _ = recorded_calls(run.folder, run.task)
         if self.traces == "in_process":
@@ -139,12 +148,17 @@ class Application(System):
         recorded = self._recorded.get((example.id, digest))
         request = AppRequest.of(example, ctx.task.name)
         extras: JsonObject = {"replayed": False, "spans_missing": False, "held_the_loop": False}
+        if recorded is None and run.replayed is not None:
+            raise NotRecorded(
+                f"system {self.name}: --replay: {run.replayed / APP_FILE} holds no answer of the application for "
+                f"example {example.id} of {run.task} (asked after that run ended, or its data changed since)"
+            )
         if recorded is None:
             recorded = await self._called(request, ctx, extras)
-            if run.recorder is not None:
-                run.recorder.app_call(call_line(run.task, example.id, digest, recorded))
         else:
             extras["replayed"] = True
+        if run.recorder is not None and (run.replayed is not None or not extras["replayed"]):
+            run.recorder.app_call(call_line(run.task, example.id, digest, recorded))  # a replay's run replays too
         steps = self._steps(request, recorded)
         ctx.trace.extend(steps)
         if run.charge is not None:

@@ -82,6 +82,7 @@ _RECORDED = (
     "page_cache",
     "progress",
     "replay_tools",
+    "replay_apps",
     "human_labels",
     "price_table",
     "max_cost",

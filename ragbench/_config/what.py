@@ -60,6 +60,7 @@ class RunWhat:
     # numbers are ranged by the pre-flight (`problems()`), one line each
     seed: int = option(0, show_default=True, help="seeds sampling and the bootstrap (>= 0)", offers=SCORED)
     replay_tools: str | None = option(None, identity="never")  # a recorded run's calls/: tools answer from it
+    replay_apps: str | None = option(None, identity="never")  # a recorded run's calls/: applications answer from it
 
     def problems(self) -> list[str]:
         every = ", or leave it out for all records"

@@ -3,8 +3,9 @@
 The run's own configuration (run.json) is taken as it was, and every external call is answered
 from what the run recorded in its `calls/` folder (ragbench._replay.recording): the system's model, the
 judges, the NLI model and the system's role models by `replay` engines (each reading only its own role's lines), a searching
-retriever by the `replay` retriever, and the tasks' tools (CRAG's KG API) by replayed tools. No
-model, index or server is needed; the task data files must still be where the run read them.
+retriever by the `replay` retriever, the tasks' tools (CRAG's KG API) by replayed tools, and an application system
+(ragbench._apps) by its recorded answers and spans (calls/app.jsonl), the application never called (a system that
+loads it, `python` and the framework systems, still imports it). No model, index or server is needed; the task data files must still be where the run read them.
 The example's own documents (`provided`) are deterministic and are not replayed, and neither are a
 system's own steps (`ctx.record_step`): they are not external calls, the replayed system records them again.
 """
@@ -18,7 +19,7 @@ from typing import Any
 from .._config.run_config import RUN_OPTIONS, RunConfig
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
-from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
+from .recording import APP_FILE, CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 
 def replay_config(
@@ -37,7 +38,8 @@ def replay_config(
     if not meta_path.is_file():
         raise ConfigError(f"--replay {run_dir}: no run.json there (give the folder of a ragbench run)")
     calls = run_dir / CALLS_DIR
-    if not (calls / LLM_FILE).is_file():
+    answered_by_app = (calls / APP_FILE).is_file()  # an application system's run: its answers are recorded there
+    if not (calls / LLM_FILE).is_file() and not answered_by_app:
         raise ConfigError(
             f"--replay {run_dir}: the run recorded no calls ({calls / LLM_FILE} is missing); "
             "only runs made by this version of ragbench can be replayed"
@@ -63,6 +65,8 @@ def replay_config(
         replayed.update(nli=f"replay:{llm_file}", nli_args={"role": "nli", "cacheable": True})
     if config.get("retriever") not in (None, "provided"):
         replayed.update(retriever="replay", retriever_args={"file": str(calls / RETRIEVAL_FILE)})
+    if answered_by_app:
+        replayed.update(replay_apps=str(calls))
     replayed.update(
         replay_tools=str(calls),
         output=output or str(run_dir.parent / f"{run_dir.name}__replay"),

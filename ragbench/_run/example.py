@@ -75,6 +75,32 @@ async def process_example(
     the answers before it: ragbench._run.sequences); the sample keeps its digest, which --resume reads again."""
     if isinstance(item, RecordError):
         return writable_sample(SampleRecord.sealed(id=None, index=position, error=made_from(item), bad_record=True))
+    return await scored_sample(await answered(planned, item, services, position, read_as), services)
+
+
+class Answered(NamedTuple):
+    """An example the system has answered (`answered`), to be scored and made a sample (`scored_sample`)."""
+
+    planned: PlannedTask
+    example: Example
+    prediction: Prediction
+    record: SampleRecord  # its sample record, not scored yet
+    started: float  # time.perf_counter() when the system was asked
+
+
+def answers_elsewhere(planned: PlannedTask) -> bool:
+    """Whether the task's system calls no model of the run (an application, whose answer comes from elsewhere): its
+    examples may be scored while its next ones are asked (ragbench._run.modes.attempt) with no model's calls
+    reordered, the metrics' calls of each example still before the next one's."""
+    system = planned.system
+    return system is not None and not system.declares.uses_llm
+
+
+async def answered(
+    planned: PlannedTask, item: Example, services: ExampleServices, position: int, read_as: Example | None = None
+) -> Answered:
+    """`item` run by the system in its own context: its prediction (a failure recorded in it, never raised) and
+    its sample record without scores (`process_example`'s first half)."""
     llm, retrieval, seed = services.llm, services.retrieval, services.seed
     assert llm is not None and retrieval is not None, "a run lends the examples it runs a model and retrieval"
     example = item.read_only()  # the system and every metric read this one example: none can change it
@@ -104,6 +130,13 @@ async def process_example(
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback, read_as=read_as)
+    return Answered(planned, example, prediction, record, started)
+
+
+async def scored_sample(answer: Answered, services: ExampleServices) -> Sample:
+    """An answered example's thumbnails kept, its prediction scored by every metric of the task, and its sample
+    (`process_example`'s second half); its `seconds` from the system's asking to the scores."""
+    planned, example, prediction, record, started = answer
     shown = viewed_images(example, prediction)
     if services.run_folder is not None and shown:
         # what the viewer shows of them; decoding and resizing off the event loop, where other examples' calls wait

@@ -39,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -99,6 +100,7 @@ class RunDir:
         self.lock = RunLock(self.path)
         self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
         self._written_record: RunRecord | None = None  # the run.json this run last wrote (`_held`)
+        self._recording = threading.RLock()  # run.json read, changed and written by one thread at a time
 
     @property
     def record(self) -> RunRecord | None:
@@ -365,15 +367,17 @@ class RunDir:
         """Each attempt's cost in run.json brought up to the latest its samples hold (`costs`, by attempt id):
         a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
         while an attempt runs, so each is the larger of the two."""
-        attempts = self.attempts()
-        brought_up = [caught_up(attempt, costs.get(attempt.get("id", ""), {})) for attempt in attempts]
-        if brought_up != attempts:
-            self._write(replace(self._held(), attempts=brought_up))
+        with self._recording:
+            attempts = self.attempts()
+            brought_up = [caught_up(attempt, costs.get(attempt.get("id", ""), {})) for attempt in attempts]
+            if brought_up != attempts:
+                self._write(replace(self._held(), attempts=brought_up))
 
     def record_attempt(self, attempt: AttemptCost) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
-        held = self._held()
-        self._write(replace(held, attempts=with_attempt(held.attempts, attempt)))
+        with self._recording:  # the attempt's cost is saved from a thread as it runs (`AttemptMeter.save_every`)
+            held = self._held()
+            self._write(replace(held, attempts=with_attempt(held.attempts, attempt)))
 
     def finish(
         self, results_json: str, report: str, records: dict[str, int], attempt: AttemptCost | None = None
@@ -382,9 +386,10 @@ class RunDir:
         count (`records`: what --resume checks the samples against) and, in the same write, `attempt`, the
         final cost of the attempt that finished it (`record_attempt`)."""
         write_all_atomically({self.path / "results.json": results_json, self.path / "report.md": report})
-        held = self._held()
-        attempts = held.attempts if attempt is None else with_attempt(held.attempts, attempt)
-        self._write(replace(held, attempts=attempts, finished=True, records=records))
+        with self._recording:
+            held = self._held()
+            attempts = held.attempts if attempt is None else with_attempt(held.attempts, attempt)
+            self._write(replace(held, attempts=attempts, finished=True, records=records))
 
     def _write(self, record: RunRecord) -> None:
         """run.json, checked as `record` reads it: a value its reader would refuse (a negative count in an

@@ -46,7 +46,7 @@ _ALL_OPTIONS: dict[str, Any] = {
 }
 # (options, config_hash, sha256 of json.dumps(identity()), of json.dumps(asdict(flat RunConfig))), from the flat one
 RECORDED = [
-    ({"tasks": ["demo"]}, "66b809fa2e", "b853ccf2ef99", "738c223e605b"),
+    ({"tasks": ["demo"]}, "66b809fa2e", "b853ccf2ef99", "c23e38f8a60c"),
     (
         {
             "tasks": ["demo"],
@@ -58,7 +58,7 @@ RECORDED = [
         },
         "bef23a7401",
         "bb0b3a0d7053",
-        "b3ee9e32d767",
+        "9542b154d9fc",
     ),
     (
         {
@@ -70,7 +70,7 @@ RECORDED = [
         },
         "da3044f96d",
         "f11eb04647b5",
-        "7bcfeae96ad9",
+        "7695fd1689a9",
     ),
     (
         {
@@ -86,7 +86,7 @@ RECORDED = [
         },
         "e30532c948",
         "c14d94035ca3",
-        "8d2ca54eae40",
+        "cc05a1deb4b1",
     ),
     (
         {
@@ -103,9 +103,9 @@ RECORDED = [
         },
         "c8553e5ceb",
         "2d216c7e8b3e",
-        "031f981082c7",
+        "d4ff50ef938f",
     ),
-    (_ALL_OPTIONS, "abf30716f8", "7c82eb95066f", "b2d27eec6458"),
+    (_ALL_OPTIONS, "abf30716f8", "7c82eb95066f", "55d3b10077b2"),
 ]
 
 

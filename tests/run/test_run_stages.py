@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -131,3 +132,56 @@ def test_run_json_with_any_value_in_a_field_reads_typed_or_is_refused_in_one_lin
         assert isinstance(getattr(recorded, name), kind)
     assert all(isinstance(count, int) for count in recorded.records.values())
     assert all(isinstance(attempt, dict) for attempt in recorded.attempts)
+
+
+def test_the_attempts_periodic_save_writes_off_the_event_loop():
+    """run.json is replaced and flushed to disk every second while examples run (50-140 ms of waiting for the disk
+    on a VM): the writing is in a thread, so the examples' calls go on meanwhile. Here the write waits for the loop
+    to run something else; done on the loop, it would wait in vain (and the test fail after 60 s)."""
+    from ragbench._cost.run_cost import AttemptMeter
+
+    writing, loop_ran, seen_by_the_write = threading.Event(), threading.Event(), []
+
+    def record(_cost: object) -> None:
+        writing.set()
+        seen_by_the_write.append(loop_ran.wait(timeout=60))
+
+    async def main() -> None:
+        saver = asyncio.ensure_future(AttemptMeter("a1", record).save_every(seconds=0))
+        while not writing.is_set():
+            await asyncio.sleep(0)
+        loop_ran.set()  # the loop runs while the write waits
+        while not seen_by_the_write:
+            await asyncio.sleep(0)
+        saver.cancel()
+        await asyncio.gather(saver, return_exceptions=True)
+
+    asyncio.run(main())
+    assert seen_by_the_write[0] is True
+
+
+def test_a_cancelled_periodic_save_returns_only_once_its_write_has_ended():
+    """The attempt's final cost is written once the saver is cancelled: a write still under way in the saver's
+    thread would land after it (a finished run's run.json replaced by a cost marked interrupted)."""
+    from ragbench._cost.run_cost import AttemptMeter
+
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def record(_cost: object) -> None:
+        started.set()
+        release.wait(timeout=60)
+        ended.set()
+
+    async def main() -> None:
+        saver = asyncio.ensure_future(AttemptMeter("a1", record).save_every(seconds=0))
+        while not started.is_set():
+            await asyncio.sleep(0)
+        saver.cancel()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not saver.done(), "the saver returned while its write was under way"
+        release.set()
+        await asyncio.gather(saver, return_exceptions=True)
+        assert ended.is_set()
+
+    asyncio.run(main())

@@ -24,6 +24,7 @@ NOT_MEASURED = {
     "cache": "where the response cache is (it answers only identical requests)",
     "page_cache": "where parsed pages are cached",
     "replay_tools": "where recorded tool calls were read (their answers are in the samples' traces)",
+    "replay_apps": "where an application's recorded answers were read (its answers and spans are in the samples)",
     "fail_fast": "whether the run stopped at the first failure (an incomplete run is said apart)",
     "bootstrap_iters": "the resamples of the run's own intervals (compare draws its own)",
     "data": "where the data files are (the examples themselves are compared by id and digest)",

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..._config.limits import examples_in_flight
@@ -31,12 +32,21 @@ from ..._system import StartsForRun, SystemRun
 from ..._task.protocols import UsesTools, stop_tools
 from ..._types import Example
 from ..._values.json_values import JsonObject
-from ..example import StoppedAtFailure, process_example, record_failed
+from ..example import (
+    Answered,
+    StoppedAtFailure,
+    answered,
+    answers_elsewhere,
+    process_example,
+    record_failed,
+    scored_sample,
+)
 from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together
 from ..lifetime.workers import Workers, use_ready_threads
 from ..models.contents import model_contents
 from ..outcome import RunOutcome
+from ..plugin_values import Sample
 from ..progress import Progress
 from ..reading import RecordReader
 from ..rescore.saved_predictions import SavedRescoring
@@ -203,11 +213,18 @@ class Attempt:
         """Each task's system that starts something for the run (an application's span capture or receiver,
         ragbench._apps), started; `started` holds those to stop once every example has ended."""
         charge = calls.spending.charge if calls.spending is not None else None
+        replayed = self.run.config.what.replay_apps
         for planned in self.run.planned:
             system = planned.system
             if isinstance(system, StartsForRun):
                 run = SystemRun(
-                    planned.name, self.run.run_dir.path, inflight, self.steps.continues, calls.recorder, charge
+                    planned.name,
+                    self.run.run_dir.path,
+                    inflight,
+                    self.steps.continues,
+                    calls.recorder,
+                    charge,
+                    replayed=Path(replayed) if replayed is not None else None,
                 )
                 await system.start(run)
                 started.append(system)
@@ -221,22 +238,47 @@ class Attempt:
         cost: AttemptMeter,
     ) -> None:
         """One of the run's `max_inflight` workers: the next record still to do, until none is left (a sequence's
-        records one after another)."""
-        run_dir, fail_fast = self.run.run_dir, self.run.config.limits.fail_fast
+        records one after another). A system that calls no model of the run (an application, whose answer comes
+        from elsewhere: `SystemDeclaration.uses_llm`) is asked the worker's next example while the last one is
+        scored and saved (`scoring`, one at a time), so that neither holds the application's next call back."""
+        scoring: asyncio.Future[None] | None = None
         with calls.examples.slot() if calls.examples is not None else nullcontext():
-            while (entry := await read.next()) is not None:
-                for planned, position, item, sequence in steps(entry):
-                    progress.begin()
-                    if sequence is None or not isinstance(item, Example):
-                        sample = await process_example(planned, item, calls, position)
-                    else:
-                        sample = await process_step(planned, item, calls, position, sequence)
-                    workers.raise_if_unavailable()  # every later example would fail the same way
-                    run_dir.append_sample(planned.name, sample.text, cost.at_save(saving=1))
-                    cost.examples += 1
-                    progress.advance(failed=record_failed(sample.record))
-                    if fail_fast and record_failed(sample.record):  # saved: --resume tries it again
-                        raise StoppedAtFailure(planned.name, sample.record, run_dir.path)
+            try:
+                while (entry := await read.next()) is not None:
+                    for planned, position, item, sequence in steps(entry):
+                        progress.begin()
+                        if sequence is None and isinstance(item, Example) and answers_elsewhere(planned):
+                            answer = await answered(planned, item, calls, position)
+                            if scoring is not None:
+                                await scoring
+                            scoring = asyncio.ensure_future(self.score_and_save(answer, calls, workers, progress, cost))
+                            continue
+                        if sequence is None or not isinstance(item, Example):
+                            sample = await process_example(planned, item, calls, position)
+                        else:
+                            sample = await process_step(planned, item, calls, position, sequence)
+                        self.save(planned.name, sample, workers, progress, cost)
+                if scoring is not None:
+                    await scoring
+            finally:
+                if scoring is not None and not scoring.done():  # the worker stopped (a failure, a signal)
+                    scoring.cancel()
+                    await asyncio.gather(scoring, return_exceptions=True)
+
+    async def score_and_save(
+        self, answer: Answered, calls: ExampleServices, workers: Workers, progress: Progress, cost: AttemptMeter
+    ) -> None:
+        self.save(answer.planned.name, await scored_sample(answer, calls), workers, progress, cost)
+
+    def save(self, task: str, sample: Sample, workers: Workers, progress: Progress, cost: AttemptMeter) -> None:
+        """A run example's sample saved and counted (--fail-fast: the run stopped at it if it failed)."""
+        run_dir = self.run.run_dir
+        workers.raise_if_unavailable()  # every later example would fail the same way
+        run_dir.append_sample(task, sample.text, cost.at_save(saving=1))
+        cost.examples += 1
+        progress.advance(failed=record_failed(sample.record))
+        if self.run.config.limits.fail_fast and record_failed(sample.record):  # saved: --resume tries it again
+            raise StoppedAtFailure(task, sample.record, run_dir.path)
 
     async def tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the

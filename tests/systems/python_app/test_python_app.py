@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragbench.api import ConfigError, Example
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration
 from ragbench.api.apps import Span, from_readable
 from ragbench.plugins.python_app.system import PythonApp
 from ragbench.testing import run_eval
@@ -339,3 +339,75 @@ def test_estimate_prices_the_applications_own_model_calls(tmp_path):
     total = sum(len(question) + 1 for _, question, _ in QUESTIONS) / 1000  # $0.001 a token, every example piloted
     assert f"dollars, system model: ${total:.4f}" in done.stdout
     assert "no dollars for" not in done.stdout  # the run loads no model of its own: nothing unpriced
+
+
+NEXT_ASKED: list[str] = []  # the questions `answer_noting_the_next` was asked, in order
+
+
+async def answer_noting_the_next(question: str, history: list) -> dict:
+    NEXT_ASKED.append(question)
+    return {"answer": "Olm"}
+
+
+class WaitsForTheNextCall(Metric):
+    """Scores the run's first example only once the application has been asked the next one (else 0 after 60 s)."""
+
+    name = "waits_for_the_next_call"
+    declares = MetricDeclaration(value_range=(0, 1))
+
+    async def score(self, example, prediction, ctx=None):
+        if example.question != QUESTIONS[0][1]:
+            return 1.0
+        for _ in range(6000):
+            if len(NEXT_ASKED) > 1:
+                return 1.0
+            await asyncio.sleep(0.01)
+        return 0.0
+
+
+def test_the_application_is_asked_its_next_example_while_the_last_is_scored(tmp_path):
+    """A slow metric or the sample's writing never holds the application's next call back: one example in flight,
+    the first example's scoring waits for the application to be asked the second."""
+    NEXT_ASKED.clear()
+    results = run_eval(
+        [varn_task(tmp_path / "task")],
+        system="python",
+        system_args={"callable": "test_python_app:answer_noting_the_next"},
+        metrics=[WaitsForTheNextCall],
+        max_inflight=1,
+        progress=False,
+        output=str(tmp_path / "run"),
+    ).results
+    assert results["complete"], results.get("failures")
+    assert NEXT_ASKED == [question for _, question, _ in QUESTIONS]
+    assert results["details"]["varn_qa"]["waits_for_the_next_call"]["value"] == 1.0
+
+
+def test_a_replay_answers_from_the_recorded_run_and_never_calls_the_application(tmp_path):
+    NEXT_ASKED.clear()
+    task = varn_task(tmp_path / "task")
+    first = run_eval(
+        [task],
+        system="python",
+        system_args={"callable": "test_python_app:answer_noting_the_next"},
+        progress=False,
+        output=str(tmp_path / "run"),
+    ).results
+    assert first["complete"] and len(NEXT_ASKED) == len(QUESTIONS)
+    done = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "again"), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert len(NEXT_ASKED) == len(QUESTIONS)  # not asked again
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert again["details"] == first["details"] and again["config"]["replay_apps"] == str(tmp_path / "run" / "calls")
+    assert [r["prediction"] for r in samples(tmp_path / "again", "varn_qa")] == [
+        r["prediction"] | {"extras": {"app": r["prediction"]["extras"]["app"] | {"replayed": True}}}
+        for r in samples(tmp_path / "run", "varn_qa")
+    ]
+    assert app_lines(tmp_path / "again") == app_lines(tmp_path / "run")  # the replay can be replayed in turn
+    # an example the recorded run never answered fails in one line; the application is still not called
+    data = Path(task).parent / "varn_qa.jsonl"
+    data.write_text(data.read_text().replace("capital of Varn", "capital city of Varn", 1))
+    done = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "changed"), "--no-progress")
+    assert len(NEXT_ASKED) == len(QUESTIONS)
+    (failed,) = [r for r in samples(tmp_path / "changed", "varn_qa") if r["error"]]
+    assert failed["error"].startswith("NotRecorded: system python: --replay: ") and "holds no answer" in failed["error"]

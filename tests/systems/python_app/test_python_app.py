@@ -379,7 +379,7 @@ def test_the_application_is_asked_its_next_example_while_the_last_is_scored(tmp_
         output=str(tmp_path / "run"),
     ).results
     assert results["complete"], results.get("failures")
-    assert NEXT_ASKED == [question for _, question, _ in QUESTIONS]
+    assert [question for _, question, _ in QUESTIONS] == NEXT_ASKED
     assert results["details"]["varn_qa"]["waits_for_the_next_call"]["value"] == 1.0
 
 

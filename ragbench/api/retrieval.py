@@ -29,7 +29,8 @@ what a page retriever's hits carry in their metadata:
 ranking over every page's score, as mteb computes it).
 
 A retriever kind that can be built in shards and searched on them is one `ShardedKind` subclass, whose object its
-catalogue entry names (`shards: "pkg.module:KIND"`): its members are the shard-parallel build (each part analysed,
+catalogue entry names (`shards: "pkg.module:KIND"`), declaring by its bases what else it can do (`Splits`,
+`BuildsShards`, `BuildsBlocks`): its members are the shard-parallel build (each part analysed,
 the parts' small statistics merged, each shard's files finished), its `ShardSearcher` (`search`: one shard's search
 in a Ray actor), its `BuiltShardsFront` (`shards_front`: the run's side: a batch's payload, the shards' answers
 merged, `merge_top_k`; it serves a split of the one index too, so one class can be `front` as well) and, for the
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.pictures import opened_picture
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.sharding.build.front import BuiltShardsFront
-    from ragbench._retrieval.sharding.kind import ShardedKind
+    from ragbench._retrieval.sharding.kind import BuildsBlocks, BuildsShards, ShardedKind, Splits
     from ragbench._retrieval.sharding.merge import merge_top_k
     from ragbench._retrieval.sharding.merged_build.analysis import BlockWorker, from_json_array, json_array
     from ragbench._retrieval.sharding.searcher import ShardSearcher
@@ -99,7 +100,7 @@ _MODULES = {
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
-    "ragbench._retrieval.sharding.kind": ("ShardedKind",),
+    "ragbench._retrieval.sharding.kind": ("ShardedKind", "Splits", "BuildsShards", "BuildsBlocks"),
     "ragbench._retrieval.sharding.searcher": ("ShardSearcher",),
     "ragbench._retrieval.sharding.build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharding.merge": ("merge_top_k",),

@@ -111,7 +111,7 @@ def build_shards(
     with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext() as lease:
         if store is not None:
             store.check(overwrite, name)  # with --overwrite, the old shards no longer whole from here on
-        state = ShardBuildState(
+        state: ShardBuildState = (
             StoreFolder(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
         )
         try:

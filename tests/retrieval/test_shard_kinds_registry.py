@@ -116,3 +116,14 @@ def imported_kind_folder(folder: str, node: ast.ImportFrom) -> bool:
     package = ["_retrieval", *folder.split("/")]
     target = [*package[: len(package) - node.level + 1], *(node.module or "").split(".")] if node.level else []
     return target[:2] == ["_retrieval", "sharding"] and len(target) > 2 and target[2] in KIND_FOLDERS
+
+
+def test_a_kind_declaring_what_it_can_do_without_its_members_is_refused_when_made():
+    class HalfBuilt(BuildsShards):
+        name = "half"
+
+        def part_builder(self, folder):
+            raise AssertionError("never called")
+
+    with pytest.raises(TypeError, match=r"abstract method.*finish, merge, options"):
+        HalfBuilt()

@@ -5,7 +5,8 @@
 `iter_jsonl` (a JSONL file's records, a bad line arriving as a `RecordError`), `read_lines`, `require`
 (a record's field, or the bad record's error), `built_records` (what a function makes of each record, a bad line
 or a record it refuses arriving as its `RecordError`), `parse_json` (json.loads where JSON nested too deeply is a
-ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
+ValueError, not a RecursionError; `MAX_DEPTH`, the levels of arrays and objects ragbench reads, and `nested_deeper`,
+whether a JSON text opens more than so many: a text nested deeper is refused before a parser recurses on it), `objects` (only the JSON objects of a stream of lines pass) and
 `StreamBroken` (the record error where a stream broke off); `open_given`, `given_handle`, `given_bytes`,
 `given_text`, `given_text_lines`, `given_lines`, `given_values`, `given_jsonl`, `given_json`, `decoded`, `utf8` and
 `NotUtf8` (a file the user gave, read so that a FIFO, device or
@@ -64,7 +65,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         require,
     )
     from ragbench._storage.tokenizer_files import find_tokenizer_dir, refuse_tokenizer, tokenizer_in_context
-    from ragbench._values.json_values import JsonObject, JsonValue, json_list, json_object
+    from ragbench._values.json_values import MAX_DEPTH, JsonObject, JsonValue, json_list, json_object, nested_deeper
     from ragbench._yaml_tasks.hf import load_split
 
 _MODULES = {
@@ -103,7 +104,14 @@ _MODULES = {
     ),
     "ragbench._imports": ("load_callable", "import_extra"),
     "ragbench._builtin": ("PackagedSection", "packaged_yaml", "section"),
-    "ragbench._values.json_values": ("JsonValue", "JsonObject", "json_object", "json_list"),
+    "ragbench._values.json_values": (
+        "JsonValue",
+        "JsonObject",
+        "json_object",
+        "json_list",
+        "MAX_DEPTH",
+        "nested_deeper",
+    ),
     "ragbench._yaml_tasks.hf": ("load_split",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

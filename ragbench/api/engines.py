@@ -6,7 +6,9 @@
 (a prompt or chat messages and their `Sampling`; `SamplingArgs`, its fields as the keywords a system passes
 `ctx.llm.generate` / `ctx.llm.chat`), `Response` (text, per-token `TokenLogprobs` when asked,
 token counts, finish reason), `RequestError` (a request refused for itself, e.g. HTTP 400), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
-`local_tokenizer` (a model's tokenizer on disk, without its weights), `embedded_safetensors_dir` (the embedded model
+`local_tokenizer` (a model's tokenizer on disk, without its weights), `chat_prompt_ids` (a conversation's token ids
+by the tokenizer's chat template, `template_messages` its turns as templates read them), `TOOL_PARSERS` (the tool
+call readers of a model's text by `tool_parser` name) and `with_tool_calls` (a response with its calls read by one), `embedded_safetensors_dir` (the embedded model
 converted once to a safetensors folder, as vLLM and a local engine of your own load it); `arguments_problem`, `checked_arguments` and
 `InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `Tool`, `ToolCall` and
 `Message` (a request's tools, the calls an engine answers with in `Response.choice_tool_calls`, a chat turn that
@@ -47,7 +49,8 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     )
     from ragbench._engines.hosted.openai_responses import reasoning_model
     from ragbench._engines.local.embedded import embedded_safetensors_dir
-    from ragbench._engines.local.tokenizers import local_tokenizer
+    from ragbench._engines.local.tokenizers import chat_prompt_ids, local_tokenizer
+    from ragbench._engines.local.tool_parsers import TOOL_PARSERS, template_messages, with_tool_calls
     from ragbench._values.chat_turns import Message
     from ragbench._values.engine_errors import RequestError
     from ragbench._values.engine_needs import EngineNeeds
@@ -82,7 +85,8 @@ _MODULES = {
     "ragbench._values.llm_request": ("Request",),
     "ragbench._values.llm_responses": ("Response", "TokenLogprobs"),
     "ragbench._values.sampling": ("Sampling", "SamplingArgs"),
-    "ragbench._engines.local.tokenizers": ("local_tokenizer",),
+    "ragbench._engines.local.tokenizers": ("local_tokenizer", "chat_prompt_ids"),
+    "ragbench._engines.local.tool_parsers": ("TOOL_PARSERS", "template_messages", "with_tool_calls"),
     "ragbench._engines.local.embedded": ("embedded_safetensors_dir",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
     "ragbench._values.chat_turns": ("Message",),

@@ -20,13 +20,17 @@ installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) a
 offline, its QA or BEIR tables: `ViDoReData`), `qa_queries` (a ViDoRe V1 table's queries and their pages),
 `id_column` (a V2 or V3 id column's spelling), `PageCorpus` (what a page retriever, `colpali` or `siglip`, reads of
 its pages: rows, each one's page id and picture, and what the pages are; ViDoRe's datasets and a folder of page
-images are ones, and a retriever takes any as `corpus=`), `open_pages` (the corpus a `pages=` folder holds), and
+images are ones, and a retriever takes any as `corpus=`), `open_pages` (the corpus a `pages=` folder holds),
+`PageRetriever` (the base of a page retriever: pages encoded into an index saved and reused), its two kinds
+`LateInteractionRetriever` (many vectors a page, scored by MaxSim: `colpali`) and `ImageDenseRetriever` (one vector a
+page: `siglip`, `clip`), which a retriever of another page model subclasses, and
 what a page retriever's hits carry in their metadata:
 `PAGE_INDEX` (the page's place in the corpus) and, on a query's first hit, `RANKING` (the confidence of the
 ranking over every page's score, as mteb computes it).
 
 A retriever kind that can be built in shards and searched on them is one `ShardedKind` subclass, whose object its
-catalogue entry names (`shards: "pkg.module:KIND"`): its members are the shard-parallel build (each part analysed,
+catalogue entry names (`shards: "pkg.module:KIND"`), declaring by its bases what else it can do (`Splits`,
+`BuildsShards`, `BuildsBlocks`): its members are the shard-parallel build (each part analysed,
 the parts' small statistics merged, each shard's files finished), its `ShardSearcher` (`search`: one shard's search
 in a Ray actor), its `BuiltShardsFront` (`shards_front`: the run's side: a batch's payload, the shards' answers
 merged, `merge_top_k`; it serves a split of the one index too, so one class can be `front` as well) and, for the
@@ -50,13 +54,15 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.dense.retriever import model_location
     from ragbench._retrieval.option_paths import option_path
     from ragbench._retrieval.pages.corpus import PageCorpus, open_pages
+    from ragbench._retrieval.pages.late_interaction import LateInteractionRetriever
+    from ragbench._retrieval.pages.page_retriever import PageRetriever
     from ragbench._retrieval.pages.ranking import PAGE_INDEX, RANKING
-    from ragbench._retrieval.pages.single_vector import DualEncoder
+    from ragbench._retrieval.pages.single_vector import DualEncoder, ImageDenseRetriever
     from ragbench._retrieval.pages.vidore_data import ViDoReData, id_column, open_vidore, qa_queries
     from ragbench._retrieval.pictures import opened_picture
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
     from ragbench._retrieval.sharding.build.front import BuiltShardsFront
-    from ragbench._retrieval.sharding.kind import ShardedKind
+    from ragbench._retrieval.sharding.kind import BuildsBlocks, BuildsShards, ShardedKind, Splits
     from ragbench._retrieval.sharding.merge import merge_top_k
     from ragbench._retrieval.sharding.merged_build.analysis import BlockWorker, from_json_array, json_array
     from ragbench._retrieval.sharding.searcher import ShardSearcher
@@ -78,7 +84,9 @@ _MODULES = {
     "ragbench._retrieval.dense.flashrag_encoder": ("FlashRagEncoder",),
     "ragbench._retrieval.option_paths": ("option_path",),
     "ragbench._retrieval.pictures": ("opened_picture",),
-    "ragbench._retrieval.pages.single_vector": ("DualEncoder",),
+    "ragbench._retrieval.pages.single_vector": ("DualEncoder", "ImageDenseRetriever"),
+    "ragbench._retrieval.pages.page_retriever": ("PageRetriever",),
+    "ragbench._retrieval.pages.late_interaction": ("LateInteractionRetriever",),
     "ragbench._retrieval.corpus.readers": ("passage_text", "read_corpus", "corpus_format"),
     "ragbench._retrieval.trec.measures": (
         "trec_measures",
@@ -92,7 +100,7 @@ _MODULES = {
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
-    "ragbench._retrieval.sharding.kind": ("ShardedKind",),
+    "ragbench._retrieval.sharding.kind": ("ShardedKind", "Splits", "BuildsShards", "BuildsBlocks"),
     "ragbench._retrieval.sharding.searcher": ("ShardSearcher",),
     "ragbench._retrieval.sharding.build.front": ("BuiltShardsFront",),
     "ragbench._retrieval.sharding.merge": ("merge_top_k",),

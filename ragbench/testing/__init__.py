@@ -21,7 +21,8 @@ as a run has them, unscored, and `send_requests` an engine's requests through on
 line's run, in this process: the same planning, pre-flight, scheduler, scoring and results
 (docs/testing-plugins.md), raising `RunInterrupted` where a signal stops it (its samples saved, as a run's
 on Ctrl-C: a test of a plugin's `--resume` stops a run so), and `preflight` that run's pre-flight alone (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
-`load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `embedded_model` the
+`load_engine`, `build_index`, `build_shards` (an index built in shards, as `index build --ray --shards` builds it,
+its steps in this process) and `load_retriever` give components by their catalogue names, `embedded_model` the
 shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`, `sample_lines` a run
 folder's sample lines as the run made them; `task_results` aggregates a task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
 `runs`, the components in `components`, the aggregation in `scores`; import all of them from here.
@@ -48,7 +49,15 @@ from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.engine_errors import EngineError
 from .._values.llm_request import Request
-from .components import Registry, build_index, embedded_model, installed_registry, load_engine, load_retriever
+from .components import (
+    Registry,
+    build_index,
+    build_shards,
+    embedded_model,
+    installed_registry,
+    load_engine,
+    load_retriever,
+)
 from .gate import assert_no_regression, gate_runs
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, preflight, run_eval, run_examples, sample_lines, send_requests, task_object
@@ -67,6 +76,7 @@ __all__ = [
     "assert_no_regression",
     "assert_steps",
     "build_index",
+    "build_shards",
     "cli",
     "embedded_model",
     "gate_runs",

@@ -1,12 +1,12 @@
 """Components by their catalogue names, as a run finds them: the registry of the installed plugins, an engine
-made from its `engine:model` (`--model`), an index built and a retriever made by the name of its kind
-(`ragbench index --kind`, `--retriever`); the shipped model's folder (`embedded_model`)."""
+made from its `engine:model` (`--model`), an index built (in shards too) and a retriever made by the name of its
+kind (`ragbench index --kind`, `--retriever`); the shipped model's folder (`embedded_model`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._engines import load_engine as _load_engine
 from .._engines.base import Engine
@@ -16,6 +16,9 @@ from .._retrieval import load_retriever as _load_retriever
 from .._retrieval.base import Retriever
 from .._retrieval.index.building import build_index as _build_index
 from .._retrieval.index.built import Manifest
+
+if TYPE_CHECKING:
+    from .._retrieval.sharding.build.driver import ShardBuild
 
 
 def _or_installed(registry: Registry | None) -> Registry:
@@ -46,6 +49,25 @@ def build_index(
     return _build_index(corpus, out, kind, _own(options), registry=_or_installed(registry), **build)
 
 
+def build_shards(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: Mapping[str, object] | None,
+    shards: int,
+    *,
+    registry: Registry | None = None,
+    **build: Any,
+) -> ShardBuild:
+    """A `kind` index of `corpus` built as `shards` shards into `out`/shards-S, as `ragbench index build --ray
+    --shards S` builds it (a kind that `BuildsShards`), its steps run in this process unless `build` names another
+    `runner`; `build` also takes the command's `text` settings, `overwrite` and `progress`. Returns the build's
+    `manifest`, `folder` and `kept` (the shards whose steps a killed build had done)."""
+    from .._retrieval.sharding.build.driver import build_shards as _build_shards
+
+    return _build_shards(corpus, out, kind, _own(options) or {}, shards, registry=_or_installed(registry), **build)
+
+
 def load_retriever(
     kind: str | None, options: Mapping[str, object] | None = None, *, registry: Registry | None = None
 ) -> Retriever:
@@ -62,7 +84,15 @@ def embedded_model() -> Path:
     return embedded_safetensors_dir()
 
 
-__all__ = ["Registry", "build_index", "embedded_model", "installed_registry", "load_engine", "load_retriever"]
+__all__ = [
+    "Registry",
+    "build_index",
+    "build_shards",
+    "embedded_model",
+    "installed_registry",
+    "load_engine",
+    "load_retriever",
+]
 
 
 def _own(options: Mapping[str, object] | None) -> dict[str, object] | None:

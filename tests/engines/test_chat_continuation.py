@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._engines.local.tokenizers import chat_prompt_ids
+from ragbench.api.engines import chat_prompt_ids
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast

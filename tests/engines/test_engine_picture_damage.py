@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import needs
-from ragbench._values.engine_errors import RequestError
-from ragbench._values.llm_request import Request
-from ragbench._values.llm_responses import Response
-from ragbench._values.sampling import Sampling
 from ragbench.api import Image, user_turn
+from ragbench.api.engines import Request, RequestError, Response, Sampling
+from ragbench.testing import load_engine
 from support.damaged_pictures import bomb_png, png, truncated_png
 from support.tiny_vlm import build_tiny_vlm
 
@@ -31,9 +29,7 @@ def asked(picture: bytes, source: str) -> Request:
 
 
 def test_an_undecodable_picture_fails_its_request_alone_on_the_hf_engine(tiny_vlm):
-    from ragbench._engines.hf.engine import HFEngine
-
-    engine = HFEngine(str(tiny_vlm), device="cpu")
+    engine = load_engine(f"hf:{tiny_vlm}", device="cpu")
     try:
         red = png((255, 0, 0), (20, 20))
         answers = engine.generate(
@@ -53,8 +49,7 @@ def test_an_undecodable_picture_fails_its_request_alone_on_the_hf_engine(tiny_vl
 
 
 def test_a_search_by_an_undecodable_picture_fails_that_search_alone():
-    from ragbench._retrieval.pictures import opened_picture
-    from ragbench.api.retrieval import RetrievalError
+    from ragbench.api.retrieval import RetrievalError, opened_picture
 
     found = [opened_picture(Image.of(data, source=name), "siglip", name) for name, data in
              (("a page", png((1, 2, 3))), ("a bomb", bomb_png()))]  # fmt: skip

@@ -259,7 +259,9 @@ def test_cached_tokens_without_their_price_have_no_money_figure_saying_which_pri
         "add it with --price-table FILE"
     )
     assert cost["prompt_cache"] == {"read_tokens": 600, "write_tokens": 0, "write_1h_tokens": 0, "usd_saved": None}
-    assert model_cost(model, [step(1000, 10)], table)["usd"] == round((1000 + 20) / 1e6, 6)  # no cache: as before
+    assert model_cost(model, [step(1000, 10)], table)["usd"] == round(
+        (1000 + 20) / 1e6, 6
+    )  # no cache: every prompt token at the prompt price
 
 
 def test_price_table_takes_cache_prices_and_refuses_bad_ones(tmp_path):

@@ -23,7 +23,7 @@ TEXT = st.text(max_size=20)
 NAME = st.sampled_from(["search", "get_document", "browse"])
 CALL_IDS = st.text(alphabet="abc123_", min_size=1, max_size=6)
 
-REGISTRY = plugins_read_once()  # one registry for every engine made here (each made anew, as before)
+REGISTRY = plugins_read_once()  # one registry for every engine made here (each engine made anew)
 
 
 @st.composite

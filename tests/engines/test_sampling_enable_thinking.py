@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from test_chat_continuation import ids, tokenizer
 
-from ragbench._engines.local.tokenizers import chat_prompt_ids
-from ragbench.api.engines import Request, Sampling
+from ragbench.api.engines import Request, Sampling, chat_prompt_ids
 
 # Qwen3's way: an empty think block opens the answer when thinking is off
 QWEN3_LIKE = (

@@ -217,7 +217,7 @@ def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_
     )
     untooled = BudgetTally()
     untooled.add(record({"trace": [], "prediction": {"answer": "x"}}))
-    assert "tool_calls" not in untooled.sections()["repeated_work"]  # results.json of a run without tools as before
+    assert "tool_calls" not in untooled.sections()["repeated_work"]  # a run without tools: no tool_calls key
 
 
 MCP_SERVER = {"type": "mcp", "server_label": "search-server", "server_url": "http://127.0.0.1:8000/mcp"}

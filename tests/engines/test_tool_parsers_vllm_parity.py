@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.local.tool_parsers import TOOL_PARSERS
+from ragbench.api.engines import TOOL_PARSERS
 from support import paths
 
 RECORDED = json.loads((paths.DATA / "tool_parsers" / "vllm_parsers.json").read_text("utf-8"))

@@ -93,7 +93,7 @@ def recorded_vllm(request, monkeypatch):
     for module in (parsers, protocol) + ((server,) if request.param == "vllm.parser" else ()):
         monkeypatch.setitem(sys.modules, module.__name__, module)
     if request.param != "vllm.parser":
-        monkeypatch.setitem(sys.modules, "vllm.parser", None)  # an import of it fails, as before 0.3x
+        monkeypatch.setitem(sys.modules, "vllm.parser", None)  # an import of it fails, as on a vLLM without that module
     return request.param
 
 

@@ -260,9 +260,7 @@ def test_a_page_cut_short_ends_the_build_in_one_line_naming_its_file(tmp_path):
 
 
 def test_siglip_is_a_page_retriever_not_a_late_interaction_one():
-    from ragbench._retrieval.pages.late_interaction import LateInteractionRetriever
-    from ragbench._retrieval.pages.page_retriever import PageRetriever
-    from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
+    from ragbench.api.retrieval import ImageDenseRetriever, LateInteractionRetriever, PageRetriever
 
     assert issubclass(ImageDenseRetriever, PageRetriever) and issubclass(LateInteractionRetriever, PageRetriever)
     assert not issubclass(ImageDenseRetriever, LateInteractionRetriever)

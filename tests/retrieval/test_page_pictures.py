@@ -69,15 +69,37 @@ def test_a_page_that_cannot_be_read_ends_the_build_in_one_line_naming_it(tmp_pat
     assert not (tmp_path / "index").exists() or not any((tmp_path / "index").iterdir())
 
 
+class Kept:
+    """A page encoder that keeps each picture it is given, every page one made-up vector."""
+
+    def __init__(self) -> None:
+        self.pictures: list = []
+
+    def identity(self) -> dict:
+        return {"path": "kept"}
+
+    def encode_pages(self, images: list) -> list:
+        import torch
+
+        self.pictures += images
+        return [torch.ones(1, 3) for _ in images]
+
+    def encode_queries(self, texts: list[str]) -> list:
+        import torch
+
+        return [torch.ones(1, 3) for _ in texts]
+
+
 def test_a_page_turned_by_its_exif_orientation_is_encoded_as_datasets_decodes_it(tmp_path):
     import datasets
 
-    from ragbench._retrieval.pages.page_set import PageSet
     from ragbench.api.retrieval import open_pages
+    from ragbench.testing import load_retriever
 
     pages = with_page(tmp_path / "pages", 2, {"bytes": jpeg((40, 24), orientation=6), "path": "page_2.jpg"})
     upstream = datasets.load_dataset("parquet", data_files=str(pages / CORPUS), split="train")[2]["image"]
-    corpus = PageSet(open_pages(str(pages), "test", "--corpus"))
-    ours = corpus.decoded(corpus.ids.index("2"))
+    encoder = Kept()
+    load_retriever("colpali", {"pages": str(pages), "index": str(tmp_path / "index"), "encoder": encoder})
+    ours = encoder.pictures[list(open_pages(str(pages), "test", "--corpus").row_ids).index("2")]
     assert upstream.size == (24, 40)  # turned: the tag says 90 degrees
     assert (ours.size, ours.mode, ours.tobytes()) == (upstream.size, upstream.mode, upstream.tobytes())

@@ -12,13 +12,15 @@ import pytest
 from ragbench._retrieval.sharding.bm25.kind import Bm25Kind
 from ragbench._retrieval.sharding.kind_lookup import sharded_kind, sharded_kinds
 from ragbench.api import ConfigError, hookimpl
-from ragbench.api.retrieval import ShardedKind, ShardSearcher
+from ragbench.api.retrieval import BuildsBlocks, BuildsShards, ShardedKind, ShardSearcher, Splits
 from ragbench.testing import Registry, installed_registry
 from support import paths
 
 RETRIEVAL = paths.REPO / "ragbench" / "_retrieval"
 SHARED = ("sharding", "sharding/build", "sharding/merged_build")
 KIND_FOLDERS = {"bm25", "dense", "faiss_index", "flashrag_bm25", "lucene_bm25", "tevatron_dense"}  # in sharding/
+
+CAPABILITIES = (Splits, BuildsShards, BuildsBlocks)  # what a kind declares it can do, by its bases
 
 
 def test_each_built_in_kind_is_one_folder_whose_parts_name_it():
@@ -29,16 +31,17 @@ def test_each_built_in_kind_is_one_folder_whose_parts_name_it():
     for kind in kinds:
         folder = f"ragbench._retrieval.sharding.{kind.name}"
         assert sharded_kind(registry, kind.name) is kind
-        assert type(kind).__module__.startswith(folder) and type(kind).__bases__ in ((ShardedKind,), (Bm25Kind,))
+        assert type(kind).__module__.startswith(folder)
+        assert type(kind).__bases__ == (Bm25Kind,) or set(type(kind).__bases__) <= {ShardedKind, *CAPABILITIES}
         assert kind.front.name == kind.name, kind
         assert issubclass(kind.search, ShardSearcher)
         assert kind.search.__module__ == f"{folder}.search"
         assert kind.front.__module__ == f"{folder}.front"
-        if kind.shards_front is not None:
+        if isinstance(kind, BuildsShards):
             assert kind.shards_front.name == kind.name and kind.shards_front.__module__.startswith(folder)
     assert sharded_kind(registry, "bge") is sharded_kind(registry, "dense")  # an alias: its kind's
     assert sharded_kind(registry, "provided") is None and sharded_kind(registry, "splade") is None
-    parts = {kind.name: (kind.splits, kind.builds_shards, kind.builds_blocks) for kind in kinds}
+    parts = {kind.name: tuple(isinstance(kind, capability) for capability in CAPABILITIES) for kind in kinds}
     assert parts == {
         "bm25": (True, True, True),
         "lucene_bm25": (True, True, True),
@@ -113,3 +116,14 @@ def imported_kind_folder(folder: str, node: ast.ImportFrom) -> bool:
     package = ["_retrieval", *folder.split("/")]
     target = [*package[: len(package) - node.level + 1], *(node.module or "").split(".")] if node.level else []
     return target[:2] == ["_retrieval", "sharding"] and len(target) > 2 and target[2] in KIND_FOLDERS
+
+
+def test_a_kind_declaring_what_it_can_do_without_its_members_is_refused_when_made():
+    class HalfBuilt(BuildsShards):
+        name = "half"
+
+        def part_builder(self, folder):
+            raise AssertionError("never called")
+
+    with pytest.raises(TypeError, match=r"abstract method.*finish, merge, options"):
+        HalfBuilt()

@@ -16,6 +16,7 @@ import pytest
 from conftest import needs, write_jsonl
 from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.kind_lookup import built_shards_front, sharded_kind
+from ragbench.api.retrieval import BuildsBlocks, BuildsShards, Splits
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli, cli_here
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from ragbench.api import Document, hookimpl
 from ragbench.api.retrieval import (
-    BuiltShardsFront, IndexBuilder, Retriever, ShardedKind, ShardSearcher, from_json_array, json_array,
+    BuildsBlocks, BuildsShards, BuiltShardsFront, IndexBuilder, Retriever, ShardSearcher, from_json_array, json_array,
 )
 
 ROWS = "overlap.json"
@@ -134,12 +135,12 @@ def ragbench_catalog():
     return {"retrievers": {"overlap": entry}}
 """
 PLUGIN = f"""{HEAD}
-class OverlapKind(ShardedKind):
+class OverlapKind(BuildsShards, BuildsBlocks):
     name, front, search, shards_front, fields = "overlap", OverlapFront, OverlapSearch, OverlapFront, ("rows", "texts")
 {BUILD}{BLOCKS}
 
 KIND = OverlapKind()
-{HOOK}"""  # a kind: one ShardedKind subclass
+{HOOK}"""  # a kind: one ShardedKind subclass, what it can do declared by its bases
 WORDS = ["river", "king", "queen", "castle", "song", "winter", "moses", "sang"]
 QUERIES = ["river king", "the song of the queen", "winter moses sang castle", "castle", "zzz"]
 
@@ -216,7 +217,7 @@ def test_a_plugin_kind_is_built_in_shards_that_answer_as_its_one_index(plugin, t
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     registry = installed_registry()
     kind = sharded_kind(registry, "overlap")
-    assert kind is not None and kind.builds_shards and kind.builds_blocks and not kind.splits
+    assert isinstance(kind, BuildsShards) and isinstance(kind, BuildsBlocks) and not isinstance(kind, Splits)
     build_shards(corpus, tmp_path / "built", "overlap", {}, 3, registry=registry)
     front = built_shards_front(kind, str(tmp_path / "built"), 3)(str(tmp_path / "built"), 3)  # type: ignore[misc]
     try:

@@ -45,7 +45,7 @@ def test_each_actor_is_pinned_to_a_node_holding_all_its_shards_or_refused(shards
         assert "\n" not in str(refused)
         return
     if all(set(range(shards)) <= numbers for numbers in held.values()):
-        assert pinned == [None] * len(groups)  # a shared file system: anywhere, as before
+        assert pinned == [None] * len(groups)  # a shared file system: anywhere, no node pinned
     else:
         assert all(node is not None and set(group) <= held[node] for node, group in zip(pinned, groups))
         choices = [[node for node in held if set(group) <= held[node]] for group in groups]

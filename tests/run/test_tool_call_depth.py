@@ -1,6 +1,6 @@
 """Tool-call arguments of any JSON shape and depth: whatever a model writes is parsed, kept, written into its
 sample and read back by every reader of the run (results.json's tool-call counts, --resume), never a
-RecursionError. Arguments nested more than MAX_DEPTH levels (ragbench._values.json_values) are not read: the
+RecursionError. Arguments nested more than MAX_DEPTH levels (ragbench.api.data) are not read: the
 call is kept with its text as written, its `error` says so, and it is counted as a malformed call, as
 arguments that are not JSON are."""
 
@@ -14,11 +14,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_plugin_faults import folder_samples
 
-from ragbench._engines.local.tool_parsers import TOOL_PARSERS, template_messages, with_tool_calls
-from ragbench._values.json_values import MAX_DEPTH, nested_deeper
-from ragbench._values.tool_calls import ToolCall
 from ragbench.api import Prediction, System
-from ragbench.api.engines import Request, Response
+from ragbench.api.data import MAX_DEPTH, nested_deeper
+from ragbench.api.engines import TOOL_PARSERS, Request, Response, ToolCall, template_messages, with_tool_calls
 from ragbench.testing import ScriptedLLM, run_eval
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}

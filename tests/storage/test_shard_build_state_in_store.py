@@ -19,9 +19,8 @@ from email.utils import parsedate_to_datetime
 import pytest
 
 from conftest import needs
-from ragbench._errors import ConfigError
-from ragbench._retrieval.sharding.build.driver import build_shards
-from ragbench.testing import installed_registry
+from ragbench.api import ConfigError
+from ragbench.testing import build_shards, installed_registry
 from support.held_build import held_build
 from support.helpers import cli_here
 from support.object_store import (

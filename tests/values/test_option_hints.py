@@ -10,20 +10,30 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from ragbench._values.options import construct
-from ragbench.api import ConfigError
-from ragbench.testing import cli
+from ragbench.api import ConfigError, hookimpl
+from ragbench.testing import Registry, cli, load_retriever
 
 PLUGIN = """
 from __future__ import annotations
 from typing import TYPE_CHECKING
+from ragbench.api.retrieval import Retriever
 if TYPE_CHECKING:
     from somewhere_else import Registry
 
-class Kind:
+class Kind(Retriever):
     def __init__(self, size: int = 3, name: str | None = None, *, registry: Registry) -> None:
         self.size, self.name = size, name
+
+    def search(self, queries, k):
+        return [[] for _ in queries]
 """
+
+
+class Catalogue:
+    @staticmethod
+    @hookimpl
+    def ragbench_catalog():
+        return {"retrievers": {"hinted": {"target": "hinted_plugin:Kind"}}}
 
 
 @pytest.fixture
@@ -36,11 +46,13 @@ def plugin_class():
 
 
 def test_an_option_is_type_checked_beside_a_parameter_typed_for_the_checker_only(plugin_class):
+    registry = Registry.discover(plugins=[("hinted", "hinted-dist", Catalogue)])
     with pytest.raises(ConfigError, match=r"takes an integer for size \(size=<int, default 3>\)"):
-        construct(plugin_class, {"size": "x"}, "--retriever-arg", injected={"registry": None})
+        load_retriever("hinted", {"size": "x"}, registry=registry)
     with pytest.raises(ConfigError, match=r"name=<str/null, default None>"):
-        construct(plugin_class, {"nme": "a"}, "--retriever-arg", injected={"registry": None})
-    assert construct(plugin_class, {"size": 5}, "--retriever-arg", injected={"registry": None}).size == 5
+        load_retriever("hinted", {"nme": "a"}, registry=registry)
+    assert isinstance(retriever := load_retriever("hinted", {"size": 5}, registry=registry), plugin_class)
+    assert retriever.size == 5
 
 
 def test_dense_retrievers_options_are_checked_by_type(tmp_path):

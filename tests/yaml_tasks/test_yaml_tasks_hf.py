@@ -187,8 +187,8 @@ def test_a_hub_dataset_loaded_offline_leaves_a_model_checked_in_another_thread_o
     import datasets
     from huggingface_hub import constants
 
-    from ragbench._checks import hub_fetch_problem
-    from ragbench._yaml_tasks.hf import load_split
+    from ragbench.api.data import load_split
+    from ragbench.api.run import hub_fetch_problem
 
     inside, release = threading.Event(), threading.Event()
 

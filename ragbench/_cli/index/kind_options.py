@@ -44,15 +44,17 @@ def built_kinds(registry: Registry) -> list[str]:
 
 
 def parallel_kinds(registry: Registry) -> list[str]:
-    """The kinds `--ray` builds (their passages analysed by Ray actors: a `ShardedKind` with blocks)."""
+    """The kinds `--ray` builds (their passages analysed by Ray actors: a `ShardedKind` that `BuildsBlocks`)."""
+    from ..._retrieval.sharding.kind import BuildsBlocks
     from ..._retrieval.sharding.kind_lookup import sharded_kinds
 
-    return [kind.name for kind in sharded_kinds(registry) if kind.builds_blocks]
+    return [kind.name for kind in sharded_kinds(registry) if isinstance(kind, BuildsBlocks)]
 
 
 def shard_kinds(registry: Registry) -> list[str]:
-    """The kinds `--ray --shards S` builds in shards (a `ShardedKind` with a shard build, or a page index)."""
+    """The kinds `--ray --shards S` builds in shards (a `ShardedKind` that `BuildsShards`, or a page index)."""
     from ..._retrieval.pages.build import page_kinds
+    from ..._retrieval.sharding.kind import BuildsShards
     from ..._retrieval.sharding.kind_lookup import sharded_kinds
 
-    return [kind.name for kind in sharded_kinds(registry) if kind.builds_shards] + page_kinds(registry)
+    return [kind.name for kind in sharded_kinds(registry) if isinstance(kind, BuildsShards)] + page_kinds(registry)

@@ -1,14 +1,15 @@
-"""The one protocol a retriever kind implements to be sharded (`ShardedKind`): a kind is one class, its object the
-one its catalogue entry names (`shards: "pkg.module:KIND"`, found by `kind_lookup.sharded_kind`): built-in kinds in
-their folders under `sharding/`, a plugin's in its own package (`ragbench.api.retrieval`, docs/writing-plugins.md).
+"""The classes a retriever kind is sharded by: a kind is one class, its object the one its catalogue entry names
+(`shards: "pkg.module:KIND"`, found by `kind_lookup.sharded_kind`): built-in kinds in their folders under
+`sharding/`, a plugin's in its own package (`ragbench.api.retrieval`, docs/writing-plugins.md).
 
-Its typed members are each part of sharding: `front` and `search` (the run's side of a search over a split index,
-`fronts.Front`, and a shard's search in its actor, `searcher.ShardSearcher`), `split` (a one-process index cut into
-shards, `ragbench index shard`), `checked` and `foreign` (an index checked, or recognised, before it is split), the
-shard-parallel build (`index build --ray --shards`: `part_builder`, `merge`, `finish`, `options`, served by
-`shards_front`; the steps are `build.kind`'s docstring) and the blocks of a merged parallel build (`index build
---ray`: `fields`, `settings`, `worker`, `absorb`; `merged_build.analysis`'s docstring). A part a kind lacks is
-left as it is here: `splits`, `builds_shards` and `builds_blocks` say which it has.
+Every kind is a `ShardedKind`: `front` and `search` (the run's side of a search over a split index, `fronts.Front`,
+and a shard's search in its actor, `searcher.ShardSearcher`), `checked` and `foreign` (an index checked, or
+recognised, before it is split). What else it can do it declares by its bases, each with the members it needs:
+`Splits` (`split`: a one-process index cut into shards, `ragbench index shard`), `BuildsShards` (the shard-parallel
+build, `index build --ray --shards`: `part_builder`, `merge`, `finish`, `options`, served by `shards_front`; the
+steps are `build.kind`'s docstring) and `BuildsBlocks` (the blocks of a merged parallel build, `index build --ray`:
+`fields`, `settings`, `worker`, `absorb`; `merged_build.analysis`'s docstring). A caller asks `isinstance(kind,
+Splits)`; a kind that declares a base without its members is refused when it is made (TypeError, as any ABC).
 
 The object a catalogue entry names holds no build's settings; a build makes its own (`for_build`: the build's
 --build-arg options, the run's registry, how passages become texts), which Ray carries to the workers.
@@ -16,8 +17,9 @@ The object a catalogue entry names holds no build's settings; a build makes its 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .build.kind import PartBuilder, Stats, TermOrder, TextSettings
 
@@ -31,51 +33,47 @@ if TYPE_CHECKING:
     from .merged_build.analysis import BlockWorker, WorkerSettings
     from .searcher import ShardSearcher
 
+Kind = TypeVar("Kind", bound="ShardedKind")
 
-class ShardedKind:
+
+class ShardedKind(ABC):
     """One retriever kind's sharding (module docstring). `front`: its split index's front; `search`: its shard
-    search; `checked`: the retriever whose `check_files` checks an index before it is split (None: checked as read);
-    `shards_front`: the front of the shards it builds (None: no shard-parallel build); `term_order`: how the whole
-    corpus's terms are numbered in a shard build (`build.terms`); `fields`: the arrays a worker makes of a block
-    (none: no merged build on Ray), `gpu`: whether a block's worker takes a GPU where the cluster has them."""
+    search; `checked`: the retriever whose `check_files` checks an index before it is split (None: checked as
+    read)."""
 
     name: str
     front: type[Front]
     search: type[ShardSearcher]
     checked: type[IndexedRetriever] | None = None
-    shards_front: type[BuiltShardsFront] | None = None
-    term_order: TermOrder = "sorted"
-    fields: tuple[str, ...] = ()
-    gpu: bool = False
 
     def __init__(
         self, options: Stats | None = None, registry: Registry | None = None, text: TextSettings | None = None
     ) -> None:
         self.build_options, self.registry, self.text = dict(options or {}), registry, text or TextSettings()
 
-    def for_build(self, options: Stats, registry: Registry | None, text: TextSettings) -> ShardedKind:
+    def for_build(self: Kind, options: Stats, registry: Registry | None, text: TextSettings) -> Kind:
         """This kind with a build's settings (module docstring)."""
         return type(self)(options, registry, text)
-
-    # its split (`ragbench index shard`)
-
-    @property
-    def splits(self) -> bool:
-        return type(self).split is not ShardedKind.split
-
-    def split(self, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:
-        """Cut the one-process index at `index` into `folders`, shard i holding the passages ranges[i]."""
-        raise NotImplementedError(f"{self.name} indexes are not split")
 
     def foreign(self, index: Path) -> int | None:
         """The passage count of `index` where it is an index of this kind another tool built (no manifest)."""
         return None
 
-    # its shard-parallel build (`build.kind`'s docstring)
 
-    @property
-    def builds_shards(self) -> bool:
-        return self.shards_front is not None
+class Splits(ShardedKind):
+    """A kind whose one-process index is cut into shards (`ragbench index shard`)."""
+
+    @abstractmethod
+    def split(self, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:
+        """Cut the one-process index at `index` into `folders`, shard i holding the passages ranges[i]."""
+
+
+class BuildsShards(ShardedKind):
+    """A kind built in shards on Ray (`build.kind`'s docstring): `shards_front` is the front of the shards it
+    builds, `term_order` how the whole corpus's terms are numbered (`build.terms`)."""
+
+    shards_front: type[BuiltShardsFront]
+    term_order: TermOrder = "sorted"
 
     def prepare(self, first_text: str) -> None:
         """Settings taken from the corpus's first indexed text, before any part is analysed."""
@@ -89,36 +87,38 @@ class ShardedKind:
         an object store fetches them for it. None by default."""
         return []
 
-    def part_builder(self, folder: Path) -> PartBuilder:
-        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+    @abstractmethod
+    def part_builder(self, folder: Path) -> PartBuilder: ...
 
-    def merge(self, stats: list[Stats]) -> Stats:
-        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+    @abstractmethod
+    def merge(self, stats: list[Stats]) -> Stats: ...
 
-    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
-        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+    @abstractmethod
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None: ...
 
-    def options(self, shared: Stats) -> Stats:
-        raise NotImplementedError(f"{self.name} indexes are not built in shards")
+    @abstractmethod
+    def options(self, shared: Stats) -> Stats: ...
 
-    # its blocks in a merged parallel build (`merged_build.analysis`'s docstring)
 
-    @property
-    def builds_blocks(self) -> bool:
-        return bool(self.fields)
+class BuildsBlocks(ShardedKind):
+    """A kind whose one index is built on Ray from blocks (`merged_build.analysis`'s docstring): `fields`, the
+    arrays a worker makes of a block; `gpu`, whether a block's worker takes a GPU where the cluster has them."""
 
+    fields: tuple[str, ...]
+    gpu: bool = False
+
+    @abstractmethod
     def settings(self, builder: Any, first: str, registry: Registry) -> WorkerSettings:
         """What a worker needs to analyse a block as `builder` would (picklable values); `first` is the corpus's
         first indexed text (FlashRAG's BM25 picks its language by it)."""
-        raise NotImplementedError(f"{self.name} indexes are not built on blocks")
 
+    @abstractmethod
     def worker(self, settings: WorkerSettings) -> BlockWorker:
         """The worker of an actor (made once an actor: a dense one loads its model once)."""
-        raise NotImplementedError(f"{self.name} indexes are not built on blocks")
 
+    @abstractmethod
     def absorb(self, builder: Any, arrays: dict[str, np.ndarray]) -> None:
         """Give `builder` the next block's arrays, renumbered into its vocabulary."""
-        raise NotImplementedError(f"{self.name} indexes are not built on blocks")
 
     def key_files(self, options: Stats) -> list[list[Any]]:
         """Files besides the corpus whose change makes an interrupted build's blocks another build's (dense's

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..._errors import ConfigError
 from ..._imports import import_target
 from .fronts import Front
-from .kind import ShardedKind
+from .kind import BuildsShards, ShardedKind
 from .layout import built_in_shards
 
 if TYPE_CHECKING:
@@ -52,6 +52,6 @@ def built_shards_front(kind: ShardedKind, index: object, shards: int) -> type[Fr
     from a one-process build."""
     if not built_in_shards(index, shards):
         return None
-    if kind.shards_front is None:
+    if not isinstance(kind, BuildsShards):
         raise ConfigError(f"{index}: its shards-{shards} hold shards built for no kind this ragbench serves")
     return kind.shards_front

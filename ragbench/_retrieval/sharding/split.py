@@ -1,7 +1,7 @@
 """`ragbench index shard`: an index folder split into S shard folders and their shards.json (`layout`).
 
 A shard holds the passages `start..stop-1` and the retriever's files for them alone, cut by its kind's
-`split` (its `ShardedKind.split`; the built-in kinds' `sharding/KIND/split.py`: dense's rows, bm25's and flashrag_bm25's bm25s score matrix, lucene_bm25's
+`split` (its `Splits.split`; the built-in kinds' `sharding/KIND/split.py`: dense's rows, bm25's and flashrag_bm25's bm25s score matrix, lucene_bm25's
 postings with the whole index's statistics, faiss_index's flat index; approximate faiss indexes refused).
 The docs store, corpus and manifest stay where they are (the run's process reads them, `retriever`); shards.json
 records the block digests of those its kind's front reads, so a run that fetches them from an object store checks
@@ -28,6 +28,7 @@ from ..._storage.own_trees import remove_tree
 from ..index.built import manifest_from
 from ..index.damage import IndexDamage, read_json_object
 from ..index.staging import MANIFEST_FILE
+from .kind import Splits
 from .kind_lookup import sharded_kind, sharded_kinds
 from .layout import LAYOUT_FILE, foreign_entry, layout_record, read_layout, shards_folder
 from .merge import shard_ranges
@@ -77,8 +78,8 @@ def split_index(index: Path, shards: int, overwrite: bool = False, *, registry: 
         check_replaceable(target)
     kind, doc_count = index_source(index, registry)
     parts = sharded_kind(registry, kind)
-    if parts is None or not parts.splits:
-        splittable = ", ".join(known.name for known in sharded_kinds(registry) if known.splits)
+    if not isinstance(parts, Splits):
+        splittable = ", ".join(known.name for known in sharded_kinds(registry) if isinstance(known, Splits))
         raise ConfigError(f"index shard: {index} holds a {kind} index; only {splittable} indexes can be sharded")
     if not 1 <= shards <= doc_count:
         raise ConfigError(f"index shard: --shards {shards}: choose 1 to {doc_count} (its passages)")

@@ -77,7 +77,7 @@ def test_flare_reads_the_engine_tokens_that_cover_the_first_sentence(tokens, pro
 @given(st.lists(st.sampled_from(["", " ", "  ", "x", "."]), max_size=3).map(" ".join), st.booleans())
 def test_the_text_written_so_far_follows_the_prompt_unless_it_is_empty_or_one_space(previous_gen, chat_model):
     """PromptTemplate.get_string (flashrag/prompt/base_prompt.py:155) appends previous_gen unless it is "" or " ":
-    IRCoT's thoughts joined by spaces are " " when both were empty, and FlashRAG's prompt then ends as before."""
+    IRCoT's thoughts joined by spaces are " " when both were empty, and FlashRAG's prompt then ends as the bare one."""
     bare = FLASHRAG_RAG_TEMPLATE.render(chat_model, [], question="q")
     prompt = FLASHRAG_RAG_TEMPLATE.render(chat_model, [], previous_gen=previous_gen, question="q")
     if previous_gen in ("", " "):

@@ -1,6 +1,6 @@
 """crag_mm_multi with `history=own` (upstream's): the run answers a conversation's turns in order, each turn asked
 with the system's own earlier answers (cut to 75 tokens); a resume reads the saved answers back; a failed turn
-leaves the later ones of its conversation not asked, counted; `history=gold` runs are as before."""
+leaves the later ones of its conversation not asked, counted; `history=gold` runs keep their recorded hashes and prompts."""
 
 from __future__ import annotations
 
@@ -144,8 +144,8 @@ def test_a_failed_turn_leaves_the_later_turns_of_its_conversation_not_asked_and_
 
 
 def test_a_gold_history_run_keeps_its_hashes_and_prompts(tmp_path):
-    """history=gold (the default) is as before `history=own` existed: the same examples' digests, data hash and
-    prompts (the values a run of the code before it gave on this data)."""
+    """history=gold (the default) keeps the examples' digests, data hash and prompts recorded here (those of a run
+    with no history option, on this data)."""
     system = ScriptedLLM(answer)
     result = run(tmp_path, system, history_arg="gold", output=tmp_path / "run")
     saved = {s["id"]: s["example_sha256"] for s in samples(tmp_path / "run", "crag_mm_multi")}

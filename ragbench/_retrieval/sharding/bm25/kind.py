@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...bm25.retriever import BM25Builder, BM25Retriever, CorpusStats
-from ..build.kind import Stats
+from ..build.kind import Stats, TermOrder
 from ..build.terms import merged_terms
-from ..kind import ShardedKind
+from ..kind import BuildsBlocks, BuildsShards, Splits
 from ..merged_build.analysis import WorkerSettings, from_json_array
 from .blocks import Bm25BlockWorker, merge_tokenizer
 from .build import Bm25PartBuilder
@@ -29,15 +29,15 @@ if TYPE_CHECKING:
     from ..searcher import ShardSearcher
 
 
-class Bm25Kind(ShardedKind):
+class Bm25Kind(Splits, BuildsShards, BuildsBlocks):
     """bm25 (module docstring); a build's options are `BM25Builder`'s (--build-arg)."""
 
     name = "bm25"
     front: type[Front] = Bm25Front  # typed as the base's: flashrag_bm25's kind is this one's
     search: type[ShardSearcher] = Bm25ShardSearch
     checked: type[IndexedRetriever] | None = BM25Retriever
-    shards_front: type[BuiltShardsFront] | None = Bm25Front  # one front: split or built as shards
-    term_order = "first_seen"
+    shards_front: type[BuiltShardsFront] = Bm25Front  # one front: split or built as shards
+    term_order: TermOrder = "first_seen"
     fields = ("doc", "term", "tf", "lengths", "vocabulary")
     split = staticmethod(split_bm25)
 

@@ -46,7 +46,7 @@ from ...corpus.readers import SEGMENTED, passage_text
 from ...index.building import KEPT_ERRORS
 from ...index.built import Manifest
 from ...index.progress import build_progress
-from ..kind import ShardedKind
+from ..kind import BuildsShards
 from ..kind_lookup import sharded_kind
 from ..layout import foreign_entry, layout_record, shards_folder
 from .kind import Stats, TermOrder, TextSettings
@@ -111,7 +111,7 @@ def build_shards(
     with held_lock(store.folder + LOCK_SUFFIX, str(out)) if store is not None else nullcontext() as lease:
         if store is not None:
             store.check(overwrite, name)  # with --overwrite, the old shards no longer whole from here on
-        state = ShardBuildState(
+        state: ShardBuildState = (
             StoreFolder(store, key, lease) if store is not None and lease is not None else BuildFolder(target, key, out)
         )
         try:
@@ -125,11 +125,11 @@ def build_shards(
             state.close()  # a local build's folder lock; the driver's scratch folder of a build into a store
 
 
-def shard_build_kind(registry: Registry, kind: str, shards: int, text: TextSettings) -> tuple[str, ShardedKind]:
+def shard_build_kind(registry: Registry, kind: str, shards: int, text: TextSettings) -> tuple[str, BuildsShards]:
     """The retriever `kind`'s name and its shard build; a ConfigError where it has none, or the counts are not."""
     name = registry.entry("retrievers", kind).name
     sharded = sharded_kind(registry, name)
-    if sharded is None or not sharded.builds_shards:
+    if not isinstance(sharded, BuildsShards):
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:
         raise ConfigError(f"--shards {shards}: must be at least 1")
@@ -176,7 +176,7 @@ def corpus_name(corpus: str | Path) -> str:
 
 
 def built(
-    corpus: str | Path, builder: ShardedKind, parts: list[CorpusPart], state: ShardBuildState,
+    corpus: str | Path, builder: BuildsShards, parts: list[CorpusPart], state: ShardBuildState,
     text: TextSettings, runner: Shown, before: tuple[tuple[str, int, int | str], ...], started: float,
     overwrite: bool, store: StoreTarget | None,
 ) -> ShardBuild:  # fmt: skip
@@ -218,7 +218,7 @@ def built(
 
 
 def step_one(
-    builder: ShardedKind, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Shown,
+    builder: BuildsShards, parts: list[CorpusPart], state: ShardBuildState, text: TextSettings, runner: Shown,
     finished: list[Any],
 ) -> list[Stats]:  # fmt: skip
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed. A shard

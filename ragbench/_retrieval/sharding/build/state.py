@@ -1,6 +1,7 @@
-"""What a shard build's driver reads of its state (`ShardBuildState`, one value): the steps a killed build did, kept
-where their records and the files they name still match. Where the state lies is a part it holds (`BuildPlace`): a
-local build's `BuildFolder`, a build into an object store's `store.StoreFolder` (`state_files` names the files).
+"""What a shard build's driver reads of its state (`ShardBuildState`): the steps a killed build did, kept where their
+records and the files they name still match. The state is one class whatever place holds it, a local build's
+`BuildFolder` or a build into an object store's `store.StoreFolder`, each a `ShardBuildState` (`state_files` names
+the files).
 
 `BuildFolder` is the folder a local build writes into, `INDEX/shards-S.building`, renamed `INDEX/shards-S` once
 every shard is finished and its shards.json written (so a build cut short leaves no shards.json: nothing is served).
@@ -20,9 +21,10 @@ merged: kept while those and its own file are the same.
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,62 +51,46 @@ from .state_files import (
 )
 
 
-class BuildPlace(Protocol):
-    """Where a build's state lies (`ShardBuildState.place`): a local build's folder (`BuildFolder`) or a build into an
-    object store's prefix there (`store.StoreFolder`); each found problem is the place's to handle (`damaged`)."""
+class ShardBuildState(ABC):
+    """A build's state, whichever place holds it (module docstring): the steps a killed build did that are kept, each
+    checked against its record (`kept`, `kept_bucket`); each problem found is the place's to handle (`damaged`)."""
 
     files: StateFiles
 
     @property
+    @abstractmethod
     def folder(self) -> Path:
         """The driver's folder of the state: where it writes the manifest and shards.json."""
 
+    @abstractmethod
     def damaged(self, record: str, where: str, problem: str) -> None:
         """A record, or a file it names (`where`), found not as recorded (`problem`): the step then done again, or
         the build refused."""
 
+    @abstractmethod
     def problem(self, where: str, entry: Any) -> str | None:
         """How the file at `where` differs from its record `entry` (None where it does not)."""
 
+    @abstractmethod
     def finished_file(self, number: int, name: str) -> str:
         """Where shard `number`'s finished file `name` is."""
 
+    @abstractmethod
     def held(self) -> None:
         """The build's lock confirmed held now, before a step changes the state; a ConfigError where it was lost."""
 
+    @abstractmethod
     def discard(self) -> None:
         """The build's state removed: no build of its key can complete."""
 
+    @abstractmethod
     def close(self) -> None:
         """What the driver holds of the state let go, at the end of the build, whether it completed or failed."""
 
+    @abstractmethod
     def publish(self, kind: str, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path | str:
         """The manifest, then shards.json (`layout()`, which digests the manifest), put where a run reads them:
         the shards' folder, or its URL."""
-
-
-class ShardBuildState:
-    """A build's state, one value whatever holds it (its `place`: a local folder or an object store): the steps a
-    killed build did that are kept, each checked against its record (`kept`, `kept_bucket`)."""
-
-    def __init__(self, place: BuildPlace) -> None:
-        self.place, self.files = place, place.files
-
-    @property
-    def folder(self) -> Path:
-        return self.place.folder
-
-    def held(self) -> None:
-        self.place.held()
-
-    def discard(self) -> None:
-        self.place.discard()
-
-    def close(self) -> None:
-        self.place.close()
-
-    def publish(self, kind: str, manifest_text: str, layout: Callable[[], str], replace: bool) -> Path | str:
-        return self.place.publish(kind, manifest_text, layout, replace)
 
     def kept(self, number: int, step: str, check: bool = True) -> Any:
         """What step `step` ("analysed", "finished") of shard `number` recorded, when its files still match the
@@ -120,17 +106,17 @@ class ShardBuildState:
         except FileNotFoundError:
             return None
         except (OSError, DamagedRecord) as exc:
-            return self.place.damaged(name, self.files.location(name), problem_of(exc))
+            return self.damaged(name, self.files.location(name), problem_of(exc))
         wanted = files(record)
         for where, entry in (wanted or {}).items():
-            if (problem := self.place.problem(where, entry)) is not None:
-                return self.place.damaged(name, where, problem)
+            if (problem := self.problem(where, entry)) is not None:
+                return self.damaged(name, where, problem)
         return None if wanted is None else record
 
     def recorded_files(self, number: int, step: str, record: Any, check: bool) -> dict[str, Any]:
         """The files (where they are: their records) a step's `record` names, checked by `kept`."""
         if step == "finished":
-            return {self.place.finished_file(number, name): entry for name, entry in record["files"].items()}
+            return {self.finished_file(number, name): entry for name, entry in record["files"].items()}
         named = {f"{shard_name(number)}/{name}": entry for name, entry in record["files"].items()} if check else {}
         if check:
             named[ids_name(number)] = record["ids"]
@@ -166,12 +152,11 @@ class ShardBuildState:
         return self.files.path(shard_name(number))
 
 
-class BuildFolder:
+class BuildFolder(ShardBuildState):
     """The building folder of `target` (INDEX/shards-S) for a build of `key` (module docstring)."""
 
     def __init__(self, target: Path, key: Stats, out: str | Path) -> None:
         self.target = target
-        self.folder = target.with_name(target.name + ".building")
         self.files = StateFiles(folder=self.folder)
         record = self.folder / BUILD_FILE
         if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
@@ -191,6 +176,11 @@ class BuildFolder:
         except BaseException:
             self.close()
             raise
+
+    @property
+    def folder(self) -> Path:
+        """INDEX/shards-S.building."""
+        return self.target.with_name(self.target.name + ".building")
 
     def recorded_key(self) -> Any:
         try:
@@ -213,7 +203,6 @@ class BuildFolder:
         return None if matches(Path(where), entry) else "not the file recorded"
 
     def discard(self) -> None:
-        """The build's state removed: no build of its key can complete."""
         remove_all_but_links(self.folder)
 
     def close(self) -> None:

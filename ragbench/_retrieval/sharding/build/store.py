@@ -36,6 +36,7 @@ from ...index.staging import MANIFEST_FILE
 from ..layout import LAYOUT_FILE, manifest_sha256, named, named_files
 from ..remote import remote_layout
 from .kind import Stats
+from .state import ShardBuildState
 from .state_files import BUILD_FILE, StateFiles, damaged_state, shard_name
 from .store_lock import Lease
 
@@ -103,8 +104,8 @@ class StoreTarget:
         )
 
 
-class StoreFolder:
-    """Where the state of a build of `key` into `target` lies (a `state.BuildPlace`): under the store's prefix
+class StoreFolder(ShardBuildState):
+    """The state of a build of `key` into `target`: under the store's prefix
     INDEX/shards-S.building/ (module docstring): resumed where it holds the same key, emptied where it holds another's, refused where it holds
     objects but no key (not a ragbench build's)."""
 

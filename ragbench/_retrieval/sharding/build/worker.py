@@ -21,7 +21,7 @@ from ...corpus.parts import CorpusPart, PartReading, error_record, read_part
 from ...index.building import KEPT_ERRORS
 from ...index.docstore import DocStoreWriter
 from ...index.remote_docstore import write_block_record
-from ..kind import ShardedKind
+from ..kind import BuildsShards
 from ..layout import file_records
 from .kind import Stats, TextSettings
 from .state_files import StateFiles, damaged_state, ids_name, record_name, shard_name, terms_name
@@ -42,7 +42,7 @@ def fresh_folder(folder: Path) -> None:
     folder.mkdir(parents=True)
 
 
-def analyse_part(kind: ShardedKind, part: CorpusPart, state: StateFiles, text: TextSettings, buckets: int) -> Stats:
+def analyse_part(kind: BuildsShards, part: CorpusPart, state: StateFiles, text: TextSettings, buckets: int) -> Stats:
     """Step 1 of shard `part.number` (module docstring), in its folder of `state`; its result, also recorded:
     passages, lines, sha256 of the bytes read, bad records (count and the first ones), ids repeated within the
     shard, and the kind's statistics (`stats`). A kind's per-term statistics (its `terms`: words and document
@@ -51,7 +51,7 @@ def analyse_part(kind: ShardedKind, part: CorpusPart, state: StateFiles, text: T
         return analysed(kind, part, files, text, buckets)
 
 
-def analysed(kind: ShardedKind, part: CorpusPart, state: StateFiles, text: TextSettings, buckets: int) -> Stats:
+def analysed(kind: BuildsShards, part: CorpusPart, state: StateFiles, text: TextSettings, buckets: int) -> Stats:
     """`analyse_part` in the task's own `state` folder."""
     number = part.number
     folder = state.path(shard_name(number))
@@ -109,10 +109,10 @@ def analysed(kind: ShardedKind, part: CorpusPart, state: StateFiles, text: TextS
 
 
 def finish_part(
-    kind: ShardedKind, state: StateFiles, number: int, shared: Stats, own: Stats, store: str | None = None
+    kind: BuildsShards, state: StateFiles, number: int, shared: Stats, own: Stats, store: str | None = None
 ) -> None:
     """Step 2 of shard `number` (module docstring): its step-1 files and nothing else in its folder (a killed step
-    2's files removed; in a build into a store, they and the other shards' its kind reads, `ShardedKind.shards_read`,
+    2's files removed; in a build into a store, they and the other shards' its kind reads, `BuildsShards.shards_read`,
     fetched from there), then the kind's shard files written, put in the object store's folder `store` where given
     (the index is built there: each task writes its own shard), and recorded."""
     with state.working() as files:

@@ -16,7 +16,7 @@ from ...._values.options import construct
 from ...dense.retriever import DEFAULT_MODEL, EMBEDDINGS_FILE, DenseBuilder, DenseRetriever, Encoder, model_location
 from ...index.remote_docstore import write_block_record
 from ..build.kind import Stats
-from ..kind import ShardedKind
+from ..kind import BuildsBlocks, BuildsShards, Splits
 from ..merged_build.analysis import WorkerSettings
 from .build import EMBEDDINGS_BLOCKS, ChunkTexts, PassageCount
 from .front import DenseFront
@@ -35,7 +35,7 @@ class DenseBlockWorker:
         return {"embeddings": self.encoder.encode_passages(texts)}
 
 
-class DenseKind(ShardedKind):
+class DenseKind(Splits, BuildsShards, BuildsBlocks):
     """dense (module docstring); a build's options are `DenseBuilder`'s."""
 
     name = "dense"

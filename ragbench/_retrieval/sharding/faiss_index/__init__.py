@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from ..kind import ShardedKind
+from ..kind import Splits
 from .front import FaissQueries
 from .search import FaissShardSearch
 from .split import faiss_file, split_faiss
 
 
-class FaissKind(ShardedKind):
+class FaissKind(Splits):
     name = "faiss_index"
     front = FaissQueries
     search = FaissShardSearch

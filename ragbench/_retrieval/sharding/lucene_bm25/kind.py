@@ -17,7 +17,7 @@ from ...lucene.postings import analysed_postings
 from ...lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, LuceneBM25Retriever, norms
 from ..build.kind import Stats
 from ..build.terms import merged_terms
-from ..kind import ShardedKind
+from ..kind import BuildsBlocks, BuildsShards, Splits
 from ..merged_build.analysis import WorkerSettings, from_json_array, json_array
 from .build import LucenePartBuilder
 from .front import LuceneFront
@@ -37,7 +37,7 @@ class LuceneBlockWorker:
         return {"doc": docs, "term": terms, "tf": freqs, "lengths": lengths, "words": json_array(words)}
 
 
-class LuceneKind(ShardedKind):
+class LuceneKind(Splits, BuildsShards, BuildsBlocks):
     """lucene_bm25 (module docstring)."""
 
     name = "lucene_bm25"

@@ -1,5 +1,5 @@
 """What a worker of a parallel index build makes of one block of passages (its texts, in corpus order), as arrays:
-the same steps as the one-process build's `add`, each kind's own (its `ShardedKind`'s block members: `fields`,
+the same steps as the one-process build's `add`, each kind's own (its `BuildsBlocks` members: `fields`,
 `settings`, `worker`, `absorb`; a built-in kind's helpers in `sharding/KIND/blocks.py`): bm25 and flashrag_bm25 tokenize with bm25s, lucene_bm25 analyses as Lucene
 does, dense encodes. A block's terms are numbered with a vocabulary of the block's own (in order of first sight in
 the block), which the kind's `absorb` renumbers into the builder's on the driver, block after block in corpus order.
@@ -29,7 +29,7 @@ def from_json_array(array: np.ndarray) -> Any:
 
 
 class WorkerSettings(TypedDict, total=False):
-    """What a worker needs to analyse a block as the driver's builder would (`ShardedKind.settings`): a bm25
+    """What a worker needs to analyse a block as the driver's builder would (`BuildsBlocks.settings`): a bm25
     build's tokenizer, a dense build's encoder and the run's registry (which finds its query style)."""
 
     stopwords: str

@@ -15,6 +15,7 @@ from ...corpus.identity import corpus_state
 from ...corpus.readers import corpus_format
 from ...index.building import build_index
 from ...index.built import Manifest
+from ..kind import BuildsBlocks
 from ..kind_lookup import sharded_kind, sharded_kinds
 from .feeder import RayFeeder
 from .state import remove_state
@@ -47,12 +48,12 @@ def build_parallel(
     RAY_ADDRESS variable's Ray, else one of this process's own."""
     kind = registry.entry("retrievers", kind).name
     parts = sharded_kind(registry, kind)
-    if parts is None or not parts.builds_blocks:
-        built = ", ".join(known.name for known in sharded_kinds(registry) if known.builds_blocks)
+    if not isinstance(parts, BuildsBlocks):
+        built = ", ".join(known.name for known in sharded_kinds(registry) if isinstance(known, BuildsBlocks))
         raise ConfigError(f"--ray builds {built} indexes, not {kind}; build it without --ray")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
-    if shards is not None and shards < 1:  # a kind with blocks can be split (its ShardedKind.split)
+    if shards is not None and shards < 1:  # a kind with blocks can be split (it `Splits` too)
         raise ConfigError(f"--shards {shards}: must be at least 1")
     try:
         import ray

@@ -4,7 +4,7 @@
 The driver reads the corpus as a one-process build does (the docs store, bad records and the passage count stay
 its work) and cuts it into blocks of `--chunk-size` passages. Each block goes, with its texts (so the workers need
 no view of the driver's disk), to an idle actor of a pool of `workers` (`ray.util.ActorPool`): each actor
-(`analysis.BlockAnalyser`: its kind's worker, `ShardedKind.worker`: the BM25 kinds' tokenizer settings, or the dense
+(`analysis.BlockAnalyser`: its kind's worker, `BuildsBlocks.worker`: the BM25 kinds' tokenizer settings, or the dense
 encoder, one GPU each where the cluster has GPUs) is made once, so a dense actor loads its model once for the whole build. At most WINDOW_BLOCKS blocks a
 worker are held (sent, or done and not yet given to the builder), so the driver holds a window of the corpus's
 texts, not all of them. Each block's file is written into the build state (`state`) as it arrives; the blocks are
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...._errors import ConfigError
 from ...._ray_connect import join_ray
-from ..kind import ShardedKind
+from ..kind import BuildsBlocks
 from .analysis import BlockAnalyser, WorkerSettings
 from .state import BuildState, texts_digest
 
@@ -42,7 +42,7 @@ class RayFeeder:
 
     def __init__(
         self,
-        kind: ShardedKind,
+        kind: BuildsBlocks,
         out: Path,
         key: dict[str, Any],
         address: str | None,

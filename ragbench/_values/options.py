@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import types as types_module
 import typing
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +52,34 @@ FLAGS = {
 }
 
 
-def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, object], bool]:
+InitParameters = tuple[dict[str, inspect.Parameter], dict[str, object], bool]
+# `_init_parameters` by class, with the `_init_fingerprint` it was read under: a run builds each plugin's options from
+# its class's signature and type hints, which resolving anew cost a fifth of a small run's planning
+_READ: weakref.WeakKeyDictionary[type, tuple[tuple[object, ...], InitParameters]] = weakref.WeakKeyDictionary()
+
+
+def _init_parameters(cls: type) -> InitParameters:
+    """`_read_init_parameters(cls)`, read once a class while the `__init__`s and names it reads stay those it was
+    read from (a class given another `__init__` is read again); the dicts are the caller's own."""
+    fingerprint = _init_fingerprint(cls)
+    known = _READ.get(cls)
+    if known is None or known[0] != fingerprint:
+        known = _READ[cls] = (fingerprint, _read_init_parameters(cls))
+    parameters, hints, anything = known[1]
+    return dict(parameters), dict(hints), anything
+
+
+def _init_fingerprint(cls: type) -> tuple[object, ...]:
+    """What `_read_init_parameters(cls)` reads its answer from: each `__init__` and `options_from` up the class
+    hierarchy (those of an `options_from` class too) and the withheld options."""
+    own = tuple((vars(klass).get("__init__"), vars(klass).get("options_from")) for klass in cls.__mro__)
+    passed = tuple(
+        _init_fingerprint(passed_to) for _, passed_to in own if isinstance(passed_to, type) and passed_to is not cls
+    )
+    return own, passed, tuple(getattr(cls, "withheld_options", ()))
+
+
+def _read_init_parameters(cls: type) -> InitParameters:
     """The keyword parameters `cls(...)` accepts, following `**kwargs` up the class hierarchy, their
     type hints (`Annotated` bounds kept), and whether anything is accepted: an `__init__` whose
     `**kwargs` cannot go on to a parent (the next `__init__` up is object's) consumes them itself. A
@@ -79,7 +108,7 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
                     f"{klass.__name__}.options_from is {passed_to!r}, not the class whose __init__ declares the "
                     "options it passes on (a plugin's mistake: tell its authors)"
                 )
-            more, more_hints, anything = _init_parameters(passed_to)
+            more, more_hints, anything = _read_init_parameters(passed_to)
             for name, p in more.items():
                 if name not in withheld:
                     parameters.setdefault(name, p)
@@ -284,8 +313,12 @@ class _Signature:
         self.injected = {name: value for name, value in injected.items() if self.parameters.pop(name, None) is not None}
         given_by_core = {"data_path", *list(self.parameters)[:positional]}
         self.shown = {name: p for name, p in self.parameters.items() if name not in given_by_core}
-        self.accepted = ", ".join(option_form(n, p, self.hints.get(n)) for n, p in self.shown.items()) or "none"
         self.prefix = f"{self.label.split()[-1]}." if self.flag == "--metric-arg" else ""
+
+    @functools.cached_property
+    def accepted(self) -> str:
+        """Every option the user may give, in its accepted form (only a problem's message says it)."""
+        return ", ".join(option_form(n, p, self.hints.get(n)) for n, p in self.shown.items()) or "none"
 
     def form(self, name: str) -> str:
         return option_form(name, self.parameters.get(name), self.hints.get(name))

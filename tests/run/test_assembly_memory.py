@@ -46,7 +46,7 @@ def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
 
 
 def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path):
-    n = 5000  # every sample held as parsed JSON: about 4 kB each (20 MB)
+    n = 2000  # every sample held as parsed JSON: about 4 kB each (8 MB)
     config, run_dir = copied_run(tmp_path, n)
     planned = plan(config.what, config.judging, installed_registry())
     tracemalloc.start()

@@ -11,6 +11,7 @@ import json
 import math
 import re
 import tarfile
+import tempfile
 from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import ragbench.tasks.flashrag
 import ragbench.tasks.selfrag
-from conftest import TEST_DATA, plugins_read_once, write_jsonl
+from conftest import SESSION_HOME, TEST_DATA, plugins_read_once, write_jsonl
 from ragbench._types import Example
 from ragbench._yaml_tasks.spec import load_spec
 from support import matrix_apps
@@ -209,6 +210,17 @@ def crag_mm(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return build
 
 
+_TINY_KG: list[Path] = []
+
+
+def tiny_kg() -> Path:
+    """The tiny CRAG KG the CRAG cells read (a run only reads a KG: tasks/crag/kg), written once a process under the
+    session's home folder (removed with it), not once a cell."""
+    if not _TINY_KG:
+        _TINY_KG.append(write_tiny_kg(Path(tempfile.mkdtemp(prefix="matrix-crag-kg-", dir=SESSION_HOME)) / "cragkg"))
+    return _TINY_KG[0]
+
+
 def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     def build(folder: Path) -> tuple[str, dict[str, Any]]:
         records = [crag_record(i, split=1) for i in range(2)]
@@ -219,7 +231,7 @@ def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
             "split": "all",
         }
         if task != "crag_t1":
-            args["kg_dir"] = str(write_tiny_kg(folder / "cragkg"))
+            args["kg_dir"] = str(tiny_kg())
         if task != "crag_t3":
             return str(write_jsonl(folder / f"{task}.jsonl", records)), args
         buffer = BytesIO()

@@ -77,3 +77,36 @@ def test_an_options_from_that_is_no_class_is_one_line_naming_it():
 
     with pytest.raises(ConfigError, match=r"^Mistaken.options_from is 'SharedOptions', not the class whose __init__"):
         made(Mistaken, {"size": 5})
+
+
+def test_a_class_whose_signature_changed_is_read_again_not_as_it_was_read_first():
+    """A class's options are read from its signatures once (a run builds many plugins), and read again where an
+    `__init__` it reads from changed: its own, or its `options_from` class's."""
+
+    @dataclass(frozen=True)
+    class Given:
+        size: int = 3
+
+    class Plugin:
+        options_from = Given
+
+        def __init__(self, **options: Any) -> None:
+            self.options = Given(**options)
+
+    assert accepted_options(Plugin) == {"size"} and made(Plugin, {"size": 4}).options == Given(4)
+
+    @dataclass(frozen=True)
+    class Wider:
+        size: int = 3
+        name: str = ""
+
+    Plugin.options_from = Wider  # type: ignore[attr-defined]  # its options' class changed
+    assert accepted_options(Plugin) == {"size", "name"}
+
+    def own_init(self, depth: int = 1) -> None:
+        self.depth = depth
+
+    Plugin.__init__ = own_init  # type: ignore[method-assign]  # its own __init__ changed
+    assert accepted_options(Plugin) == {"depth"} and made(Plugin, {"depth": 2}).depth == 2
+    with pytest.raises(ConfigError, match="has no option 'size'"):
+        made(Plugin, {"size": 4})

@@ -638,11 +638,13 @@ def corpus_index(tmp_path_factory):
 
 def kept_cells() -> list:
     """Every system on each representative, then vanilla on every other task, with the ids the module
-    docstring describes."""
+    docstring describes. A system's cells are together: pytest-xdist hands each worker a run of the collection, and
+    the first cell of a framework system in a worker imports its framework (LangChain, LlamaIndex, Haystack, DSPy:
+    1.5-5 s of CPU each), once for that worker's run of its cells, not in every worker."""
     kept = [
         pytest.param(system, task, id=f"{system}-{'+'.join([task, *others])}")
-        for task, others in GROUPS.items()
         for system in SYSTEMS
+        for task, others in GROUPS.items()
     ]
     return kept + [
         pytest.param(ONCE, task, id=f"{ONCE}-{task}~{representative}")

@@ -640,7 +640,7 @@ def kept_cells() -> list:
     """Every system on each representative, then vanilla on every other task, with the ids the module
     docstring describes. A system's cells are together: pytest-xdist hands each worker a run of the collection, and
     the first cell of a framework system in a worker imports its framework (LangChain, LlamaIndex, Haystack, DSPy:
-    1.5-5 s of CPU each), once for that worker's run of its cells, not in every worker."""
+    1.5-5 s of CPU each): together, its cells fall to one or two workers, not to each."""
     kept = [
         pytest.param(system, task, id=f"{system}-{'+'.join([task, *others])}")
         for system in SYSTEMS

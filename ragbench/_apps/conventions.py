@@ -41,6 +41,8 @@ PROVIDER_HOSTS = {
 def flat_attributes(attributes: Mapping[str, JsonValue], prefix: str = "") -> JsonObject:
     """Attributes as OTel holds them, one dotted key each: a nested form (Phoenix's exports nest them by their dots:
     {"llm": {"model_name": ...}}, lists of objects for indexed keys) flattened, a flat one as it is."""
+    if not prefix and not any(isinstance(value, (dict, list)) for value in attributes.values()):
+        return dict(attributes)  # flat already (an in-process span's always are)
     out: JsonObject = {}
     for key, value in attributes.items():
         name = f"{prefix}{key}"
@@ -303,10 +305,10 @@ def _json(value: Any) -> JsonValue:
     return str(value)
 
 
-def span_step(span: Span, counted: bool = True) -> Step:
+def span_step(span: Span, counted: bool = True, attributes: JsonObject | None = None) -> Step:
     """One span as a step of the example's trace (see the module's docstring); a model call or search that is not
-    `counted` (`uncounted`) a step of the application's own."""
-    attributes = flat_attributes(span.attributes)
+    `counted` (`uncounted`) a step of the application's own. `attributes`: the span's, flattened already."""
+    attributes = flat_attributes(span.attributes) if attributes is None else attributes
     kind = span_kind(attributes)
     if kind == "llm" and counted:
         step = model_step(span, attributes)
@@ -334,26 +336,27 @@ def _exception(span: Span) -> str | None:
 
 def span_steps(spans: Iterable[Span]) -> list[Step]:
     """The spans of one example as its trace's steps, in the order they started (ties: as they ended)."""
-    ordered = sorted(enumerate(spans), key=lambda pair: (pair[1].start_ns, pair[0]))
-    skipped = uncounted([span for _, span in ordered])
-    return [span_step(span, span.span_id not in skipped) for _, span in ordered]
+    ordered = [span for _, span in sorted(enumerate(spans), key=lambda pair: (pair[1].start_ns, pair[0]))]
+    flat = [flat_attributes(span.attributes) for span in ordered]  # once a span, for both passes
+    skipped = uncounted(ordered, flat)
+    return [span_step(span, span.span_id not in skipped, attributes) for span, attributes in zip(ordered, flat)]
 
 
 PROMPT_TEMPLATE = "llm.prompt_template.template"
 CALL_ATTRIBUTES = ("llm.input_messages.", "llm.prompts", "llm.output_messages.", "llm.token_count.", "gen_ai.")
 
 
-def uncounted(spans: list[Span]) -> set[str]:
+def uncounted(spans: list[Span], flat: list[JsonObject]) -> set[str]:
     """The ids of the model-call and search spans that are no call of their own: an LLM span that only renders a
     prompt (a template and nothing sent: Haystack's PromptBuilder, LlamaIndex's `predict`), an LLM span around
     another (LlamaIndex's `acomplete` around `complete`, LangChain's chat model around the vendor SDK's instrumented
     call: the innermost is the call as sent, with its usage), and a search inside another (LlamaIndex's
-    `_aretrieve` inside `aretrieve`: the outermost holds what the application got)."""
-    kinds = {span.span_id: span_kind(flat_attributes(span.attributes)) for span in spans}
+    `_aretrieve` inside `aretrieve`: the outermost holds what the application got). `flat`: the spans' attributes,
+    flattened, in their order."""
+    kinds = {span.span_id: span_kind(attributes) for span, attributes in zip(spans, flat)}
     parents = {span.span_id: span.parent_id for span in spans}
     skipped: set[str] = set()
-    for span in spans:
-        attributes = flat_attributes(span.attributes)
+    for span, attributes in zip(spans, flat):
         if (
             kinds[span.span_id] == "llm"
             and PROMPT_TEMPLATE in attributes

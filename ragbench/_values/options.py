@@ -7,7 +7,6 @@ import inspect
 import operator
 import types as types_module
 import typing
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -53,20 +52,20 @@ FLAGS = {
 
 
 InitParameters = tuple[dict[str, inspect.Parameter], dict[str, object], bool]
-# `_init_parameters` by class, with the `_init_fingerprint` it was read under: a run builds each plugin's options from
-# its class's signature and type hints, which resolving anew cost a fifth of a small run's planning
-_READ: weakref.WeakKeyDictionary[type, tuple[tuple[object, ...], InitParameters]] = weakref.WeakKeyDictionary()
 
 
 def _init_parameters(cls: type) -> InitParameters:
     """`_read_init_parameters(cls)`, read once a class while the `__init__`s and names it reads stay those it was
     read from (a class given another `__init__` is read again); the dicts are the caller's own."""
-    fingerprint = _init_fingerprint(cls)
-    known = _READ.get(cls)
-    if known is None or known[0] != fingerprint:
-        known = _READ[cls] = (fingerprint, _read_init_parameters(cls))
-    parameters, hints, anything = known[1]
+    parameters, hints, anything = _read_once(cls, _init_fingerprint(cls))
     return dict(parameters), dict(hints), anything
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_once(cls: type, fingerprint: tuple[object, ...]) -> InitParameters:
+    """`_read_init_parameters(cls)` memoised by class and `_init_fingerprint`: a run builds each plugin's options from
+    its class's signature and type hints, which resolving anew cost a fifth of a small run's planning."""
+    return _read_init_parameters(cls)
 
 
 def _init_fingerprint(cls: type) -> tuple[object, ...]:

@@ -99,32 +99,6 @@ def studentized_interval(stats: np.ndarray, errors: np.ndarray, statistic: float
 
 
 def percentile_interval(stats: np.ndarray) -> tuple[float, float]:
-    """The 95% percentile interval of bootstrap statistics: `np.percentile(stats, [2.5, 97.5])`, the same two floats
-    bit for bit (its default linear method), worked out without numpy's general machinery, which was most of the
-    interval's time on a small run (every key and slice of every run has one). Statistics that are not all finite
-    numbers (none, a NaN, an infinity) are numpy's to answer."""
-    count = len(stats)
-    if count == 0 or not np.isfinite(stats).all():
-        low, high = np.percentile(stats, [2.5, 97.5])
-        return float(low), float(high)
-    ends = [_linear_neighbours(count, share) for share in (0.025, 0.975)]  # 2.5 / 100 and 97.5 / 100, as numpy
-    ordered = np.partition(stats, sorted({place for below, above, _ in ends for place in (below, above)}))
-    low, high = (_lerp(float(ordered[below]), float(ordered[above]), weight) for below, above, weight in ends)
-    return low, high
-
-
-def _linear_neighbours(count: int, share: float) -> tuple[int, int, float]:
-    """The places in sorted order of the two values numpy's linear quantile `share` of `count` values lies between,
-    and its weight on the second, each worked out as numpy works it out (`_get_indexes`, `_get_gamma`): past the
-    last place both are the last, with the weight its virtual index less -1."""
-    virtual = (count - 1) * share
-    if virtual >= count - 1:
-        return count - 1, count - 1, virtual - -1
-    below = math.floor(virtual)
-    return below, below + 1, virtual - below
-
-
-def _lerp(low: float, high: float, weight: float) -> float:
-    """numpy's `_lerp`: from the nearer end (the low one below a weight of 1/2), so that the ends are exact."""
-    difference = high - low
-    return high - difference * (1 - weight) if weight >= 0.5 else low + difference * weight
+    """The 95% percentile interval of bootstrap statistics."""
+    low, high = np.percentile(stats, [2.5, 97.5])
+    return float(low), float(high)

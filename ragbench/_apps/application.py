@@ -153,12 +153,12 @@ class Application(System):
                 f"system {self.name}: --replay: {run.replayed / APP_FILE} holds no answer of the application for "
                 f"example {example.id} of {run.task} (asked after that run ended, or its data changed since)"
             )
+        called = recorded is None
         if recorded is None:
             recorded = await self._called(request, ctx, extras)
-        else:
-            extras["replayed"] = True
-        if run.recorder is not None and (run.replayed is not None or not extras["replayed"]):
-            run.recorder.app_call(call_line(run.task, example.id, digest, recorded))  # a replay's run replays too
+        extras["replayed"] = not called
+        if run.recorder is not None and (called or run.replayed is not None):  # a replay's record replays in turn
+            run.recorder.app_call(call_line(run.task, example.id, digest, recorded))
         steps = self._steps(request, recorded)
         ctx.trace.extend(steps)
         if run.charge is not None:

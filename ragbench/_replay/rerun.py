@@ -5,7 +5,8 @@ from what the run recorded in its `calls/` folder (ragbench._replay.recording): 
 judges, the NLI model and the system's role models by `replay` engines (each reading only its own role's lines), a searching
 retriever by the `replay` retriever, the tasks' tools (CRAG's KG API) by replayed tools, and an application system
 (ragbench._apps) by its recorded answers and spans (calls/app.jsonl), the application never called (a system that
-loads it, `python` and the framework systems, still imports it). No model, index or server is needed; the task data files must still be where the run read them.
+loads it, `python` and the framework systems, still imports it). No model, index or server is needed; the task
+data files must still be where the run read them.
 The example's own documents (`provided`) are deterministic and are not replayed, and neither are a
 system's own steps (`ctx.record_step`): they are not external calls, the replayed system records them again.
 """

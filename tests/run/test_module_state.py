@@ -114,6 +114,8 @@ def test_no_function_fills_a_container_bound_at_module_level():
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             containers = module_containers(tree)
+            if not containers:  # most modules: no function can fill one
+                continue
             for function in ast.walk(tree):
                 if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     mine = containers - local_names(function)

@@ -28,7 +28,10 @@ def test_no_module_keeps_a_registry_or_falls_back_to_one():
     found = []
     for path in modules():
         module = path.relative_to(ROOT)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = path.read_text(encoding="utf-8")
+        if "global" not in text and "registry" not in text:  # none of the three can be written without these words
+            continue
+        for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Global):
                 found.append(f"{module}:{node.lineno} global {', '.join(node.names)}")
             if isinstance(node, ast.FunctionDef) and node.name == "get_registry":

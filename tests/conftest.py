@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from support.command_zygote import Zygote, zygote
 from support.instant_failures import register as name_failures_at_once
 from support.ray_cluster import (
     cluster_modules_first,
@@ -219,3 +220,16 @@ def plugins_read_once() -> Registry:
 def shared_registry() -> Registry:
     """`plugins_read_once()` as a fixture."""
     return plugins_read_once()
+
+
+@pytest.fixture(scope="session")
+def ragbench_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    """One command zygote for this test process (tests/support/command_zygote.py): a `ragbench` run through it
+    (`ragbench_zygote.run(args, env)`) is a fork of a process that loaded the command line once, ~1 s of CPU less
+    than a fresh interpreter's. For the commands whose promise is not about a fresh process (the resume after a
+    kill, a run that must read its environment as it starts, which the zygote's imports have not read);
+    a command signalled, limited or counted as a process is started as one."""
+    folder = tmp_path_factory.mktemp("zygote")
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    with zygote(env, folder) as started:
+        yield started

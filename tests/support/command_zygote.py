@@ -6,10 +6,12 @@ the command line once, not once a command (~1 s of CPU of a ~1.5 s demo run on a
 runs every `ragbench` through it: the `ragbench` there is a small client that hands the zygote its argv, working folder,
 environment and standard streams (the file descriptors themselves) and exits with the command's exit status.
 The fork runs the console script's own entry point (`ragbench` in the package's console_scripts) with
-sys.argv and sys.path as the installed `ragbench` script has them, so the command runs as written; the process
-is a fork, not a fresh interpreter: what a command proves only in a fresh process is tested by starting one.
-A command whose fork dies of a signal exits 128 + the signal, as a shell reports it. The zygote and every
-command still running from it end with the `with` block.
+sys.argv and sys.path as the installed `ragbench` script has them (the command's own PYTHONPATH first, as a
+fresh interpreter puts it), so the command runs as written; the process is a fork, not a fresh interpreter:
+what a command proves only in a fresh process is tested by starting one. Ctrl-C's SIGINT, SIGTERM and SIGHUP
+sent to the shim are passed on to its command's fork (a `ragbench view` it serves stops as when started
+alone). A command whose fork dies of a signal exits 128 + the signal, as a shell reports it. The zygote and
+every command still running from it end with the `with` block.
 
 Run as a script (`python command_zygote.py SOCKET`) it is the zygote itself; `CLIENT` is the shim's text."""
 
@@ -30,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ADDRESS = "RAGBENCH_TEST_ZYGOTE"  # the variable that names the zygote's socket to the shim
 LENGTH = struct.Struct("!I")
@@ -40,7 +43,7 @@ WARM = ("ragbench._cli.main", "ragbench._run.evaluator", "ragbench._run.assemble
 CLIENT = """\
 #!{python} -I
 # `ragbench` run by the test's zygote (tests/support/command_zygote.py); the installed command where it is not set
-import json, os, socket, struct, sys
+import json, os, signal, socket, struct, sys
 
 address = os.environ.get({address!r})
 if not address:
@@ -53,7 +56,18 @@ with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as zygote:
         sys.exit(f"ragbench (the tests' shim): the command zygote at {{address}} does not answer ({{exc}})")
     socket.send_fds(zygote, [struct.pack("!I", len(message))], [0, 1, 2])
     zygote.sendall(message)
-    status = zygote.makefile("rb").read()
+    answers = zygote.makefile("rb")
+    command = int(answers.readline() or 0)  # the fork's pid, then its exit status
+
+    def pass_on(signum, frame):
+        try:
+            os.kill(command, signum)
+        except ProcessLookupError:  # it has just ended
+            pass
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if command > 0 else ():
+        signal.signal(signum, pass_on)
+    status = answers.read()
 sys.exit(int(status) if status else 1)
 """
 
@@ -83,6 +97,25 @@ class Zygote:
     def environment(self, env: dict[str, str]) -> dict[str, str]:
         """`env` for commands whose `ragbench` runs through this zygote: the shim first on PATH, its address."""
         return {**env, ADDRESS: str(self.address), "PATH": os.pathsep.join([str(self.shims), env.get("PATH", "")])}
+
+    def run(
+        self, args: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
+        """`ragbench ARGS` run through this zygote in `env` (and `cwd`, else this process's): its exit status and
+        text, as `subprocess.run` gives them for the installed command."""
+        return subprocess.run(
+            ["ragbench", *args],
+            env=self.environment(env),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def popen(self, args: list[str], env: dict[str, str], **options: Any) -> subprocess.Popen[str]:
+        """`ragbench ARGS` started through this zygote in `env` (text streams, `options` as Popen takes them): a
+        stop signal sent to it reaches the command."""
+        return subprocess.Popen(["ragbench", *args], env=self.environment(env), text=True, **options)
 
 
 @contextlib.contextmanager
@@ -155,8 +188,14 @@ def reopen_standard_streams() -> None:
         setattr(sys, f"__{name}__", stream)  # as at a start: the original streams are these
 
 
-def run_command(request: Request, fds: list[int], command: Callable[[], object]) -> None:
-    """In the fork: the command as the installed script runs it, on the client's streams; never returns."""
+def python_path(env: dict[str, str]) -> list[str]:
+    """The folders PYTHONPATH in `env` puts on a fresh interpreter's sys.path (after the script's folder)."""
+    return [os.path.abspath(folder) for folder in env.get("PYTHONPATH", "").split(os.pathsep) if folder]
+
+
+def run_command(request: Request, fds: list[int], command: Callable[[], object], base_path: list[str]) -> None:
+    """In the fork: the command as the installed script runs it, on the client's streams, with sys.path the
+    script's folder, the command's PYTHONPATH and `base_path` (the interpreter's own); never returns."""
     code = 1
     try:
         for target, fd in enumerate(fds):
@@ -165,6 +204,7 @@ def run_command(request: Request, fds: list[int], command: Callable[[], object])
         os.chdir(request.cwd)
         os.environ.clear()
         os.environ.update(request.env)
+        sys.path[:] = [str(console_script().parent), *python_path(request.env), *base_path]
         reopen_standard_streams()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         sys.argv = [str(console_script()), *request.argv]
@@ -191,6 +231,8 @@ def serve(address: Path) -> None:
     import importlib.metadata
 
     sys.path[0] = str(console_script().parent)  # as the installed script has it: its folder, not tests/support
+    own = python_path(dict(os.environ))  # the zygote's PYTHONPATH: each command has its own instead
+    base_path = [folder for folder in sys.path[1:] if folder not in own]
     (entry,) = importlib.metadata.entry_points(group="console_scripts", name="ragbench")
     command = entry.load()
     for module in WARM:
@@ -212,9 +254,11 @@ def serve(address: Path) -> None:
                 if pid == 0:
                     listener.close()
                     connection.close()
-                    run_command(request, fds, command)
+                    run_command(request, fds, command, base_path)
                 for fd in fds:
                     os.close(fd)
+                with contextlib.suppress(OSError):
+                    connection.sendall(f"{pid}\n".encode())  # the shim passes stop signals on to it
                 selector.register(os.pidfd_open(pid), selectors.EVENT_READ, (pid, connection))
             else:
                 pid, connection = key.data

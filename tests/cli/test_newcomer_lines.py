@@ -4,6 +4,7 @@ cannot give failing at once, and install hints naming the folder ragbench was in
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import given
@@ -13,7 +14,7 @@ from conftest import ROOT, TEST_DATA
 from ragbench._cli.install_hints import for_this_install, installed_from
 from ragbench._cli.outcomes import config_error
 from ragbench._errors import EXIT_CONFIG, ConfigError
-from support.helpers import cli, cli_here, cli_run_args, closed_port
+from support.helpers import cli_here, cli_run_args, closed_port
 
 
 def test_a_task_alias_is_said_to_be_the_task_it_runs(tmp_path):
@@ -47,14 +48,17 @@ def test_a_task_named_by_its_own_name_or_a_group_gets_no_alias_line(tmp_path):
     assert done.returncode == 0 and "alias" not in done.stderr
 
 
-def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be_reached(tmp_path, monkeypatch):
-    for offline in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # `cli` passes this process's environment on
+def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be_reached(
+    tmp_path, monkeypatch, ragbench_zygote
+):
+    """A command of its own (a fork of the tests' command zygote, which has not imported huggingface_hub): the hub
+    client reads HF_ENDPOINT and HF_HOME as the command imports it."""
+    for offline in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # the command gets this process's environment
         monkeypatch.delenv(offline, raising=False)
     with closed_port() as port:
-        env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
-        done = cli(
-            *cli_run_args("hf:someorg/not-a-model", "--limit", "1", "--output", str(tmp_path / "run")),
-            env=env,
+        env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
+        done = ragbench_zygote.run(
+            cli_run_args("hf:someorg/not-a-model", "--limit", "1", "--output", str(tmp_path / "run")), env
         )
     assert done.returncode == EXIT_CONFIG
     [line] = [line for line in done.stderr.splitlines() if line.startswith("ragbench: error:")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
-from support.helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
+from support.helpers import cli_here, run, stopped_resume_after_the_data_changed
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 
@@ -402,22 +403,19 @@ def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_w
     assert "demo x: values so large that their differences overflow: not compared" in apart.warnings
 
 
-def test_compare_output_without_matplotlib_writes_compare_md_and_says_what_to_install(tmp_path):
+def test_compare_output_without_matplotlib_writes_compare_md_and_says_what_to_install(tmp_path, ragbench_zygote):
     """The README's plain install has no matplotlib: compare.md is written without its plots, and one line says
-    what to install, never a traceback (a package of that name that cannot be imported stands in for none)."""
+    what to install, never a traceback (a package of that name that cannot be imported stands in for none, first
+    on the command's sys.path: a fork of the tests' command zygote, which has not imported matplotlib)."""
     shadow = tmp_path / "shadow" / "matplotlib"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n"
     )
     baseline = demo_run(tmp_path, "a", correct=20)
-    done = cli(
-        "compare",
-        str(baseline),
-        str(baseline),
-        "--output",
-        str(tmp_path / "out"),
-        env={"PYTHONPATH": str(tmp_path / "shadow")},
+    done = ragbench_zygote.run(
+        ["compare", str(baseline), str(baseline), "--output", str(tmp_path / "out")],
+        {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")},
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "compare.md").is_file() and not list((tmp_path / "out").glob("*.png"))

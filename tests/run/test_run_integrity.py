@@ -6,6 +6,7 @@ tests/run/test_run_integrity_units.py."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from ragbench.api import (
 )
 from ragbench.api.engines import Engine, Response
 from ragbench.testing import Registry, installed_registry, run_eval
-from support.helpers import cli, cli_here, samples, task_counts, task_run_args
+from support.helpers import cli_here, samples, task_counts, task_run_args
 from support.run_builders import LoadCounted, counting_registry
 
 
@@ -195,7 +196,7 @@ def test_limit_zero_is_a_configuration_error(tmp_path):
     assert result.returncode == 2 and "--limit 0: give at least 1" in result.stderr
 
 
-def test_the_console_names_the_most_common_failure_causes(tmp_path):
+def test_the_console_names_the_most_common_failure_causes(tmp_path, ragbench_zygote):
     rules = tmp_path / "rules.json"
     rules.write_text("not json")
     data = popqa(tmp_path, n=2)
@@ -204,13 +205,9 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
         "from ragbench.api import EngineError\n"
         "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n"
     )
-    result = cli(
-        *task_run_args("popqa", data, "closed_book", "scripted:fail:answer"),
-        "--output",
-        str(tmp_path / "r"),
-        "--no-progress",
-        env={"PYTHONPATH": str(tmp_path)},
-    )
+    args = [*task_run_args("popqa", data, "closed_book", "scripted:fail:answer"), "--no-progress"]
+    # a command whose PYTHONPATH has the script: a fork of the tests' command zygote
+    result = ragbench_zygote.run([*args, "--output", str(tmp_path / "r")], {**os.environ, "PYTHONPATH": str(tmp_path)})
     assert result.returncode == 1
     assert "popqa: 2 x EngineError: q0, q1 - e.g. EngineError: connection failed (7 attempts)" in result.stderr
 

@@ -20,6 +20,7 @@ import pytest
 
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 from support import paths
+from support.command_zygote import Zygote
 from support.crag_helpers import tokenizer_dir
 from support.helpers import cli_run_args, comparable
 from support.process_tree import HAVE_PROC, descendants, processes
@@ -86,10 +87,10 @@ def start(args: list[str], env: dict[str, str], stderr: Path) -> subprocess.Pope
         )
 
 
-def finish(args: list[str], env: dict[str, str]) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+def finish(zygote: Zygote, args: list[str], env: dict[str, str]) -> dict:
+    """The command run to its end (the uninterrupted run, a resume: nothing is signalled, so a fork of the
+    tests' command zygote runs it, not a fresh interpreter)."""
+    done = zygote.run(args, env)
     assert done.returncode == 0, done.stderr
     return json.loads((Path(args[args.index("--output") + 1]) / "results.json").read_text())
 
@@ -119,14 +120,14 @@ def attempts(out: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(archive, tmp_path_factory):
+def uninterrupted(archive, tmp_path_factory, ragbench_zygote):
     tmp_path = tmp_path_factory.mktemp("uninterrupted")
-    return finish(command(archive, tmp_path / "run"), environment(tmp_path))
+    return finish(ragbench_zygote, command(archive, tmp_path / "run"), environment(tmp_path))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_run_stopped_at_a_random_moment_leaves_no_process_and_resumes_to_the_same_results(
-    tmp_path, archive, uninterrupted, signum
+    tmp_path, archive, uninterrupted, signum, ragbench_zygote
 ):
     chosen = seed()
     moment = random.Random(chosen).uniform(0.0, 0.8 * uninterrupted["cost"]["wall_seconds"])
@@ -172,7 +173,7 @@ def test_a_run_stopped_at_a_random_moment_leaves_no_process_and_resumes_to_the_s
     assert before <= killed_attempt[0]["examples"] <= saved, (killed_attempt, before, saved, where)
     assert killed_attempt[0]["llm_calls"] >= killed_attempt[0]["examples"], where
 
-    results = finish([*args, "--resume"], env)
+    results = finish(ragbench_zygote, [*args, "--resume"], env)
     ids = [json.loads(line)["id"] for line in (out / "samples" / "crag_t3.jsonl").read_text().splitlines()]
     assert len(ids) == len(set(ids)) == QUESTIONS, where  # every example exactly once
     assert comparable(results) == comparable(uninterrupted), where
@@ -185,7 +186,7 @@ def test_a_run_stopped_at_a_random_moment_leaves_no_process_and_resumes_to_the_s
         assert cost["llm_calls"] == uninterrupted["cost"]["llm_calls"], (cost, where)
 
 
-def test_a_run_killed_before_its_first_example_finished_counts_its_calls(tmp_path, archive):
+def test_a_run_killed_before_its_first_example_finished_counts_its_calls(tmp_path, archive, ragbench_zygote):
     """Every model call has returned (one batch) and the judge's are still running: a kill -9 then loses
     none of the model calls from the run's cost."""
     out, env = tmp_path / "run", environment(tmp_path)
@@ -203,14 +204,14 @@ def test_a_run_killed_before_its_first_example_finished_counts_its_calls(tmp_pat
     assert sample_lines(out) == 0  # no example had finished
     recorded = attempts(out)
     assert len(recorded) == 1 and recorded[0]["llm_calls"] == QUESTIONS, recorded
-    results = finish([*args, "--resume"], env)
+    results = finish(ragbench_zygote, [*args, "--resume"], env)
     assert results["counts"]["crag_t3"]["scored"] == QUESTIONS
     cost = results["cost"]
     assert cost["attempts"] == 2 and cost["interrupted_attempts"] == 1
     assert cost["llm_calls"] == 2 * QUESTIONS  # the model's calls counted once: the resume's came from the cache
 
 
-def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_path):
+def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_path, ragbench_zygote):
     """run.json's cost is saved each second, the samples as they finish: the samples saved since its last
     save carry their attempt's cost, which the resume counts, so every saved sample's call is counted once."""
     out, log = tmp_path / "run", tmp_path / "calls.log"
@@ -238,7 +239,7 @@ def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_p
     process.kill()
     process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()
-    results = finish([*args, "--resume"], env)
+    results = finish(ragbench_zygote, [*args, "--resume"], env)
     cost = results["cost"]
     records = [json.loads(line) for line in samples.read_text().splitlines()]
     answered = sum(1 for record in records for step in record["trace"] if step["kind"] == "llm" and not step["cached"])

@@ -11,7 +11,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import urllib.request
 from collections.abc import Iterator
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support.command_zygote import Zygote
 
 FLAGS = (
     "--headless",
@@ -100,14 +101,12 @@ def api(address: str, key: str) -> Any:
 
 
 @contextlib.contextmanager
-def viewer(*folders: Path) -> Iterator[tuple[str, list[str]]]:
-    """`ragbench view FOLDERS` as a user starts it, a process of its own on a free port: (its address
-    `http://127.0.0.1:PORT`, the rids of its runs, from /api/runs); stopped with Ctrl-C (SIGINT) at the end."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ragbench", "view", *map(str, folders), "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+def viewer(zygote: Zygote, *folders: Path) -> Iterator[tuple[str, list[str]]]:
+    """`ragbench view FOLDERS` as a user starts it, a process of its own on a free port (a fork of the tests'
+    command zygote): (its address `http://127.0.0.1:PORT`, the rids of its runs, from /api/runs); stopped with
+    Ctrl-C (SIGINT) at the end."""
+    process = zygote.popen(
+        ["view", *map(str, folders), "--port", "0"], {**os.environ, "PYTHONUNBUFFERED": "1"}, stderr=subprocess.PIPE
     )
     try:
         line = process.stderr.readline()  # "ragbench view: N run(s) at http://127.0.0.1:PORT/ (Ctrl-C stops)"

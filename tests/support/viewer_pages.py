@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import urllib.request
 from collections.abc import Iterable, Iterator
@@ -21,6 +20,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from ragbench.testing import Registry, cli, installed_registry
+from support.command_zygote import Zygote
 
 PUT = re.compile(r"RB\.put\((\"(?:[^\"\\]|\\.)*\"), (.*)\);\n", re.S)
 
@@ -56,14 +56,14 @@ def viewer_page(runs: Iterable[str | Path], key: str, registry: Registry | None 
 
 
 @contextmanager
-def viewer_server(*runs: str | Path, host: str = "127.0.0.1") -> Iterator[str]:
-    """`ragbench view RUNS... --host HOST --port 0` in a process of its own, for the block: its address
-    (`http://HOST:PORT`); stopped with Ctrl-C's signal after it, having printed no traceback."""
-    viewer = subprocess.Popen(
-        [sys.executable, "-m", "ragbench", "view", *map(str, runs), "--host", host, "--port", "0"],
+def viewer_server(zygote: Zygote, *runs: str | Path, host: str = "127.0.0.1") -> Iterator[str]:
+    """`ragbench view RUNS... --host HOST --port 0` in a process of its own (a fork of the tests' command zygote),
+    for the block: its address (`http://HOST:PORT`); stopped with Ctrl-C's signal after it, having printed no
+    traceback."""
+    viewer = zygote.popen(
+        ["view", *map(str, runs), "--host", host, "--port", "0"],
+        {**os.environ, "PYTHONUNBUFFERED": "1"},
         stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
         line = viewer.stderr.readline() if viewer.stderr else ""

@@ -203,7 +203,7 @@ def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(
     assert {"path_score", "relevance_score", "ground_score", "utility_score"} <= set(nodes[0]["info"])
 
 
-def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
+def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path, ragbench_zygote):
     run = tmp_path / "big"
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
@@ -221,7 +221,9 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
                 )
                 + "\n"
             )
-    with viewer_server(run) as viewer:  # served: the pages asked for, not all 1,201 examples an export writes
+    with viewer_server(
+        ragbench_zygote, run
+    ) as viewer:  # served: the pages asked for, not all 1,201 examples an export writes
         rid = served_page(viewer, "runs")["runs"][0]["rid"]
         first, last = served_page(viewer, f"rows/{rid}/t/0"), served_page(viewer, f"rows/{rid}/t/2")
         assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
@@ -291,7 +293,9 @@ def test_runs_with_no_metric_in_common_are_said_so_and_the_other_pairs_still_sho
     assert [(pair["a"], pair["b"]) for pair in page["pairs"]] == [("a", "c")]
 
 
-def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(tmp_path):
+def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(
+    tmp_path, ragbench_zygote
+):
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q"], "ctxs": []}])
     out = tmp_path / "runs" / "slow"
     running = subprocess.Popen(
@@ -304,7 +308,7 @@ def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_
         while not ((out / "run.json").is_file() and f'"pid": {running.pid}' in _text(out / "run.lock")):
             assert running.poll() is None and time.monotonic() < deadline, "the run did not start"
             time.sleep(0.05)
-        with viewer_server(tmp_path / "runs") as viewer:  # one viewer, before and after the run's end
+        with viewer_server(ragbench_zygote, tmp_path / "runs") as viewer:  # one viewer, before and after the run's end
             try:
                 [summary] = served_page(viewer, "runs")["runs"]
                 assert summary["state"] == "running" and not summary["finished"]
@@ -329,7 +333,7 @@ def _text(path) -> str:
         return ""
 
 
-def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
+def test_a_run_in_progress_shows_its_examples_so_far(tmp_path, ragbench_zygote):
     run = tmp_path / "run"
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
@@ -337,7 +341,7 @@ def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
     samples.write_text(
         json.dumps({"index": 0, "id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"index": 1, "id": "b", "quest'
     )
-    with viewer_server(run) as viewer:  # one viewer, following the file as it grows
+    with viewer_server(ragbench_zygote, run) as viewer:  # one viewer, following the file as it grows
         rid = served_page(viewer, "runs")["runs"][0]["rid"]
         first = served_page(viewer, f"rows/{rid}/t/0")
         assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
@@ -356,8 +360,8 @@ def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
         assert [row["id"] for row in served_page(viewer, f"rows/{rid}/t/0")["rows"]] == ["z"]
 
 
-def test_server_answers_the_api_and_refuses_unknown_paths(runs):
-    with viewer_server(runs["llatrieval"].parent.parent) as base:
+def test_server_answers_the_api_and_refuses_unknown_paths(runs, ragbench_zygote):
+    with viewer_server(ragbench_zygote, runs["llatrieval"].parent.parent) as base:
         with urllib.request.urlopen(base + "/api/runs") as response:
             assert len(json.load(response)["runs"]) == 5
             assert "script-src 'self'" in response.headers["Content-Security-Policy"]
@@ -369,13 +373,13 @@ def test_server_answers_the_api_and_refuses_unknown_paths(runs):
             assert err.value.code == 404
 
 
-def test_the_compare_page_compares_the_finished_runs_and_lists_a_stopped_one(tmp_path):
+def test_the_compare_page_compares_the_finished_runs_and_lists_a_stopped_one(tmp_path, ragbench_zygote):
     """A run stopped before its results.json (killed) beside the task's finished runs: the default Compare page
     compares the finished ones and names the other, where it showed only "compare needs finished runs"."""
     for name in ("a", "b", "stopped"):
         run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model="scripted:echo", bootstrap_iters=0)
     (tmp_path / "runs" / "stopped" / "results.json").unlink()  # as a kill before the end leaves the folder
-    with viewer_server(tmp_path / "runs") as viewer:
+    with viewer_server(ragbench_zygote, tmp_path / "runs") as viewer:
         [stopped] = [found["rid"] for found in served_page(viewer, "runs")["runs"] if found["name"] == "stopped"]
         page = served_page(viewer, "compare/demo")
         assert "error" not in page and len(page["runs"]) == 2 and stopped not in page["runs"]

@@ -9,10 +9,10 @@ from support.chromium import headless_chromium, require_chromium, viewer, wait_r
 require_chromium()
 
 
-def test_run_page_counts_and_names_the_bad_lines(tmp_path):
+def test_run_page_counts_and_names_the_bad_lines(tmp_path, ragbench_zygote):
     run = write_run(tmp_path / "run", [sample("a", 0, "q?", 1.0), b"not json", b'{"id": "by hand"}'])
     path = run / "samples" / "t.jsonl"
-    with viewer(run) as (address, rids), headless_chromium() as driver:
+    with viewer(ragbench_zygote, run) as (address, rids), headless_chromium() as driver:
         driver.get(f"{address}/#/run/{rids[0]}")
         wait_ready(driver, "run/")
         assert driver.find_element("css selector", "div.bad-lines[data-task=t]").text.splitlines() == [

@@ -34,8 +34,8 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def served(runs):
-    with viewer(runs) as (address, rids):
+def served(runs, ragbench_zygote):
+    with viewer(ragbench_zygote, runs) as (address, rids):
         yield f"{address}/", rids
 
 

@@ -10,10 +10,10 @@ from support.helpers import run
 require_chromium()
 
 
-def test_the_run_and_compare_pages_show_budgets_warnings_and_what_differs(tmp_path):
+def test_the_run_and_compare_pages_show_budgets_warnings_and_what_differs(tmp_path, ragbench_zygote):
     for system in ("vanilla", "ircot"):
         run(tmp_path / "runs", system, tasks=["demo"], system=system, model="scripted:echo", limit=3)
-    with viewer(tmp_path / "runs") as (root, _), headless_chromium() as driver:
+    with viewer(ragbench_zygote, tmp_path / "runs") as (root, _), headless_chromium() as driver:
         address = f"{root}/#/"
         driver.get(address + "run/ircot")
         wait_ready(driver, "run/")

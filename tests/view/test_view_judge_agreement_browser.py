@@ -10,9 +10,9 @@ from support.scoring_plugin import JUDGE, plugin_state  # noqa: F401 (plugin_sta
 require_chromium()
 
 
-def test_run_page_shows_the_judge_agreement(tmp_path, popqa_records):
+def test_run_page_shows_the_judge_agreement(tmp_path, popqa_records, ragbench_zygote):
     popqa_run(tmp_path, popqa_records, ["llm_judge"], judges=[JUDGE], judge_repeats=2, bootstrap_iters=10)
-    with viewer(tmp_path / "run") as (address, rids), headless_chromium() as driver:
+    with viewer(ragbench_zygote, tmp_path / "run") as (address, rids), headless_chromium() as driver:
         driver.get(f"{address}/#/run/{rids[0]}")
         wait_ready(driver, "run/")
         shown = [p.text for p in driver.find_elements("css selector", "p.judge-agreement")]

@@ -12,7 +12,6 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -56,16 +55,13 @@ def abort_mid_response(port: int, path: str) -> bytes:
     return first
 
 
-def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_path):
+def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_path, ragbench_zygote):
     # one example page of about 12 MB: more than the socket buffers hold, so the server is still writing
     # when the connection is reset
     steps = [{"kind": "tool", "name": f"t{i}", "request": {"x": "y" * 39_000}} for i in range(300)]
     run = write_run(tmp_path / "run", [{"id": "big", "question": "q?", "trace": steps}])
-    viewer = subprocess.Popen(
-        [sys.executable, "-m", "ragbench", "view", str(run), "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    viewer = ragbench_zygote.popen(  # a fork of the tests' command zygote
+        ["view", str(run), "--port", "0"], {**os.environ, "PYTHONUNBUFFERED": "1"}, stderr=subprocess.PIPE
     )
     try:
         port = int(re.search(r"127\.0\.0\.1:(\d+)/", viewer.stderr.readline()).group(1))
@@ -78,10 +74,10 @@ def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_pa
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
 
 
-def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path):
+def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, ragbench_zygote):
     root = tmp_path / "runs"
     write_run(root / "first", [{"id": "a", "question": "q?"}], results=finished())
-    with viewer_server(root) as viewer:
+    with viewer_server(ragbench_zygote, root) as viewer:
         runs_found_on_reload(root, viewer + "/api/")
 
 
@@ -118,9 +114,9 @@ def raw_get(port: int, host: str | None, path: str = "/api/runs") -> bytes:
     return answer
 
 
-def test_the_viewer_answers_only_its_own_host_names(tmp_path):
+def test_the_viewer_answers_only_its_own_host_names(tmp_path, ragbench_zygote):
     write_run(tmp_path / "secret_run", [{"id": "a", "question": "secret question?"}], results=finished())
-    with viewer_server(tmp_path) as viewer:
+    with viewer_server(ragbench_zygote, tmp_path) as viewer:
         answers_only_its_own_names(int(viewer.rsplit(":", 1)[1]))
 
 
@@ -148,9 +144,9 @@ def answers_only_its_own_names(port: int) -> None:
         assert raw_get(port, host, "/").startswith(b"HTTP/1.0 421")
 
 
-def test_the_address_given_with_host_is_one_of_its_names(tmp_path):
+def test_the_address_given_with_host_is_one_of_its_names(tmp_path, ragbench_zygote):
     write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
-    with viewer_server(tmp_path, host="127.0.0.2") as viewer:  # another loopback address
+    with viewer_server(ragbench_zygote, tmp_path, host="127.0.0.2") as viewer:  # another loopback address
         port = int(viewer.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.2", port), timeout=10) as client:
             client.sendall(f"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.2:{port}\r\nConnection: close\r\n\r\n".encode())

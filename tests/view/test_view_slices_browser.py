@@ -17,10 +17,10 @@ require_chromium()
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def page(tmp_path_factory, ragbench_zygote):
     folder = tmp_path_factory.mktemp("levels")
     run(folder, tasks=[str(level_task(folder))], system="closed_book", model=f"scripted:{folder / 'answers.json'}")
-    with viewer(folder / "run") as (address, rids), headless_chromium() as driver:
+    with viewer(ragbench_zygote, folder / "run") as (address, rids), headless_chromium() as driver:
         yield driver, f"{address}/#/examples/{rids[0]}/levels", rids[0]
 
 

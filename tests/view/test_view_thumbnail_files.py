@@ -109,12 +109,12 @@ def test_what_is_no_thumbnail_ragbench_wrote_is_not_shown_nor_exported(
     assert credentials.read_text() == SECRET
 
 
-def test_the_served_example_page_is_not_held_by_a_fifo_thumbnail(run_folder, tmp_path, fifo_writer):
+def test_the_served_example_page_is_not_held_by_a_fifo_thumbnail(run_folder, tmp_path, fifo_writer, ragbench_zygote):
     kept = thumbnail(run_folder, RED)
     kept.unlink()
     os.mkfifo(kept)
     fifo_writer.append(kept)
-    with viewer_server(run_folder) as base:
+    with viewer_server(ragbench_zygote, run_folder) as base:
         rid = served_page(base, "runs")["runs"][0]["rid"]
         page = served_page(base, f"example/{rid}/pictures/0")
     assert page["images"][0]["thumbnail"] is None

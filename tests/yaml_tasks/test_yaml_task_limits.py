@@ -97,7 +97,7 @@ class Metric:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "socket"])
-def test_a_data_path_that_is_a_pipe_or_device_is_refused_in_one_line(tmp_path, kind):
+def test_a_data_path_that_is_a_pipe_or_device_is_refused_in_one_line(tmp_path, kind, ragbench_zygote):
     data = tmp_path / "data.jsonl"
     if kind == "fifo":
         os.mkfifo(data)  # opening it would wait for a writer: `check` hung
@@ -110,17 +110,10 @@ def test_a_data_path_that_is_a_pipe_or_device_is_refused_in_one_line(tmp_path, k
             server.bind(str(data))
     line = one_line(check("--tasks", str(task_file(tmp_path, data.name)), cwd=tmp_path))
     assert f"task t: data.path {data} (" in line and "not a file or folder (a pipe or device)" in line
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragbench._cli.main",
-            *cli_run_args("scripted:echo", task=str(tmp_path / "t.yaml")),
-            "--output",
-            str(tmp_path / "run"),
-        ],
-        capture_output=True,
-        text=True,
+    # the run refuses it as `check` did (the run a fork of the tests' command zygote)
+    run = ragbench_zygote.run(
+        [*cli_run_args("scripted:echo", task=str(tmp_path / "t.yaml")), "--output", str(tmp_path / "run")],
+        dict(os.environ),
         timeout=120,
     )
     assert one_line(run) == line and not (tmp_path / "run").exists()

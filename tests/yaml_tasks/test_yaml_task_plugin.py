@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from support.command_zygote import Zygote
 from support.helpers import pip_install_args, plugin_pyproject, write_dedented
 
 PROVIDER = "ragbench-yaml-example"
@@ -115,30 +115,25 @@ def site(tmp_path_factory) -> Path:
     return target
 
 
-def _ragbench(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
+def _ragbench(zygote: Zygote, args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """`ragbench ARGS` with the plugin's site folder on PYTHONPATH, as a fork of the tests' command zygote (its
+    plugins are found on the command's own sys.path, as in a fresh interpreter)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run(
-        [sys.executable, "-m", "ragbench._cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
+    return zygote.run(args, env, cwd=cwd, timeout=120)
 
 
-def test_the_plugin_task_and_style_are_listed_with_their_provider(site, tmp_path):
-    done = _ragbench(["list", "tasks"], site, tmp_path)
+def test_the_plugin_task_and_style_are_listed_with_their_provider(site, tmp_path, ragbench_zygote):
+    done = _ragbench(ragbench_zygote, ["list", "tasks"], site, tmp_path)
     assert done.returncode == 0 and "failed to load" not in done.stderr, done.stderr
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
     assert rows["capitals"].endswith(f"[{PROVIDER}]") and "Three capital cities" in rows["capitals"]
     assert rows["shouting"].endswith(f"[{PROVIDER}]")
-    metrics = _ragbench(["list", "metrics", "--verbose"], site, tmp_path).stdout
+    metrics = _ragbench(ragbench_zygote, ["list", "metrics", "--verbose"], site, tmp_path).stdout
     em_fits = metrics.split("\n  em ", 1)[1].splitlines()[1]
     assert "capitals" in em_fits  # its gold kinds are known: metrics see that they fit
 
 
-def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path):
+def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path, ragbench_zygote):
     rules = tmp_path / "rules.json"
     rules.write_text(
         json.dumps(
@@ -159,9 +154,9 @@ def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path
         "--system",
         "closed_book",
     ]
-    checked = _ragbench(["check", *args, "--no-model"], site, tmp_path)
+    checked = _ragbench(ragbench_zygote, ["check", *args, "--no-model"], site, tmp_path)
     assert checked.returncode == 0, checked.stderr
-    done = _ragbench([*args, "--no-progress", "--output", str(tmp_path / "r")], site, tmp_path)
+    done = _ragbench(ragbench_zygote, [*args, "--no-progress", "--output", str(tmp_path / "r")], site, tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["results"]["capitals"] == {"em": 2 / 3, "match_normalized": 2 / 3}
@@ -172,6 +167,8 @@ def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path
     assert first["prediction"]["answer"] == "paris"
 
 
-def test_an_unknown_style_option_is_refused_by_name(site, tmp_path):
-    done = _ragbench(["--tasks", "capitals", "--task-arg", "prefx=ASK", "--model", "scripted:echo"], site, tmp_path)
+def test_an_unknown_style_option_is_refused_by_name(site, tmp_path, ragbench_zygote):
+    done = _ragbench(
+        ragbench_zygote, ["--tasks", "capitals", "--task-arg", "prefx=ASK", "--model", "scripted:echo"], site, tmp_path
+    )
     assert done.returncode == 2 and "no selected task accepts 'prefx'" in done.stderr, done.stderr

@@ -5,6 +5,7 @@ line saying what to download where, at once, also when the hub's address does no
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import pytest
 
 from conftest import needs
 from ragbench.api import ConfigError
-from support.helpers import cli, closed_port
+from support.command_zygote import Zygote
+from support.helpers import closed_port
 
 pytestmark = needs("datasets")  # not imported while the tests are collected
 
@@ -59,35 +61,27 @@ def offline(tmp_path, monkeypatch) -> dict[str, str]:
     return env
 
 
-def run_task(tmp_path: Path, data: str, env: dict[str, str], *extra: str):
+def run_task(zygote: Zygote, tmp_path: Path, data: str, env: dict[str, str], *extra: str):
+    """The task run by `ragbench` as a command in `env`: a fork of the tests' command zygote, which has not
+    imported datasets or huggingface_hub (they read the environment as the command imports them)."""
     task = tmp_path / "task.yaml"
     task.write_text(TASK.replace("{DATA}", data), encoding="utf-8")
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "magazine", "response": "Arthur's Magazine"}, {"response": "Paris"}]))
-    return cli(
-        "--tasks",
-        str(task),
-        "--model",
-        f"scripted:{rules}",
-        "--no-progress",
-        "--output",
-        str(tmp_path / "r"),
-        *extra,
-        env=env,
-        timeout=300,
-    )
+    args = ["--tasks", str(task), "--model", f"scripted:{rules}", "--no-progress", "--output", str(tmp_path / "r")]
+    return zygote.run([*args, *extra], {**os.environ, **env})
 
 
 def scored(tmp_path: Path) -> dict:
     return json.loads((tmp_path / "r" / "results.json").read_text())
 
 
-def test_a_dataset_saved_with_save_to_disk(tmp_path, offline):
+def test_a_dataset_saved_with_save_to_disk(tmp_path, offline, ragbench_zygote):
     import datasets
 
     dataset = datasets.Dataset.from_list(ROWS)
     datasets.DatasetDict({"validation": dataset, "train": dataset.select([0])}).save_to_disk(str(tmp_path / "saved"))
-    result = run_task(tmp_path, "{path: saved, split: validation}", offline)
+    result = run_task(ragbench_zygote, tmp_path, "{path: saved, split: validation}", offline)
     assert result.returncode == 0, result.stderr
     results = scored(tmp_path)
     assert results["counts"]["hotpot_hf"]["scored"] == 2 and results["results"]["hotpot_hf"]["em"] == 0.5
@@ -108,32 +102,32 @@ def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
     )
 
 
-def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):
+def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline, ragbench_zygote):
     import datasets
 
     folder = tmp_path / "hotpot_qa"
     (folder / "data").mkdir(parents=True)
     datasets.Dataset.from_list(ROWS).to_parquet(str(folder / "data" / "validation-00000-of-00001.parquet"))
     datasets.Dataset.from_list(ROWS[:1]).to_parquet(str(folder / "data" / "train-00000-of-00001.parquet"))
-    result = run_task(tmp_path, "{path: hotpot_qa, split: validation}", offline)
+    result = run_task(ragbench_zygote, tmp_path, "{path: hotpot_qa, split: validation}", offline)
     assert result.returncode == 0, result.stderr
     assert scored(tmp_path)["counts"]["hotpot_hf"]["scored"] == 2
 
 
-def test_a_parquet_file(tmp_path, offline):
+def test_a_parquet_file(tmp_path, offline, ragbench_zygote):
     import datasets
 
     datasets.Dataset.from_list(ROWS).to_parquet(str(tmp_path / "dev.parquet"))
-    result = run_task(tmp_path, "{path: dev.parquet}", offline)
+    result = run_task(ragbench_zygote, tmp_path, "{path: dev.parquet}", offline)
     assert result.returncode == 0, result.stderr
     assert scored(tmp_path)["results"]["hotpot_hf"]["em"] == 0.5
 
 
-def test_a_split_that_is_not_there_is_named_with_the_splits_there_are(tmp_path, offline):
+def test_a_split_that_is_not_there_is_named_with_the_splits_there_are(tmp_path, offline, ragbench_zygote):
     import datasets
 
     datasets.DatasetDict({"validation": datasets.Dataset.from_list(ROWS)}).save_to_disk(str(tmp_path / "saved"))
-    result = run_task(tmp_path, "{path: saved, split: dev}", offline)
+    result = run_task(ragbench_zygote, tmp_path, "{path: saved, split: dev}", offline)
     assert result.returncode == 2
     assert result.stderr.strip() == (
         f"ragbench: error: task hotpot_hf: dataset folder {tmp_path / 'saved'} has no "
@@ -141,8 +135,10 @@ def test_a_split_that_is_not_there_is_named_with_the_splits_there_are(tmp_path, 
     )
 
 
-def test_a_hub_dataset_not_in_the_cache_says_what_to_download_where(tmp_path, offline):
-    result = run_task(tmp_path, "{hf: hotpotqa/hotpot_qa, config: distractor, split: validation}", offline)
+def test_a_hub_dataset_not_in_the_cache_says_what_to_download_where(tmp_path, offline, ragbench_zygote):
+    result = run_task(
+        ragbench_zygote, tmp_path, "{hf: hotpotqa/hotpot_qa, config: distractor, split: validation}", offline
+    )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert result.stderr.startswith(
         "ragbench: error: task hotpot_hf: Hugging Face dataset 'hotpotqa/hotpot_qa' "
@@ -155,21 +151,22 @@ def test_a_hub_dataset_not_in_the_cache_says_what_to_download_where(tmp_path, of
     assert result.stderr.strip().endswith("copy FOLDER here and pass --data hotpot_hf=FOLDER")
 
 
-def test_without_offline_flags_an_unanswering_hub_is_not_waited_for(tmp_path, monkeypatch):
+def test_without_offline_flags_an_unanswering_hub_is_not_waited_for(tmp_path, monkeypatch, ragbench_zygote):
     """No HF_*_OFFLINE: the hub's address refuses the connection, so the load runs offline at once
     (datasets alone retries the hub for about 25 s) and fails with the same one line."""
     for key in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
         monkeypatch.delenv(key, raising=False)
     env = {"HF_HOME": str(tmp_path / "hf_home"), "HF_ENDPOINT": "http://127.0.0.1:9"}
-    result = run_task(tmp_path, "{hf: someone/missing_set}", env)
+    result = run_task(ragbench_zygote, tmp_path, "{hf: someone/missing_set}", env)
     assert result.returncode == 2 and "the hub cannot be reached" in result.stderr, result.stderr
 
 
-def test_the_data_option_replaces_a_hub_name_with_a_saved_folder(tmp_path, offline):
+def test_the_data_option_replaces_a_hub_name_with_a_saved_folder(tmp_path, offline, ragbench_zygote):
     import datasets
 
     datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "saved"))
     result = run_task(
+        ragbench_zygote,
         tmp_path,
         "{hf: hotpotqa/hotpot_qa, config: distractor, split: validation}",
         offline,

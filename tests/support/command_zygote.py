@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import selectors
 import signal
 import socket
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 ADDRESS = "RAGBENCH_TEST_ZYGOTE"  # the variable that names the zygote's socket to the shim
+LIMITS = "RAGBENCH_TEST_ZYGOTE_LIMITS"  # resource limits (JSON: resource -> value) the fork sets before the command
 LENGTH = struct.Struct("!I")
 # The modules every command and every run loads, loaded by the zygote once (a module's import is all it does
 # ahead: nothing is run, no state of a command is made before the command is given)
@@ -99,13 +101,19 @@ class Zygote:
         return {**env, ADDRESS: str(self.address), "PATH": os.pathsep.join([str(self.shims), env.get("PATH", "")])}
 
     def run(
-        self, args: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+        self,
+        args: list[str],
+        env: dict[str, str],
+        cwd: Path | None = None,
+        timeout: float = 300,
+        limits: dict[int, int] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """`ragbench ARGS` run through this zygote in `env` (and `cwd`, else this process's): its exit status and
-        text, as `subprocess.run` gives them for the installed command."""
+        """`ragbench ARGS` run through this zygote in `env` (and `cwd`, else this process's), under `limits`
+        (resource -> soft and hard limit, set in the fork before the command starts): its exit status and text, as
+        `subprocess.run` gives them for the installed command."""
         return subprocess.run(
             ["ragbench", *args],
-            env=self.environment(env),
+            env=self.environment({**env, LIMITS: json.dumps(limits)} if limits else env),
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -204,6 +212,8 @@ def run_command(request: Request, fds: list[int], command: Callable[[], object],
         os.chdir(request.cwd)
         os.environ.clear()
         os.environ.update(request.env)
+        for kind, value in json.loads(os.environ.pop(LIMITS, "{}")).items():
+            resource.setrlimit(int(kind), (value, value))
         sys.path[:] = [str(console_script().parent), *python_path(request.env), *base_path]
         reopen_standard_streams()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from ragbench._values.options import construct
 from ragbench.api import ConfigError
 from support import paths
+from support.command_zygote import Zygote
 from support.helpers import cli_run_args
 
 DEMO = paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -24,28 +24,12 @@ LAUGHS = ['      a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", 
 MEMORY = 1_500_000_000  # the expanded value of LAUGHS is 9**9 strings: ~10 GB to format
 
 
-def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """`ragbench check` in a process whose memory is bounded (the safety net of a test that would
-    otherwise fill the machine's memory); the timeout only ends a hang the test then reports."""
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragbench._cli.main",
-            "check",
-            *args,
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
-            "--no-model",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY)),
-    )
+def check(zygote: Zygote, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`ragbench check` in a process whose memory is bounded (the safety net of a test that would otherwise fill
+    the machine's memory: a fork of the tests' command zygote, bounded before the command starts); the timeout
+    only ends a hang the test then reports."""
+    args = ("check", *args, "--system", "closed_book", "--model", "scripted:echo", "--no-model")
+    return zygote.run(list(args), dict(os.environ), cwd=cwd, timeout=120, limits={resource.RLIMIT_AS: MEMORY})
 
 
 def task_file(folder: Path, data: str, metric_args: list[str] = (), extra: str = "") -> Path:
@@ -65,16 +49,16 @@ def one_line(result: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-def test_aliases_in_metric_args_that_expand_to_gigabytes_are_refused_in_one_line(tmp_path):
-    line = one_line(check("--tasks", str(task_file(tmp_path, str(DEMO), LAUGHS)), cwd=tmp_path))
+def test_aliases_in_metric_args_that_expand_to_gigabytes_are_refused_in_one_line(tmp_path, ragbench_zygote):
+    line = one_line(check(ragbench_zygote, "--tasks", str(task_file(tmp_path, str(DEMO), LAUGHS)), cwd=tmp_path))
     assert "t.yaml:10: an alias (*name) of the value anchored here is not allowed in a task file" in line
 
 
 @pytest.mark.parametrize(
     "yaml", ["base: &b {x: 1}\nother:\n  <<: *b\n", "one: &one answers\ntwo: *one\n"], ids=["merge_key", "scalar"]
 )
-def test_every_alias_is_refused_naming_the_anchor(tmp_path, yaml):
-    line = one_line(check("--tasks", str(task_file(tmp_path, str(DEMO), extra=yaml)), cwd=tmp_path))
+def test_every_alias_is_refused_naming_the_anchor(tmp_path, yaml, ragbench_zygote):
+    line = one_line(check(ragbench_zygote, "--tasks", str(task_file(tmp_path, str(DEMO), extra=yaml)), cwd=tmp_path))
     assert "t.yaml:7: an alias (*name)" in line
 
 
@@ -108,7 +92,7 @@ def test_a_data_path_that_is_a_pipe_or_device_is_refused_in_one_line(tmp_path, k
 
         with socket.socket(socket.AF_UNIX) as server:
             server.bind(str(data))
-    line = one_line(check("--tasks", str(task_file(tmp_path, data.name)), cwd=tmp_path))
+    line = one_line(check(ragbench_zygote, "--tasks", str(task_file(tmp_path, data.name)), cwd=tmp_path))
     assert f"task t: data.path {data} (" in line and "not a file or folder (a pipe or device)" in line
     # the run refuses it as `check` did (the run a fork of the tests' command zygote)
     run = ragbench_zygote.run(

@@ -41,21 +41,23 @@ def full_stdout(*args: str) -> subprocess.CompletedProcess:
         return ragbench(*args, stdout=full)
 
 
-def commands(tmp_path: Path) -> dict[str, list[str]]:
-    run(tmp_path, "a", tasks=["demo"], system="vanilla", model="scripted:echo", limit=6)
-    run(tmp_path, "b", tasks=["demo"], system="closed_book", model="scripted:echo", limit=6)
+def command(tmp_path: Path, name: str) -> list[str]:
+    """The command `name`'s arguments (for `compare`, its two runs made first, in this process)."""
+    if name == "compare":
+        run(tmp_path, "a", tasks=["demo"], system="vanilla", model="scripted:echo", limit=6)
+        run(tmp_path, "b", tasks=["demo"], system="closed_book", model="scripted:echo", limit=6)
     return {
         "version": ["--version"],
         "list": ["list"],
         "check": ["check", *DEMO_RUN, "--output", str(tmp_path / "c")],
         "compare": ["compare", str(tmp_path / "a"), str(tmp_path / "b")],
         "run": [*DEMO_RUN, "--output", str(tmp_path / "run")],
-    }
+    }[name]
 
 
 @pytest.mark.parametrize("name", ["version", "list", "check", "compare", "run"])
 def test_a_command_whose_stdout_is_a_full_disk_ends_in_one_line_and_its_exit_code(tmp_path, name):
-    ended = full_stdout(*commands(tmp_path)[name])
+    ended = full_stdout(*command(tmp_path, name))
     assert ended.stderr.decode().splitlines() == [FULL.format(stream="stdout")]
     assert ended.returncode == EXIT_CONSOLE
 
@@ -91,7 +93,7 @@ def closed_pipe() -> int:
 def test_a_reader_that_went_away_ends_a_command_quietly_as_sigpipe_would(tmp_path, name):
     write = closed_pipe()
     try:
-        ended = ragbench(*commands(tmp_path)[name], stdout=write)
+        ended = ragbench(*command(tmp_path, name), stdout=write)
     finally:
         os.close(write)
     assert ended.stderr == b""

@@ -60,15 +60,14 @@ class AppRequest:
 
     def fields(self) -> dict[str, object]:
         """The request's fields by name, fresh copies (what a Python application's parameters are given by)."""
-        return {
-            "id": self.id,
-            "question": self.question,
-            "history": copy.deepcopy(self.history),
-            "images": list(self.images),
-            "meta": copy.deepcopy(self.meta),
-            "extras": copy.deepcopy(self.extras),
-            "task": self.task,
-        }
+        return {name: self.field(name) for name in ("id", "question", "history", "images", "meta", "extras", "task")}
+
+    def field(self, name: str) -> object:
+        """One of `fields()`, a fresh copy made of it alone."""
+        if name == "images":
+            return list(self.images)
+        value = getattr(self, name)
+        return copy.deepcopy(value) if name in ("history", "meta", "extras") else value
 
 
 @dataclass(frozen=True)

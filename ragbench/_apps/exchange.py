@@ -122,10 +122,23 @@ class _Shown(reprlib.Repr):
             return ""
         self.parts += 1
         made = self.parts
-        text = super().repr1(x, level)
+        method = _REPR_OF.get(type(x))  # reprlib's own method for the type, found with no lookup by its name
+        text = method(self, x, level) if method is not None else super().repr1(x, level)
         if self.parts == made:  # nothing inside it was shown part by part: a part as it is written
             self.left -= len("".join(text.split()))
         return text
+
+
+_REPR_OF: dict[type, Any] = {  # as `reprlib.Repr.repr1` finds them by the type's name (`repr_instance`: none named)
+    str: reprlib.Repr.repr_str,
+    dict: reprlib.Repr.repr_dict,
+    list: reprlib.Repr.repr_list,
+    tuple: reprlib.Repr.repr_tuple,
+    int: reprlib.Repr.repr_int,
+    float: reprlib.Repr.repr_instance,
+    bool: reprlib.Repr.repr_instance,
+    type(None): reprlib.Repr.repr_instance,
+}
 
 
 def passage_of(item: object, where: str) -> Document:

@@ -7,7 +7,9 @@ The tracer provider is the process's: OpenTelemetry has one global provider, whi
 have set itself (its exporters then see ragbench's root spans and the application's spans as they always do; ragbench's
 processor is added beside them). Where none is set, ragbench sets an SDK provider. The processor is added once per
 process (`_ROUTER`) and hands each ended span to the run whose example's trace it is in; runs register with it while
-they capture (`InProcessCapture`, opened and closed by the system's run: ragbench._apps.application).
+they capture (`InProcessCapture`, opened and closed by the system's run: ragbench._apps.application). Where ragbench's
+processor is the provider's only one, nothing would see a root span: the root is then its ids alone (no SDK span made,
+ended and routed for no one; docs/performance.md, "Your own application").
 """
 
 from __future__ import annotations

@@ -175,12 +175,17 @@ class ReadOnly:
             return self
         copy = object.__new__(sealed)
         fields_now = {**self._field_values(), **changes} if changes else self._field_values()
-        copy.__dict__.update(
-            {
-                name: value if type(value) in IMMUTABLE else read_only(value, within)
-                for name, value in fields_now.items()
-            }
-        )
+        state = copy.__dict__
+        for name, value in fields_now.items():
+            kind = type(value)
+            if kind in IMMUTABLE:
+                state[name] = value
+            elif kind is dict and not value:  # as `sealed`: an empty container, with no walk
+                state[name] = ReadOnlyDict()
+            elif kind is list and not value:
+                state[name] = ReadOnlyList()
+            else:
+                state[name] = read_only(value, within)
         return copy
 
 

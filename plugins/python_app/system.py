@@ -22,7 +22,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ragbench.api import ConfigError
-from ragbench.api.apps import Application, AppReply, AppRequest, Instrumentor, load_object, reply_from
+from ragbench.api.apps import (
+    Application,
+    AppReply,
+    AppRequest,
+    Instrumentor,
+    load_object,
+    reply_from,
+    request_value,
+)
 
 # OpenInference's instrumentors by the name `instrument=` takes: (their class, the package that brings it)
 INSTRUMENTORS = {
@@ -81,9 +89,8 @@ class PythonApp(Application):
         return self._instrumentors
 
     async def call(self, request: AppRequest) -> AppReply:
-        fields = {**request.fields(), "messages": request.messages(), "request": request}
         args = () if self._given else (request.question,)  # one parameter of its own name: the question
-        kwargs = {name: fields[name] for name in self._given}
+        kwargs = {name: request if name == "request" else request_value(request, name) for name in self._given}
         if _is_async(self._function):
             value = self._function(*args, **kwargs)
         else:

@@ -7,7 +7,9 @@ The tracer provider is the process's: OpenTelemetry has one global provider, whi
 have set itself (its exporters then see ragbench's root spans and the application's spans as they always do; ragbench's
 processor is added beside them). Where none is set, ragbench sets an SDK provider. The processor is added once per
 process (`_ROUTER`) and hands each ended span to the run whose example's trace it is in; runs register with it while
-they capture (`InProcessCapture`, opened and closed by the system's run: ragbench._apps.application).
+they capture (`InProcessCapture`, opened and closed by the system's run: ragbench._apps.application). Where ragbench's
+processor is the provider's only one, nothing would see a root span: the root is then its ids alone (no SDK span made,
+ended and routed for no one; docs/performance.md, "Your own application").
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, Tracer, TracerProvider
+from opentelemetry.sdk.trace.sampling import DEFAULT_ON
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from .._errors import ConfigError
 from .._imports import import_target
@@ -46,28 +50,26 @@ class _Router(SpanProcessor):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.collectors: list[SpanCollector] = []
+        self.collectors: tuple[SpanCollector, ...] = ()  # replaced whole (under the lock), read with none
         self.providers: list[TracerProvider] = []  # those it was added to
         self.own: TracerProvider | None = None  # where the process's provider is no SDK provider: ragbench's own
 
     def on_end(self, span: ReadableSpan) -> None:
-        with self._lock:
-            collectors = list(self.collectors)
+        collectors = self.collectors
         if not collectors or span.context is None:
             return
         trace_id = hex_id(span.context.trace_id, 32)
         owner = next((collector for collector in collectors if collector.claims(trace_id)), None)
-        for collector in [owner] if owner is not None else collectors:
+        for collector in (owner,) if owner is not None else collectors:
             collector.deliver([from_readable(span)])
 
     def register(self, collector: SpanCollector) -> None:
         with self._lock:
-            self.collectors.append(collector)
+            self.collectors = (*self.collectors, collector)
 
     def unregister(self, collector: SpanCollector) -> None:
         with self._lock:
-            if collector in self.collectors:
-                self.collectors.remove(collector)
+            self.collectors = tuple(known for known in self.collectors if known is not collector)
 
 
 _ROUTER = _Router()
@@ -110,6 +112,17 @@ def activated(instrumentors: Sequence[Instrumentor], provider: TracerProvider, s
     return active
 
 
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+
+
+def _root_unseen(tracer: Tracer) -> bool:
+    """Whether a root span the tracer ended would reach ragbench's processor alone, and sampling it would change
+    nothing: the provider's processors are ragbench's only (where the SDK's list of them cannot be read, it is taken
+    as seen) and its sampler is the default, which samples a span whose parent is sampled."""
+    processors = getattr(tracer.span_processor, "_span_processors", None)
+    return tracer.sampler is DEFAULT_ON and isinstance(processors, tuple) and processors == (_ROUTER,)
+
+
 class InProcessCapture:
     """One run's capture of the spans made in this process: open while the run's examples run (`close` ends it)."""
 
@@ -124,12 +137,24 @@ class InProcessCapture:
     def example(self, example_id: str, task: str) -> Iterator[ExampleSpans]:
         """The root span of one call of the application, current in the OpenTelemetry context while the block runs
         (a sync call run in a thread takes the context with it: ragbench._apps.calls); the spans of its trace
-        join the returned `ExampleSpans` until the collector's `take`."""
-        root = self._tracer.start_span(
-            "ragbench example",
-            context=otel_context.Context(),  # a trace of its own, whatever span the caller is in
-            attributes={"ragbench.example.id": example_id, "ragbench.task": task},
-        )
+        join the returned `ExampleSpans` until the collector's `take`.
+
+        Where ragbench's processor is the provider's only one and its sampler the default (every span sampled), no
+        one would see the root span ended: it is a span context of ids the provider's generator makes, sampled, and
+        not recorded (the application's spans hang from it as from a recorded one, and are sampled as they were).
+        Otherwise it is a span of the provider's, which its exporters see with the application's."""
+        tracer = self._tracer
+        if isinstance(tracer, Tracer) and _root_unseen(tracer):
+            ids = tracer.id_generator
+            root: trace.Span = NonRecordingSpan(
+                SpanContext(ids.generate_trace_id(), ids.generate_span_id(), is_remote=False, trace_flags=_SAMPLED)
+            )
+        else:
+            root = tracer.start_span(
+                "ragbench example",
+                context=otel_context.Context(),  # a trace of its own, whatever span the caller is in
+                attributes={"ragbench.example.id": example_id, "ragbench.task": task},
+            )
         span_context = root.get_span_context()
         spans = self.collector.open(hex_id(span_context.trace_id, 32), hex_id(span_context.span_id, 16))
         token = otel_context.attach(trace.set_span_in_context(root))

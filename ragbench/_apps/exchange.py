@@ -60,15 +60,14 @@ class AppRequest:
 
     def fields(self) -> dict[str, object]:
         """The request's fields by name, fresh copies (what a Python application's parameters are given by)."""
-        return {
-            "id": self.id,
-            "question": self.question,
-            "history": copy.deepcopy(self.history),
-            "images": list(self.images),
-            "meta": copy.deepcopy(self.meta),
-            "extras": copy.deepcopy(self.extras),
-            "task": self.task,
-        }
+        return {name: self.field(name) for name in ("id", "question", "history", "images", "meta", "extras", "task")}
+
+    def field(self, name: str) -> object:
+        """One of `fields()`, a fresh copy made of it alone."""
+        if name == "images":
+            return list(self.images)
+        value = getattr(self, name)
+        return copy.deepcopy(value) if name in ("history", "meta", "extras") else value
 
 
 @dataclass(frozen=True)
@@ -123,10 +122,23 @@ class _Shown(reprlib.Repr):
             return ""
         self.parts += 1
         made = self.parts
-        text = super().repr1(x, level)
+        method = _REPR_OF.get(type(x))  # reprlib's own method for the type, found with no lookup by its name
+        text = method(self, x, level) if method is not None else super().repr1(x, level)
         if self.parts == made:  # nothing inside it was shown part by part: a part as it is written
             self.left -= len("".join(text.split()))
         return text
+
+
+_REPR_OF: dict[type, Any] = {  # as `reprlib.Repr.repr1` finds them by the type's name (`repr_instance`: none named)
+    str: reprlib.Repr.repr_str,
+    dict: reprlib.Repr.repr_dict,
+    list: reprlib.Repr.repr_list,
+    tuple: reprlib.Repr.repr_tuple,
+    int: reprlib.Repr.repr_int,
+    float: reprlib.Repr.repr_instance,
+    bool: reprlib.Repr.repr_instance,
+    type(None): reprlib.Repr.repr_instance,
+}
 
 
 def passage_of(item: object, where: str) -> Document:

@@ -120,7 +120,7 @@ def request_value(request: AppRequest, field: str) -> Any:
     question as chat messages."""
     if field == "messages":
         return request.messages()
-    return request.fields()[field]
+    return request.field(field)
 
 
 def value_at(value: object, path: str) -> Any:

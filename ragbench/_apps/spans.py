@@ -12,6 +12,7 @@ import base64
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .._values.json_values import JsonObject, JsonValue
@@ -118,8 +119,11 @@ class Span:
         )
 
 
+_HEX = {32: "032x", 16: "016x"}  # a trace id's format, a span id's
+
+
 def hex_id(value: int, digits: int) -> str:
-    return f"{value:0{digits}x}"
+    return format(value, _HEX.get(digits) or f"0{digits}x")
 
 
 def from_readable(span: ReadableSpan) -> Span:
@@ -141,7 +145,7 @@ def from_readable(span: ReadableSpan) -> Span:
         status_message=status.description or "",
         attributes={  # a text or a whole number (most are) as it is, with no call
             key: value if isinstance(value, (str, int)) else json_attribute(value)
-            for key, value in (span.attributes or {}).items()
+            for key, value in _plain(span.attributes).items()
         },
         events=[
             {
@@ -153,3 +157,13 @@ def from_readable(span: ReadableSpan) -> Span:
         ],
         service=service if isinstance(service, str) else None,
     )
+
+
+def _plain(attributes: Mapping[str, object] | None) -> dict[str, object]:
+    """A span's attributes as a dict: the SDK's read-only view of them copied as its dict is (a `dict()` of the view
+    reads them one key at a time, each through the SDK's mapping)."""
+    if isinstance(attributes, MappingProxyType):
+        copied = attributes.copy()
+        if isinstance(copied, dict):
+            return copied
+    return dict(attributes or {})

@@ -47,8 +47,10 @@ def record_digest(example: Any) -> str:
 
 
 def _digested(example: Any) -> str:
+    parts: list[bytes] = []
+    _feed(parts, {name: value for name, value in _fields(example).items() if name != "index"})
     digest = hashlib.sha256()
-    _feed(digest, {name: value for name, value in _fields(example).items() if name != "index"})
+    digest.update(b"".join(parts))  # as fed part by part: sha256 reads one stream
     return digest.hexdigest()
 
 
@@ -60,30 +62,38 @@ def _fields(value: Any) -> dict[str, object]:
     }
 
 
-def _feed(digest: Any, value: Any) -> None:
-    """`value` into `digest`, each kind tagged and each string length-prefixed (no two values feed alike)."""
+_LITERALS = {None: b"s4:null", True: b"s4:true", False: b"s5:false"}  # json.dumps's text, as `_feed` tags it
+
+
+def _feed(parts: list[bytes], value: Any) -> None:
+    """`value` into `parts` (the bytes digested, in order), each kind tagged and each string length-prefixed (no two
+    values feed alike)."""
+    kind = type(value)
     if isinstance(value, str):
         data = value.encode("utf-8", "surrogatepass")
-        digest.update(b"s%d:" % len(data))
-        digest.update(data)
+        parts.append(b"s%d:" % len(data))
+        parts.append(data)
+    elif kind is int or value is None or kind is bool:  # json.dumps's text of them, made with no call of it
+        parts.append(b"j")
+        parts.append(_LITERALS[value] if kind is not int else b"s%d:%d" % (len(str(value)), value))
     elif isinstance(value, dict):
-        digest.update(b"d%d:" % len(value))
+        parts.append(b"d%d:" % len(value))
         for key in sorted(value, key=str):
-            _feed(digest, str(key))
-            _feed(digest, value[key])
+            _feed(parts, str(key))
+            _feed(parts, value[key])
     elif isinstance(value, (list, tuple, History)):  # a History as the list of its turns
-        digest.update(b"l%d:" % len(value))
+        parts.append(b"l%d:" % len(value))
         for item in value:
-            _feed(digest, item)
+            _feed(parts, item)
     elif isinstance(value, Image):
-        digest.update(b"i")
-        _feed(digest, value.digest)
+        parts.append(b"i")
+        _feed(parts, value.digest)
     elif is_dataclass(value) and not isinstance(value, type):
-        digest.update(b"o")
-        _feed(digest, _fields(value))
+        parts.append(b"o")
+        _feed(parts, _fields(value))
     else:  # numbers, booleans, None; anything else by its text
-        digest.update(b"j")
-        _feed(digest, json.dumps(value, default=str))
+        parts.append(b"j")
+        _feed(parts, json.dumps(value, default=str))
 
 
 def data_sha256(samples: list[dict[str, Any]]) -> str:

@@ -1,6 +1,7 @@
 """The OTLP/HTTP receiver a run starts for an application over HTTP: a real server on 127.0.0.1 that takes the
 OpenTelemetry SDK's own exporter's exports (protobuf, gzip-compressed or not) and OTLP/JSON, joins each span to its
-example by trace id, and refuses what is not OTLP with a 400 saying why - counted, never a crash."""
+example by trace id, and refuses what is not OTLP with a 400 saying why - counted, never a crash. In process, the root
+span an example's spans join it by."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from urllib.request import Request, urlopen
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
@@ -18,6 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
+from ragbench._apps import capture
 from ragbench._apps.collector import SpanCollector, new_trace_ids
 from ragbench._apps.otlp import Export, MalformedOtlp, parse_export
 from ragbench._apps.receiver import OtlpReceiver
@@ -147,3 +150,39 @@ def test_any_otlp_json_shape_is_spans_or_one_line_saying_why(spans):
         assert "\n" not in str(exc)
     else:
         assert all(len(span.trace_id) == 32 and len(span.span_id) == 16 for span in export.spans)
+
+
+def test_an_in_process_root_no_one_sees_is_ids_alone_and_one_an_exporter_sees_is_a_span(monkeypatch):
+    """In process, an example's spans hang from a root of ragbench's. Where ragbench's processor is the provider's
+    only one, the root is its ids alone (an SDK span would be made and ended for no one); where an exporter is on the
+    provider, it is a span the exporter sees, naming the example. The application's spans join their example alike."""
+    provider = TracerProvider()
+    provider.add_span_processor(capture._ROUTER)
+    monkeypatch.setattr(capture, "tracer_provider", lambda: provider)
+    made = capture.InProcessCapture()
+    try:
+
+        def ask(example_id: str) -> tuple[bool, str, str, list]:
+            with made.example(example_id, "varn_qa") as spans:
+                recording = trace.get_current_span().is_recording()
+                with provider.get_tracer("app").start_as_current_span("rag"):
+                    with provider.get_tracer("app").start_as_current_span("search"):
+                        pass
+            return recording, spans.trace_id, spans.root, made.collector.take(spans)
+
+        recording, trace_id, root, spans = ask("q1")
+        assert not recording  # ids alone
+        assert [span.name for span in spans] == ["search", "rag"]
+        assert {span.trace_id for span in spans} == {trace_id} and spans[1].parent_id == root
+        exported = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exported))
+        recording, trace_id, root, spans = ask("q2")
+        assert recording
+        assert [span.name for span in spans] == ["search", "rag"]
+        assert {span.trace_id for span in spans} == {trace_id} and spans[1].parent_id == root
+        (seen,) = [span for span in exported.get_finished_spans() if span.name == "ragbench example"]
+        assert f"{seen.context.span_id:016x}" == root and f"{seen.context.trace_id:032x}" == trace_id
+        assert dict(seen.attributes or {}) == {"ragbench.example.id": "q2", "ragbench.task": "varn_qa"}
+        assert made.collector.report()["joined"] == 4 and made.collector.report()["unjoined"] == 0
+    finally:
+        made.close()

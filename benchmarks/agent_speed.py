@@ -167,6 +167,8 @@ def measured_at(work: Path, concurrency: int, args: argparse.Namespace, server: 
         name = f"c{concurrency}_{repeat}"
         run, samples = ragbench_run(work, f"ragbench_{name}", count, concurrency, server)
         ours.append(run)
+        if not (work / "hits.json").is_file():  # --quick: no warm run came first (its one count is this run's)
+            (work / "hits.json").write_text(json.dumps(hits_of(samples)), encoding="utf-8")
         if args.checkout is not None:
             theirs.append(client_run(work, f"client_{name}", count, concurrency, args, server))
             agreed.append(same_answers(samples, work / f"client_{name}"))
@@ -175,7 +177,9 @@ def measured_at(work: Path, concurrency: int, args: argparse.Namespace, server: 
 
 def warmed(work: Path, args: argparse.Namespace, server: FakeAgentServer) -> None:
     """Each side run once untimed (imports, the BM25 index); the client's searcher gets ragbench's hits for every
-    question any timed run asks."""
+    question any timed run asks. --quick: none (its figures are not kept; the timed run writes the hits)."""
+    if args.quick:
+        return
     count = max(max(args.min_queries, args.queries_per_slot * c) for c in args.concurrency)
     _, samples = ragbench_run(work, "warm_ragbench", count, max(args.concurrency), server)
     (work / "hits.json").write_text(json.dumps(hits_of(samples)), encoding="utf-8")

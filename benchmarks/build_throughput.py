@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 import psutil
 from build_projection import QUICK_TERMS, projection_report
-from sharded_search import machine, write_corpus
+from sharded_search import QUICK_HEAD, machine, write_corpus
 
 MB = 1 << 20
 NODES = 3
@@ -172,12 +172,12 @@ def pyserini_build(python: str, folder: Path, out: Path, threads: int, options: 
     return got
 
 
-def start_cluster(nodes: int, cpus: int = 1) -> Any:
+def start_cluster(nodes: int, cpus: int = 1, quick: bool = False) -> Any:
     """A head of 0 CPUs (the driver's node) and `nodes` nodes of `cpus` CPUs, all on this machine; with no nodes
-    (--quick: one node fewer to start), the head alone with the `cpus`."""
+    (--quick: one node fewer to start), the head alone with the `cpus`; `quick`: the head `QUICK_HEAD`."""
     from ray.cluster_utils import Cluster
 
-    head = {"num_cpus": 0 if nodes else cpus, "include_dashboard": False}
+    head = {"num_cpus": 0 if nodes else cpus, "include_dashboard": False, **(QUICK_HEAD if quick else {})}
     cluster = Cluster(initialize_head=True, head_node_args=head)
     for _ in range(nodes):
         cluster.add_node(num_cpus=cpus)
@@ -254,7 +254,8 @@ def main() -> None:
     elif not args.pyserini_python:
         print("pyserini: skipped: no --pyserini-python (an interpreter with pyserini installed)")
     print(f"machine: {machine()}; load average {load()}")
-    cluster = start_cluster(0 if args.quick else min(NODES, max(args.workers))) if args.workers else None
+    nodes = 0 if args.quick else min(NODES, max(args.workers, default=0))
+    cluster = start_cluster(nodes, quick=args.quick) if args.workers else None
     found = json.loads(args.json_out.read_text()) if args.json_out and args.json_out.is_file() else {}
     found.setdefault("machine", machine())
     try:

@@ -73,7 +73,7 @@ def main() -> None:
     passages, layouts = (5000, QUICK_LAYOUTS) if args.quick else (args.passages, LAYOUTS)
 
     print(f"machine: {machine()}", flush=True)
-    with local_cluster(*((1, QUICK_CPUS) if args.quick else (NODES, 1))), tempfile.TemporaryDirectory() as tmp:
+    with local_cluster(*((1, QUICK_CPUS, True) if args.quick else (NODES, 1))), tempfile.TemporaryDirectory() as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         print("\n".join(measure(args.kind, work, passages, layouts)), flush=True)

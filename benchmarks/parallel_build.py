@@ -14,6 +14,7 @@ manifest's clock fields aside), and the load average.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -59,32 +60,37 @@ def main() -> None:
         args.passages, args.chunk_size, args.kinds = 2000, 500, "bm25"
     unequal = []
     import ray
+    from sharded_search import local_cluster
 
-    ray.init(address="local", include_dashboard=False, log_to_driver=False, num_cpus=2)
-    registry = installed_registry()
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = write_corpus(Path(tmp) / "corpus.jsonl", args.passages)
-        print(f"{args.passages} passages, blocks of {args.chunk_size}; {os.cpu_count()} CPUs")
-        for kind in args.kinds.split(","):
-            build = {"chunk_size": args.chunk_size, "progress": False}
-            started = time.perf_counter()
-            build_index(corpus, Path(tmp) / f"{kind}-1p", kind, {}, registry=registry, **build)
-            timings = {"one process": time.perf_counter() - started}
-            for workers in (1, 2):
+    with contextlib.ExitStack() as ray_started:
+        if args.quick:  # the same one node of 2 CPUs, its head without the monitors (sharded_search.QUICK_HEAD)
+            ray_started.enter_context(local_cluster(1, 2, quick=True))
+        else:
+            ray.init(address="local", include_dashboard=False, log_to_driver=False, num_cpus=2)
+            ray_started.callback(ray.shutdown)
+        registry = installed_registry()
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = write_corpus(Path(tmp) / "corpus.jsonl", args.passages)
+            print(f"{args.passages} passages, blocks of {args.chunk_size}; {os.cpu_count()} CPUs")
+            for kind in args.kinds.split(","):
+                build = {"chunk_size": args.chunk_size, "progress": False}
                 started = time.perf_counter()
-                build_parallel(
-                    corpus, Path(tmp) / f"{kind}-{workers}w", kind, {}, ray_address=None, workers=workers,
-                    shards=None, registry=registry, **build,
-                )  # fmt: skip
-                timings[f"--ray --workers {workers}"] = time.perf_counter() - started
-            reference = files(Path(tmp) / f"{kind}-1p")
-            equal = all(files(Path(tmp) / f"{kind}-{w}w") == reference for w in (1, 2))
-            for label, seconds in timings.items():
-                speedup = timings["one process"] / seconds
-                print(f"{kind:12s} {label:20s} {seconds:7.1f} s  x{speedup:.2f}")
-            print(f"{kind:12s} files equal to the one-process build: {equal}; load average {os.getloadavg()}")
-            unequal += [] if equal else [kind]
-    ray.shutdown()
+                build_index(corpus, Path(tmp) / f"{kind}-1p", kind, {}, registry=registry, **build)
+                timings = {"one process": time.perf_counter() - started}
+                for workers in (1, 2):
+                    started = time.perf_counter()
+                    build_parallel(
+                        corpus, Path(tmp) / f"{kind}-{workers}w", kind, {}, ray_address=None, workers=workers,
+                        shards=None, registry=registry, **build,
+                    )  # fmt: skip
+                    timings[f"--ray --workers {workers}"] = time.perf_counter() - started
+                reference = files(Path(tmp) / f"{kind}-1p")
+                equal = all(files(Path(tmp) / f"{kind}-{w}w") == reference for w in (1, 2))
+                for label, seconds in timings.items():
+                    speedup = timings["one process"] / seconds
+                    print(f"{kind:12s} {label:20s} {seconds:7.1f} s  x{speedup:.2f}")
+                print(f"{kind:12s} files equal to the one-process build: {equal}; load average {os.getloadavg()}")
+                unequal += [] if equal else [kind]
     if unequal:
         raise SystemExit(f"parallel_build: the --ray build of {', '.join(unequal)} differs from the one-process build")
 

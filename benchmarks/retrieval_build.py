@@ -113,13 +113,15 @@ def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) 
     }
 
 
-def child_dense_build_then_queries(corpus: str, out: str, chunk_size: int, batch: int, rounds: int) -> dict:
-    """--quick's dense side in one process: the build, then `child_queries` (numpy) over what it built, so that
-    sentence-transformers is imported once (~15 s of CPU a process); the build's peak is taken before the
-    queries, the search's is the process's (the build's included)."""
-    build = child_streaming(corpus, out, "dense", chunk_size, json.dumps({"model": "embedded"}))
+def child_build_then_queries(corpus: str, out: str, kind: str, chunk_size: int, batch: int, rounds: int) -> dict:
+    """--quick's side of `kind` (bm25, dense) in one process: the streaming build, then `child_queries` (dense:
+    numpy) over what it built, so that its libraries are imported once (sentence-transformers: ~15 s of CPU a
+    process); the build's peak is taken before the queries, the search's is the process's (the build's
+    included)."""
+    dense = kind == "dense"
+    build = child_streaming(corpus, out, kind, chunk_size, json.dumps({"model": "embedded"} if dense else {}))
     build["peak_rss_mb"] = peak_rss_mb()
-    search = child_queries(out, "dense", batch, rounds, "numpy")
+    search = child_queries(out, kind, batch, rounds, "numpy" if dense else "-")
     search["peak_rss_mb"] = peak_rss_mb()
     return {"build": build, "search": search}
 
@@ -150,8 +152,8 @@ def main() -> None:
         "--quick",
         action="store_true",
         help="a small run for CI (200 passages in chunks of 100, 8 dense, batches of 4 queries, once; dense search "
-        "with the numpy backend alone: faiss's is the same child on another backend; the dense build and its "
-        "search in one child, its peak RSS the search's: sentence-transformers imported once; no builds of the "
+        "with the numpy backend alone: faiss's is the same child on another backend; each of the bm25 and the "
+        "dense build and its search in one child, its peak RSS the search's: the libraries imported once; no builds of the "
         "corpus twice as large: the same children on a larger file)",
     )
     args = parser.parse_args()
@@ -164,8 +166,8 @@ def main() -> None:
             result = child_streaming(rest[0], rest[1], rest[2], int(rest[3]), rest[4])
         elif name == "bm25s":
             result = child_bm25s_in_memory(*rest)
-        elif name == "dense-build-then-queries":
-            result = child_dense_build_then_queries(rest[0], rest[1], int(rest[2]), int(rest[3]), int(rest[4]))
+        elif name == "build-then-queries":
+            result = child_build_then_queries(rest[0], rest[1], rest[2], int(rest[3]), int(rest[4]), int(rest[5]))
         else:
             result = child_queries(rest[0], rest[1], int(rest[2]), int(rest[3]), rest[4])
         result["peak_rss_mb"] = peak_rss_mb()
@@ -184,19 +186,16 @@ def main() -> None:
             f"corpus: {args.passages} passages x 100 words, {mb:.0f} MB TSV"
             f"{'' if args.quick else ' (and one twice as large)'}; dense: {args.dense_passages} passages"
         )
+        sizes = (str(args.chunk_size), str(args.query_batch), str(args.query_rounds))
+        quick_bm25 = args.quick and run_child("build-then-queries", str(corpus), str(tmp / "bm25"), "bm25", *sizes)
         builds = {
-            "bm25 streaming": run_child(
-                "streaming", str(corpus), str(tmp / "bm25"), "bm25", str(args.chunk_size), "{}"
-            ),
+            "bm25 streaming": quick_bm25["build"]
+            if quick_bm25
+            else run_child("streaming", str(corpus), str(tmp / "bm25"), "bm25", str(args.chunk_size), "{}"),
             "bm25s in memory": run_child("bm25s", str(corpus), str(tmp / "bm25s")),
         }
         quick_dense = args.quick and run_child(
-            "dense-build-then-queries",
-            str(dense_corpus),
-            str(tmp / "dense"),
-            str(args.chunk_size),
-            str(args.query_batch),
-            str(args.query_rounds),
+            "build-then-queries", str(dense_corpus), str(tmp / "dense"), "dense", *sizes
         )
         builds["dense streaming (MiniLM)"] = (
             quick_dense["build"]
@@ -239,7 +238,9 @@ def main() -> None:
             )
 
         searches = {
-            "bm25": run_child("queries", str(tmp / "bm25"), "bm25", str(args.query_batch), str(args.query_rounds), "-"),
+            "bm25": quick_bm25["search"]
+            if quick_bm25
+            else run_child("queries", str(tmp / "bm25"), "bm25", str(args.query_batch), str(args.query_rounds), "-"),
             **(
                 {"dense numpy": quick_dense["search"]}
                 if quick_dense

@@ -125,7 +125,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     passages, workers = (2_000, 2) if args.quick else (args.passages, 3)
-    cluster = start_cluster(0, cpus=workers) if args.quick else start_cluster(workers)
+    cluster = start_cluster(0, cpus=workers, quick=True) if args.quick else start_cluster(workers)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = args.work_dir or Path(tmp)

@@ -295,14 +295,19 @@ def report(name: str, r: dict, passages: int, shards: int) -> str:
     )
 
 
+# --quick: a Ray head without the autoscaler's monitor and the log monitor, two Python processes a run of seconds
+# has no use for (a third of a bare Ray start's CPU seconds); the full mode's cluster is as it was measured with
+QUICK_HEAD = {"no_monitor": True, "include_log_monitor": False}
+
+
 @contextmanager
-def local_cluster(nodes: int, cpus: int = 1) -> Iterator[None]:
+def local_cluster(nodes: int, cpus: int = 1, quick: bool = False) -> Iterator[None]:
     """A local Ray cluster of `nodes` nodes of `cpus` CPUs (ray.cluster_utils), joined by this process while it
-    lasts."""
+    lasts; `quick`: its head `QUICK_HEAD`."""
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus, **(QUICK_HEAD if quick else {})})
     for _ in range(nodes - 1):
         cluster.add_node(num_cpus=cpus)
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
@@ -339,7 +344,7 @@ def main() -> None:
         earlier = json.loads(args.json_out.read_text())
         if all(earlier.get(key) == figures[key] for key in ("passages", "shards", "dim")):
             figures["kinds"] = earlier["kinds"]
-    with local_cluster(*((1, shards) if args.quick else (shards, 1))), tempfile.TemporaryDirectory() as tmp:
+    with local_cluster(*((1, shards, True) if args.quick else (shards, 1))), tempfile.TemporaryDirectory() as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         for name in kinds:

@@ -92,7 +92,7 @@ def main() -> None:
         cluster = None
         try:
             url = upload(corpus)
-            cluster = start_cluster(0, cpus=args.shards) if args.quick else start_cluster(args.shards)
+            cluster = start_cluster(0, cpus=args.shards, quick=True) if args.quick else start_cluster(args.shards)
             figures = {}
             for label in sources:
                 source, ray = {"one": (str(corpus), None), "local": (str(corpus), cluster.address)}.get(

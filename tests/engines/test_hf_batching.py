@@ -1,9 +1,10 @@
 """The hf engine's batch size on a GPU (batch_size=auto: halve on out-of-memory, cache on disk) and
 the split of a batch that runs out of memory at run time, with a fake out-of-memory error (no GPU
-here); the last test runs the embedded SmolLM2."""
+here), run on a tiny random model of the embedded SmolLM2's architecture; the last test loads the embedded SmolLM2."""
 
 from __future__ import annotations
 
+import copy
 import json
 from types import SimpleNamespace
 
@@ -16,6 +17,21 @@ from ragbench._engines.hf import batching as hf_batching
 from ragbench.api import ConfigError
 
 pytestmark = needs("torch")  # imported by the tests that use it, not while collecting
+
+
+@pytest.fixture(scope="module")
+def tiny_engine(tmp_path_factory):
+    """The engine on a tiny random model of the embedded SmolLM2's architecture and tokenizer
+    (support/tiny_models.py), loaded once for the module's tests of how batches are cut (each takes a copy: the
+    settings are its own); the promise is the cutting and the order, not the text."""
+    pytest.importorskip("transformers")
+    from ragbench._engines.hf.engine import HFEngine
+    from ragbench.testing import embedded_model
+    from support.tiny_models import tiny_llama_like
+
+    engine = HFEngine(str(tiny_llama_like(embedded_model(), tmp_path_factory.mktemp("tiny"))), batch_size=8)
+    yield engine
+    engine.close()
 
 
 def oom() -> Exception:
@@ -115,12 +131,10 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
 
 
 @pytest.mark.model
-def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(monkeypatch):
-    pytest.importorskip("transformers")
-    from ragbench._engines.hf.engine import HFEngine
+def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(tiny_engine, monkeypatch):
     from ragbench.api.engines import Request, Sampling
 
-    engine = HFEngine("embedded", batch_size=8)
+    engine = copy.copy(tiny_engine)  # batch_size=8, the default prefix cache
     requests = [Request(prompt=f"Count to {i}:", sampling=Sampling(max_tokens=4)) for i in range(6)]
     whole = engine.generate(requests)
     run, sizes = engine._run, []
@@ -165,12 +179,11 @@ def test_token_bounded_cuts_cover_every_request_in_order_within_both_limits_and_
 
 
 @pytest.mark.model
-def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_whole(monkeypatch):
-    pytest.importorskip("transformers")
-    from ragbench._engines.hf.engine import HFEngine
+def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_whole(tiny_engine, monkeypatch):
     from ragbench.api.engines import Request, Sampling
 
-    engine = HFEngine("embedded", batch_size=8, prefix_cache_mb=0)  # the padded-token bound's path
+    engine = copy.copy(tiny_engine)
+    engine.prefix_cache = None  # as prefix_cache_mb=0: the padded-token bound's path
     assert engine.max_batch_tokens == hf_batching.CPU_BATCH_TOKENS
     requests = [Request(prompt="Count: " + "one two " * (3 * i), sampling=Sampling(max_tokens=4)) for i in range(6)]
     whole = engine.generate(requests)

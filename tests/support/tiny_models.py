@@ -102,3 +102,30 @@ def tiny_bert(folder: Path) -> Path:
         )
     ).save_pretrained(folder)
     return folder
+
+
+def tiny_llama_like(like: Path, folder: Path) -> Path:
+    """A random model of the architecture of the model folder `like` (the embedded SmolLM2: Llama, rotary positions,
+    grouped-query attention, tied embeddings) over its tokenizer, at a tiny size (2 layers, hidden 64, 4 query and
+    2 key/value heads): for tests of the hf engine's mechanics (batches, the prefix cache, seeded rows) whose promise
+    is not the trained model's text. Its weights are drawn 10x wider than the config's default, so that the next
+    token's logits are far apart and a float-rounding difference of the order of batch mates (~1e-6 here) cannot
+    change a greedy pick."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    AutoTokenizer.from_pretrained(like).save_pretrained(folder)
+    config = AutoConfig.from_pretrained(like)
+    for name, value in {
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "initializer_range": 0.2,
+    }.items():
+        setattr(config, name, value)
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    return folder

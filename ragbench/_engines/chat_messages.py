@@ -2,10 +2,10 @@
 form: the edge where a typed turn (ragbench._values.chat_turns) becomes a request body, each image once.
 
 `chat_messages(request)` gives OpenAI's form of each turn (read from the turn's fields: never the record's, whose
-images are digests), and, where the turn sends images, `parts`: its texts and `Image`s in order, which an engine writes in its
-own API's form with `content_of` and one of the part writers below (`openai_image_part`, `responses_image_part`,
-`anthropic_image_part`, `gemini_image_part`; `text_part`). A prompt request's images come before its prompt in its
-one turn. A third party's engine imports these from `ragbench.api.engines`."""
+images are digests), and, where the turn sends images, `parts`: its texts and `Image`s in order, which an engine
+writes in its own API's form with `content_of` and one of the part writers below (`openai_image_part`,
+`responses_image_part`, `anthropic_image_part`, `gemini_image_part`; `text_part`). A prompt request's images come
+before its prompt in its one turn. A third party's engine imports these from `ragbench.api.engines`."""
 
 from __future__ import annotations
 

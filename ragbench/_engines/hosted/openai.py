@@ -238,7 +238,7 @@ class OpenAIEngine(StainlessEngine):
             args["response_format"] = {"type": "json_schema", "json_schema": json.loads(sampling.json_schema)}
         return chat, args | extras
 
-    def _extras(self, sampling: Sampling, messages: bool) -> dict[str, Any]:
+    def _extras(self, sampling: Sampling, messages: bool) -> dict[str, object]:
         """The extra body fields (the --model-arg values) and headers every request carries, the last arguments;
         `messages`: the request is sent as chat messages."""
         extra = sampling.penalties(CUTOFFS) | dict(self.extra_body)  # vLLM's top_k, min_p: extra fields
@@ -246,7 +246,7 @@ class OpenAIEngine(StainlessEngine):
             extra["skip_special_tokens"] = False
         if sampling.enable_thinking is not None and messages:  # a --model-arg one wins, as above
             extra.setdefault("chat_template_kwargs", {"enable_thinking": sampling.enable_thinking})
-        out: dict[str, Any] = {"extra_body": extra} if extra else {}
+        out: dict[str, object] = {"extra_body": extra} if extra else {}
         if not os.environ.get(self.api_key_env):
             out["extra_headers"] = no_auth_header
         return out

@@ -24,6 +24,11 @@ What counts, strictly:
 - the module sequence is those calls' modules in order, a run of calls in one module one entry; a module is
   entered again when a call lands in it after a call in another module. A return is no entry, but a module that
   calls another and, after the return, one of its own functions on the picture, is entered twice.
+
+The default agent's walk enters 11 modules once each. With `--agent closed` the image module is entered a second
+time by the agent's own step: CRAG-MM's API agents send the picture saved anew as a JPEG
+(tasks/crag_mm/agent_formats.py), a new image made from the row's and read as every image is (`Image.of`).
+tests/project/test_image_walk.py holds both.
 """
 
 from __future__ import annotations

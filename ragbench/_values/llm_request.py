@@ -165,7 +165,7 @@ class Request:
         return replace(self, sampling=replace(self.sampling, **changes))
 
 
-class _Shown(str):
+class _ImageKey(str):
     """A text that is its own repr: an image's `key` in a cache key's payload, where the image's repr stood."""
 
     __slots__ = ()
@@ -173,4 +173,4 @@ class _Shown(str):
 
 
 def _keyed(part: object) -> object:
-    return _Shown(part.key) if isinstance(part, Image) else part
+    return _ImageKey(part.key) if isinstance(part, Image) else part

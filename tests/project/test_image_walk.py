@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import io
 from pathlib import Path
 from types import ModuleType
 
 from ragbench.api import Image, user_turn
 from ragbench.api.engines import Request
-from support.crag_mm_helpers import png
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = "ragbench/_values/images.py"
@@ -44,7 +44,11 @@ def test_the_api_agents_walk_enters_the_image_module_again_only_to_make_their_jp
 
 
 def test_the_walk_counts_a_call_back_into_a_module_by_a_method_or_a_repr():
-    picture = Image.of(png((1, 2, 3)))
+    from PIL import Image as PILImage
+
+    png = io.BytesIO()
+    PILImage.new("RGB", (4, 3), (1, 2, 3)).save(png, format="PNG")
+    picture = Image.of(png.getvalue())
     turn = user_turn("What?", [picture])
 
     def steps() -> None:

@@ -188,7 +188,7 @@ class LLM(CeilingHeld):
         return await self.send(Request.ensemble_of(inputs, weights, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:
-        if not getattr(self.engine, "takes_images", False) and request.sent_images():
+        if not getattr(self.engine, "takes_images", False) and request.sent_images:
             raise RequestError(f"the {self.engine.kind} engine sends no images (`Engine.takes_images`)")
         if self.ceiling is not None:  # a call past the example's ceiling is neither sent nor traced
             self.ceiling.take_step(request.text_length())

@@ -1,15 +1,16 @@
 """The turns of a chat request as every engine reads them, and the helpers that write a turn's parts in a vendor's
 form: the edge where a typed turn (ragbench._values.chat_turns) becomes a request body, each image once.
 
-`chat_messages(request)` gives OpenAI's form of each turn (`Message.text_form`: never the record's, whose images are
-digests), and, where the turn sends images, `parts`: its texts and `Image`s in order, which an engine writes in its
-own API's form with `content_of` and one of the part writers below (`openai_image_part`, `responses_image_part`,
-`anthropic_image_part`, `gemini_image_part`; `text_part`). A prompt request's images come before its prompt in its
-one turn. A third party's engine imports these from `ragbench.api.engines`."""
+`chat_messages(request)` gives OpenAI's form of each turn (read from the turn's fields: never the record's, whose
+images are digests), and, where the turn sends images, `parts`: its texts and `Image`s in order, which an engine
+writes in its own API's form with `content_of` and one of the part writers below (`openai_image_part`,
+`responses_image_part`, `anthropic_image_part`, `gemini_image_part`; `text_part`). A prompt request's images come
+before its prompt in its one turn. A third party's engine imports these from `ragbench.api.engines`."""
 
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
 from typing import Any, TypedDict, cast
 
@@ -38,7 +39,7 @@ class _Turn(TypedDict):
 
 
 class ChatMessage(_Turn, total=False):
-    """One turn (`Message.text_form`): an assistant's tool calls, the call a tool turn answers, the output items of
+    """One turn (`chat_messages`): an assistant's tool calls, the call a tool turn answers, the output items of
     a Responses-API answer (sent back by an engine speaking that API), the parts of a turn that sends images."""
 
     tool_calls: list[ToolCallForm]
@@ -58,9 +59,18 @@ def chat_messages(request: Request) -> list[ChatMessage]:
 
 
 def _sent(turn: Turn) -> ChatMessage:
+    """OpenAI's form of the turn, read from its fields (never the record's, whose images are digests): its text (a
+    server's list of parts where it holds one), its tool calls, the call it answers, its output items, its parts."""
     if not isinstance(turn, Message):
         return {"role": turn[0], "content": turn[1]}
-    out = cast(ChatMessage, turn.text_form())  # Message.text_form writes this shape
+    content = turn.content if turn.content_parts is None else json.loads(turn.content_parts)
+    out: ChatMessage = {"role": turn.role, "content": content}
+    if turn.tool_calls:
+        out["tool_calls"] = [cast(ToolCallForm, call.to_dict()) for call in turn.tool_calls]
+    if turn.tool_call_id is not None:
+        out["tool_call_id"] = turn.tool_call_id
+    if turn.items is not None:
+        out["items"] = json.loads(turn.items)
     if turn.parts:
         out["parts"] = list(turn.parts)
     return out

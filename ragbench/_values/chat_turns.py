@@ -37,7 +37,11 @@ class Message:
     server wrote may hold its output `items` (JSON text of the list, reasoning items included): sent back as they are
     by an engine speaking that API, left out by the others. A turn whose content is a list of content parts without
     an image (an earlier reply of a server that answered so, sent back as instructor sends it) holds their JSON text
-    in `content_parts`, sent as that list in place of `content`."""
+    in `content_parts`, sent as that list in place of `content`.
+
+    What the later steps read of a turn is computed once, when it is made, as plain fields: a turn of parts has
+    their texts as its `content`, `images` are its images in order, and `pair` is its (role, content) where it is no
+    more than that (the form a request holds it in). A request and an engine read them without calling back here."""
 
     role: str
     content: str | None
@@ -47,28 +51,28 @@ class Message:
     content_parts: str | None = None
     # out of the repr, so that a turn without images keeps its cache key; `Request.cache_key` adds them
     parts: tuple[Part, ...] = field(default=(), repr=False)
+    images: tuple[Image, ...] = field(init=False, repr=False, compare=False)  # the images it sends, in order
+    pair: tuple[str, str] | None = field(init=False, repr=False, compare=False)
 
-    @property
-    def images(self) -> tuple[Image, ...]:
-        """The images the turn sends, in order."""
-        return tuple(part for part in self.parts if isinstance(part, Image))
+    def __post_init__(self) -> None:
+        if self.parts:
+            object.__setattr__(self, "content", parts_text(self.parts))
+        object.__setattr__(self, "images", tuple(part for part in self.parts if isinstance(part, Image)))
+        more = self.tool_calls or self.parts or (self.tool_call_id, self.items, self.content_parts) != (None,) * 3
+        plain = self.content is not None and not more
+        object.__setattr__(self, "pair", (self.role, self.content) if plain else None)
 
     def to_dict(self) -> JsonObject:
-        """The turn as a record writes it: OpenAI's form, an image part as `{"type": "image", "image": {"sha256",
-        "media_type", "bytes"}}` (`Image.record`)."""
-        out = self.text_form()
+        """The turn as a record writes it, OpenAI's form: the content its text (where it holds a server's list of
+        parts, that list; where it sends images, its parts, an image as `{"type": "image", "image": {"sha256",
+        "media_type", "bytes"}}`: `Image.record`), then its tool calls, the call it answers and its output items."""
+        content: Any = self.content if self.content_parts is None else json.loads(self.content_parts)
         if self.parts:
-            out["content"] = [
+            content = [
                 {"type": "text", "text": part} if isinstance(part, str) else {"type": "image", "image": part.record()}
                 for part in self.parts
             ]
-        return out
-
-    def text_form(self) -> JsonObject:
-        """OpenAI's form without the images: the content its text (where it sends images, its parts' texts; where it
-        holds a server's list of parts, that list), then its tool calls, the call it answers and its output items."""
-        content: Any = self.content if self.content_parts is None else json.loads(self.content_parts)
-        out: JsonObject = {"role": self.role, "content": parts_text(self.parts) if self.parts else content}
+        out: JsonObject = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
@@ -86,7 +90,7 @@ def chat_turn(parts: Sequence[Part], role: str = "user") -> Message:
     given = tuple(parts)
     if not all(isinstance(part, (str, Image)) for part in given):
         raise TypeError(f"a turn's parts are texts and Images, not {[type(p).__name__ for p in given]}")
-    return Message(role=role, content=parts_text(given), parts=given)
+    return Message(role=role, content=None, parts=given)  # its content: the parts' texts (`Message`)
 
 
 def user_turn(text: str, images: Sequence[Any] = ()) -> Message:
@@ -106,8 +110,7 @@ def turn_of(message: Message | Mapping[str, Any]) -> Turn:
     """A turn as a request holds it: a (role, content) pair where it is no more than that, else a `Message`; a dict
     (OpenAI's form, tool calls and results included) read into one."""
     if isinstance(message, Message):
-        plain = message.content is not None and message == Message(message.role, message.content)
-        return (message.role, message.content) if plain and message.content is not None else message
+        return message.pair or message
     calls = message.get("tool_calls") or ()
     items = message.get("items")
     content = message.get("content")

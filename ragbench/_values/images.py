@@ -13,7 +13,6 @@ the image, the damage and the fix.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 from collections.abc import Callable
@@ -48,17 +47,24 @@ def media_type_of(data: bytes) -> str | None:
 
 @dataclass(frozen=True)
 class Image:
-    """An image's bytes (kept in memory: a sample's few images), their media type and their sha256."""
+    """An image's bytes (kept in memory: a sample's few images), their media type and their sha256.
+
+    What the later steps read of it is computed once, when it is made, and read as plain fields: `digest`, the
+    image's identity everywhere a request is keyed or recorded, and `key`, what a cache key holds of it (its repr).
+    A request's key and an engine's body read them without calling back into this module."""
 
     data: bytes = field(repr=False)
     media_type: str
     source: str | None = field(default=None, compare=False)  # where it was read from, for messages only
+    digest: str = field(init=False, repr=False, compare=False)  # sha256 of the bytes, hex
+    key: str = field(init=False, repr=False, compare=False)  # the digest, media type and size: never bytes or path
 
-    @functools.cached_property
-    def digest(self) -> str:
-        """sha256 of the bytes, hex: the image's identity everywhere a request is keyed or recorded (computed once,
-        kept on the image)."""
-        return hashlib.sha256(self.data).hexdigest()
+    def __post_init__(self) -> None:
+        digest = hashlib.sha256(self.data).hexdigest()
+        object.__setattr__(self, "digest", digest)
+        object.__setattr__(
+            self, "key", f"Image(sha256={digest}, media_type={self.media_type!r}, bytes={len(self.data)})"
+        )
 
     def record(self, *, source: bool = False) -> JsonObject:
         """What a record holds of the image: its digest, media type and size, never its bytes or path (the same
@@ -69,7 +75,7 @@ class Image:
         return out
 
     def __repr__(self) -> str:  # the digest, not the bytes: a request's repr is its cache key's payload
-        return f"Image(sha256={self.digest}, media_type={self.media_type!r}, bytes={len(self.data)})"
+        return self.key
 
     @classmethod
     def of(cls, value: Any, *, source: str | None = None) -> Image:
@@ -105,6 +111,15 @@ class Image:
 
         feature = datasets.Image()
         return self._decoded(lambda data: feature.decode_example({"bytes": data, "path": None}))
+
+    def as_dataset_decodes(self, size: tuple[int, int] | None = None) -> Image:
+        """The image as a `datasets` Image feature decodes it (`dataset_picture`), resized to `size` (width, height)
+        where one is given: itself where decoding changed nothing (a picture without an EXIF turn, its format and
+        bytes kept), else the decoded picture's own. A ConfigError where it cannot be decoded (`_decoded`)."""
+        picture = self.dataset_picture()
+        if size is not None:
+            return Image.of(picture.resize(size), source=self.source)
+        return self if picture.format else Image.of(picture, source=self.source)
 
     def _decoded(self, decode: Callable[[bytes], Any]) -> Any:
         """`decode(data)`, or a ConfigError of one line naming the image (`source`), the damage and the fix."""

@@ -34,6 +34,10 @@ class Request:
     # in one user turn; a local engine passes them to the model's processor as they are, the prompt as written
     # (holding the model's image placeholders).
     images: tuple[Image, ...] = ()
+    # Read by the scheduler and the engines as plain fields, computed once here: whether it is a chat (`messages`),
+    # and every image it sends (a prompt's, or its turns' in order).
+    is_chat: bool = field(init=False, repr=False, compare=False)
+    sent_images: tuple[Image, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if sum(part is not None for part in (self.prompt, self.messages, self.ensemble)) != 1:
@@ -42,6 +46,9 @@ class Request:
             raise ValueError("only a chat request (`messages`) offers tools")
         if self.images and self.prompt is None:
             raise ValueError("`images` go with a prompt; a chat turn holds its images among its content parts")
+        object.__setattr__(self, "is_chat", self.messages is not None)
+        turns = (turn.images for turn in self.messages or () if isinstance(turn, Message))
+        object.__setattr__(self, "sent_images", self.images + tuple(image for images in turns for image in images))
 
     @classmethod
     def chat(
@@ -51,11 +58,11 @@ class Request:
         tools: Sequence[Mapping[str, Any] | Tool] | None = None,
         tool_choice: str | Mapping[str, Any] | None = None,
     ) -> Request:
-        """From turns (`Message`s as they are; OpenAI-style dicts, tool calls and results included, read by
-        `turn_of`) and tool definitions (`Tool.of`)."""
+        """From turns (`Message`s as they are, a plain one as its (role, content) pair; OpenAI-style dicts, tool calls
+        and results included, read by `turn_of`) and tool definitions (`Tool.of`)."""
         offered = tools_of(tools)
         return cls(
-            messages=tuple(turn_of(m) for m in messages),
+            messages=tuple((m.pair or m) if isinstance(m, Message) else turn_of(m) for m in messages),
             sampling=sampling or Sampling(),
             tools=offered,
             tool_choice=tool_choice_of(tool_choice, offered),
@@ -82,19 +89,12 @@ class Request:
         """Requests batched together share their sampling but for the seed (each draws from its own generator)."""
         return replace(self.sampling, seed=None)
 
-    @property
-    def is_chat(self) -> bool:
-        return self.messages is not None
-
-    def sent_images(self) -> tuple[Image, ...]:
-        """Every image the request sends: a prompt's, or its turns' in order."""
-        turns = (turn.images for turn in self.messages or () if isinstance(turn, Message))
-        return self.images + tuple(image for images in turns for image in images)
-
     def _turn_parts(self) -> tuple[tuple[int, tuple[object, ...]], ...]:
-        """The turns that hold images, by position, with their parts (the cache key's: images by digest)."""
+        """The turns that hold images, by position, with their parts (the cache key's: images by `Image.key`)."""
         return tuple(
-            (i, turn.parts) for i, turn in enumerate(self.messages or ()) if isinstance(turn, Message) and turn.parts
+            (i, tuple(map(_keyed, turn.parts)))
+            for i, turn in enumerate(self.messages or ())
+            if isinstance(turn, Message) and turn.parts
         )
 
     def message_dicts(self) -> list[JsonObject]:
@@ -114,7 +114,7 @@ class Request:
             return len(self.prompt) + IMAGE_LENGTH * len(self.images)
         if self.ensemble is not None:
             return sum(len(i) if isinstance(i, str) else sum(len(c) for _, c in i) for i, _ in self.ensemble)
-        return sum(len(turn_text(turn)) for turn in self.messages or ()) + IMAGE_LENGTH * len(self.sent_images())
+        return sum(len(turn_text(turn)) for turn in self.messages or ()) + IMAGE_LENGTH * len(self.sent_images)
 
     def to_dict(self) -> JsonObject:
         out: JsonObject = {}
@@ -147,7 +147,7 @@ class Request:
     def cache_key(self, engine_id: str) -> str:
         """sha256 of (engine, prompt or messages, every sampling field, tools and tool choice, images); `repr` of
         these plain values (and frozen dataclasses of them) is stable and much cheaper than JSON on the hot path.
-        An image is in it by its digest (`Image.__repr__`), never its path."""
+        An image is in it by its `key` (its repr: its digest, never its path), read as the image holds it."""
         payload = repr(
             (engine_id, self.prompt, self.messages, self.sampling)
             + ((self.ensemble,) if self.ensemble is not None else ())
@@ -156,10 +156,21 @@ class Request:
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
             + tuple((self.sampling.penalties() | self.sampling.penalties(CUTOFFS)).items())
             + tuple((n, v) for n in ("json_schema", "enable_thinking") if (v := getattr(self.sampling, n)) is not None)
-            + ((("images", self.images),) if self.images else ())
+            + ((("images", tuple(map(_keyed, self.images))),) if self.images else ())
             + ((("parts", parts),) if (parts := self._turn_parts()) else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def with_sampling(self, **changes: Any) -> Request:
         return replace(self, sampling=replace(self.sampling, **changes))
+
+
+class _ImageKey(str):
+    """A text that is its own repr: an image's `key` in a cache key's payload, where the image's repr stood."""
+
+    __slots__ = ()
+    __repr__ = str.__str__
+
+
+def _keyed(part: object) -> object:
+    return _ImageKey(part.key) if isinstance(part, Image) else part

@@ -8,7 +8,7 @@ left out and `SESSIONS_TO_UPDATE`'s image URL replaces the row's; an egocentric 
 extension), which ragbench never fills (no network at run time).
 
 A row's picture is decoded as upstream's `load_dataset` decodes it: by the `datasets` Image feature (its
-`decode_example`, `Image.dataset_picture`), which turns a picture as its EXIF Orientation tag says (datasets 2.19 and
+`decode_example`, `Image.as_dataset_decodes`), which turns a picture as its EXIF Orientation tag says (datasets 2.19 and
 later; CRAG-MM's requirements.txt leaves datasets unpinned, so a 2025 install has it), in any mode Pillow reads (a
 CMYK JPEG too). A cached web picture is opened as upstream's `Image.open(path)` opens it (no turn). A picture that
 cannot be read (damaged, a decompression bomb, a FIFO or folder where a file should be) is a bad record of its row,
@@ -101,8 +101,8 @@ class ImageReader:
         image = row.get("image")
         source = f"{where} row {number + 1}"
         if image is not None:
-            try:
-                return _as_upstream_decodes(Image.of(image, source=source), egocentric=not url)
+            try:  # as upstream's agent gets it (the module's docstring), resized as crag_batch_iterator resizes it
+                return Image.of(image, source=source).as_dataset_decodes(None if url else EGO_SIZE)
             except ConfigError as exc:
                 reason = str(exc).removeprefix(f"{source}: ")  # the row is named once
                 raise RecordError(where, number + 1, f"its image cannot be read: {reason}", "image") from None
@@ -126,19 +126,6 @@ class ImageReader:
                 where, number + 1, f"its cached image {path} cannot be read: {reason}", "image_url"
             ) from None
         return cached
-
-
-def _as_upstream_decodes(image: Any, egocentric: bool) -> Any:
-    """The row's picture as upstream's agent gets it: decoded by `datasets` (turned as its EXIF Orientation tag
-    says) and, egocentric, resized to 960 x 1280 (crag_batch_iterator's `image.resize((960, 1280))`); the row's
-    own bytes where decoding changed nothing (a web picture without the tag: `datasets` then gives the picture
-    Pillow opened, its format kept). A ConfigError naming the row where the picture cannot be decoded."""
-    from ragbench.api import Image
-
-    picture = image.dataset_picture()
-    if egocentric:
-        return Image.of(picture.resize(EGO_SIZE), source=image.source)
-    return image if picture.format else Image.of(picture, source=image.source)
 
 
 def row_examples(

@@ -95,16 +95,18 @@ def test_each_vendors_image_part_carries_the_bytes_and_their_type():
     assert responses_image_part(BLUE) == {"type": "input_image", "image_url": data_url(BLUE)}
 
 
-def test_an_images_digest_is_computed_once(monkeypatch):
-    image = Image.of(png((1, 2, 3)))
+def test_an_images_digest_is_computed_once_when_it_is_made(monkeypatch):
+    picture = png((1, 2, 3))
     hashed = []
     sha256 = hashlib.sha256
 
     def counted(data=b"", **kwargs):
-        hashed.append(bytes(data) == image.data)
+        hashed.append(bytes(data) == picture)
         return sha256(data, **kwargs)
 
     monkeypatch.setattr(hashlib, "sha256", counted)
+    image = Image.of(picture)
+    assert sum(hashed) == 1  # made with its digest
     request = Request.chat([user_turn("What?", [image])])
     for _ in range(3):
         request.cache_key("e"), request.to_dict(), image.record(source=True), repr(request.messages)

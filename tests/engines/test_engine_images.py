@@ -121,7 +121,7 @@ def test_content_parts_keep_their_order_and_read_data_urls():
         "after",
     ]
     assert turn.content == "before\nafter"  # what a text-only reader (a trace, a scripted rule) sees
-    assert request.sent_images() == (Image.of(RED), Image.of(BLUE))
+    assert request.sent_images == (Image.of(RED), Image.of(BLUE))
     with pytest.raises(ValueError, match="data URL"):
         Request.chat([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/a.png"}}]}])
     with pytest.raises(ValueError, match="go with a prompt"):

@@ -150,7 +150,7 @@ SMALL = VendorImages("vendor", "docs", side=400, request_bytes=60_000, fit_side=
 def test_a_request_over_its_total_is_sent_with_every_picture_at_the_documented_size():
     pictures = [picture(150, 150, noise=True, seed=n) for n in range(2)]  # 67 kB each, 180 kB as sent
     fitted = sent_pictures(asked(*pictures), SMALL)
-    sizes = [decoded(image.data).size for image in fitted.sent_images()]
+    sizes = [decoded(image.data).size for image in fitted.sent_images]
     assert sizes == [(70, 70), (70, 70)]  # within 100 px and 5,000 pixels
     assert fitted.cache_key("e") != asked(*pictures).cache_key("e")  # (the engine keys the request it was given)
 

@@ -136,7 +136,7 @@ def answer_by_picture(request) -> str:
     don't know" for a picture of another colour; a request without exactly one picture fails the run."""
     from PIL import Image as PILImage
 
-    (image,) = request.sent_images()
+    (image,) = request.sent_images
     colour = PILImage.open(io.BytesIO(image.data)).convert("RGB").getpixel((0, 0))
     return ANSWER_BY_COLOUR.get(colour, "I don't know")
 

@@ -247,7 +247,7 @@ class HFEngine(Engine):
         for index, request in enumerate(requests):
             # a text model (or an engine built without `_load`) has no processor: its requests take the path below
             image_text = getattr(self, "processor", None) is not None
-            if request.sent_images() or image_text and request.is_chat:
+            if request.sent_images or image_text and request.is_chat:
                 results[index] = self._with_images(request)
                 continue
             if request.ensemble is not None:

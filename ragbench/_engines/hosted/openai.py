@@ -67,7 +67,7 @@ from ..._errors import ConfigError
 from ..._values.engine_needs import EngineNeeds
 from ..._values.llm_request import Request
 from ..._values.llm_responses import Response
-from ..._values.sampling import CUTOFFS
+from ..._values.sampling import CUTOFFS, Sampling
 from ..batches.interface import BatchVendor
 from ..chat_messages import chat_messages, openai_message
 from .batch_openai import OpenAIBatches
@@ -201,13 +201,15 @@ class OpenAIEngine(StainlessEngine):
     # -- requests -------------------------------------------------------------------------
 
     def call_arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
-        """(chat?, keyword arguments of the SDK's create())."""
+        """(chat?, keyword arguments of the SDK's create()). The engine's own fields (`_extras`) are made first,
+        then the request's pictures and turns handed to the edge helpers, which write them once."""
         sampling = request.sampling
+        chat = request.is_chat or self.mode == "chat" or bool(request.images)  # completions take no images
+        extras = self._extras(sampling, chat and self.api != "responses")
         if urlsplit(self.base_url).hostname == OPENAI_HOST:  # a picture OpenAI would refuse, resized first
             request = sent_pictures(request, OPENAI_IMAGES)
         if self.api == "responses":
-            return True, self._sent(request, responses_arguments(request, sampling.lora or self.model))
-        chat = request.is_chat or self.mode == "chat" or bool(request.images)  # completions take no images
+            return True, responses_arguments(request, sampling.lora or self.model) | extras
         args: dict[str, Any] = {"model": sampling.lora or self.model}
         if chat:
             args["messages"] = [openai_message(turn) for turn in chat_messages(request)]
@@ -234,20 +236,20 @@ class OpenAIEngine(StainlessEngine):
             args["response_format"] = {"type": "json_object"}
         if sampling.json_schema is not None and chat:
             args["response_format"] = {"type": "json_schema", "json_schema": json.loads(sampling.json_schema)}
-        return chat, self._sent(request, args)
+        return chat, args | extras
 
-    def _sent(self, request: Request, args: dict[str, Any]) -> dict[str, Any]:
-        """`args` with the extra body fields (the --model-arg values) and headers every request carries."""
-        extra = request.sampling.penalties(CUTOFFS) | dict(self.extra_body)  # vLLM's top_k, min_p: extra fields
-        if not request.sampling.skip_special_tokens:
+    def _extras(self, sampling: Sampling, messages: bool) -> dict[str, object]:
+        """The extra body fields (the --model-arg values) and headers every request carries, the last arguments;
+        `messages`: the request is sent as chat messages."""
+        extra = sampling.penalties(CUTOFFS) | dict(self.extra_body)  # vLLM's top_k, min_p: extra fields
+        if not sampling.skip_special_tokens:
             extra["skip_special_tokens"] = False
-        if request.sampling.enable_thinking is not None and "messages" in args:  # a --model-arg one wins, as above
-            extra.setdefault("chat_template_kwargs", {"enable_thinking": request.sampling.enable_thinking})
-        if extra:
-            args["extra_body"] = extra
+        if sampling.enable_thinking is not None and messages:  # a --model-arg one wins, as above
+            extra.setdefault("chat_template_kwargs", {"enable_thinking": sampling.enable_thinking})
+        out: dict[str, object] = {"extra_body": extra} if extra else {}
         if not os.environ.get(self.api_key_env):
-            args["extra_headers"] = no_auth_header
-        return args
+            out["extra_headers"] = no_auth_header
+        return out
 
     async def agenerate_one(self, request: Request) -> Response:
         chat, args = self.call_arguments(request)

@@ -84,7 +84,7 @@ def sent_bytes(image: Image) -> int:
 def sent_pictures(request: Request, rules: VendorImages) -> Request:
     """`request` with each picture `rules` say the vendor would refuse resized as its docs say; RequestError (one
     line) where that cannot make the request one the vendor takes."""
-    images = list(request.sent_images())
+    images = list(request.sent_images)
     if not images:
         return request
     swapped = _fitted(images, rules)

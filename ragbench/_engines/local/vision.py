@@ -79,7 +79,7 @@ def template_turn(turn: ChatMessage) -> dict[str, Any]:
 
 def vision_prompt(processor: Any, request: Request) -> tuple[str, list[Any]]:
     """(the text the model reads, with its image placeholders; its images in order) for a request with images."""
-    images = pil_images(request.sent_images())
+    images = pil_images(request.sent_images)
     if not request.is_chat:
         return str(request.prompt), images
     turns = [template_turn(turn) for turn in chat_messages(request)]

@@ -213,7 +213,7 @@ class VLLMEngine(Engine):
         """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat; a request with images
         vLLM's multimodal prompt, `{"prompt": text with the model's image placeholders, "multi_modal_data":
         {"image": [PIL images]}}` (local/vision.py)."""
-        if request.sent_images():
+        if request.sent_images:
             text, images = vision_prompt(self.processor, request)
             return {"prompt": text, "multi_modal_data": {"image": images}}
         if request.is_chat:

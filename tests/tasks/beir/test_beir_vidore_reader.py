@@ -54,7 +54,7 @@ def test_the_reader_gets_the_top_retrieved_pages_images_in_rank_order(tmp_path):
         (turn,) = request.messages
         question = turn.parts[-1].removeprefix("Question: ").removesuffix("\nAnswer:")
         read = expected[question][:2]  # the top 2 pages as images
-        assert [image.digest for image in request.sent_images()] == [digest for _, digest in read]
+        assert [image.digest for image in request.sent_images] == [digest for _, digest in read]
         shown = [f"[{n}] page {page}" for n, (page, _) in enumerate(read, start=1)]
         assert [p if isinstance(p, str) else p.digest for p in turn.parts[:-1]] == [
             part for pair in zip(shown, (digest for _, digest in read)) for part in pair
@@ -80,7 +80,7 @@ def test_a_text_model_is_refused_before_the_run_unless_the_pages_are_named_by_id
     preflight("vidore", "vanilla", "hf:embedded", task_args={"images": 0}, **args)
     model = ScriptedLLM("-")
     result = run_eval("vidore", "vanilla", model, task_args={"images": 0}, system_args={"top_n": 2}, **args)
-    assert all(not r.sent_images() and r.prompt.startswith("[1] page ") for r in model.requests)
+    assert all(not r.sent_images and r.prompt.startswith("[1] page ") for r in model.requests)
     assert result.results["budget"]["vidore"]["passages_shown"] == 2.0  # every page named, by id
 
 

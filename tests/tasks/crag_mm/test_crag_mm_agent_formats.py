@@ -183,7 +183,7 @@ def test_a_run_with_the_agent_sends_its_form(tmp_path, agent):
     expected = [Request.chat(agent_messages(e.question, list(e.turns or []), "", agent, e.images[0])) for e in found]
 
     def sent(requests):
-        return sorted((str(r.messages), [image.digest for image in r.sent_images()]) for r in requests)
+        return sorted((str(r.messages), [image.digest for image in r.sent_images]) for r in requests)
 
     assert sent(system.requests) == sent(expected)
     assert len(system.requests) == len(found) > 1

@@ -230,7 +230,7 @@ def test_a_cmyk_picture_is_sent_and_kept_as_a_thumbnail(tmp_path):
     run = run_eval("crag_mm_single", "closed_book", model, data=path, judges=[ScriptedLLM("Result: WRONG")],
                    task_args={"tokenizer": tokenizer_dir(), "agent": "closed"}, output=tmp_path / "run")  # fmt: skip
     assert run.complete
-    (sent,) = model.requests[0].sent_images()
+    (sent,) = model.requests[0].sent_images
     # upstream's API agents: the CMYK picture resized, then vLLM's encode_image_base64 (RGB, JPEG)
     upstream = io.BytesIO()
     PILImage.open(io.BytesIO(jpeg((40, 30), "CMYK"))).resize(EGO_SIZE).convert("RGB").save(upstream, format="JPEG")

@@ -147,12 +147,12 @@ def test_the_same_calls_search_and_answer_as_the_released_pipeline(kind, tmp_pat
             assert as_upstream(ours) == theirs["messages"]
             assert sampling_of(ours) == theirs["sampling"]
         picture = upstream_analyse["image_rgb_sha256"]
-        assert [rgb_sha256(image) for image in analyse.sent_images()] == [picture]
-        assert [rgb_sha256(image) for image in answer.sent_images()] == [upstream_answer["image_rgb_sha256"]]
+        assert [rgb_sha256(image) for image in analyse.sent_images] == [picture]
+        assert [rgb_sha256(image) for image in answer.sent_images] == [upstream_answer["image_rgb_sha256"]]
         # upstream's second call renders the image placeholder but passes no picture (a plain prompt to
         # llm.generate); a chat turn cannot hold a placeholder without its picture, so ragbench sends it
         assert upstream_rewrite["multi_modal_data"] is None
-        assert [rgb_sha256(image) for image in rewrite.sent_images()] == [picture]
+        assert [rgb_sha256(image) for image in rewrite.sent_images] == [picture]
         # get_rag_context's two searches: the picture (its k, NUM_IMG_SEARCH_RESULTS), then the rewritten question
         assert searches == recorded["searches"][2 * index : 2 * index + 2]
         assert truncate_response(prediction.answer, tokenizer_dir()) == turn["agent_response"]

@@ -329,7 +329,7 @@ def test_the_model_gets_each_examples_image_and_a_text_model_is_refused_before_t
     system = ScriptedLLM("I don't know")
     run_eval("crag_mm_single", "closed_book", system, data=path, judges=[ScriptedLLM("")], task_args=task_args)
     found = examples(CragMMSingle(data_path=path, **task_args))
-    sent = {r.messages[-1][1]: [image.digest for image in r.sent_images()] for r in system.requests}
+    sent = {r.messages[-1][1]: [image.digest for image in r.sent_images] for r in system.requests}
     assert sent == {e.question: [e.images[0].digest] for e in found}
     image_turns = [(r.messages[1].role, r.messages[1].parts) for r in system.requests]  # right after the system's
     assert sorted(image_turns, key=str) == sorted((("user", e.images) for e in found), key=str)

@@ -320,6 +320,14 @@ def read_samples(
             errors.append(located.value)
 
 
+def read_rewritten_twice(path: str | Path) -> Iterator[tuple[SampleRecord, SampleRecord]]:
+    """Each record of a samples file `RunDir.finalize_samples` rewrote as (without its texts, whole), both made from
+    one parse of its line: the run's end reads the file once for its aggregation (records without texts, some of
+    which the corpus metrics keep) and its cost tallies (whole records, dropped once counted)."""
+    for line in finalized_samples(Path(path)):
+        yield SampleRecord.from_dict(line, has_text=False, owned=True), SampleRecord.from_dict(line, owned=True)
+
+
 def located_records(
     path: str | Path, *, has_text: bool = True, older_shapes: bool = False, line: int = 0, start: int = 0
 ) -> Iterator[LocatedLine]:

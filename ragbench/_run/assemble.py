@@ -15,7 +15,7 @@ from .._cost.budget import BudgetTally
 from .._cost.call_cost import JudgeCostTally, ModelCostTally
 from .._cost.cost_schema import Cost
 from .._cost.efficiency import EfficiencyTally
-from .._records import read_samples, saved_lines
+from .._records import SampleRecord, read_rewritten_twice, saved_lines
 from .._reports.aggregation import results_sections, task_scores
 from .._reports.judging.human_agreement import JudgeCheckTally, add_ppi
 from .._reports.results.provenance import provenance
@@ -82,23 +82,13 @@ def scored_task(
     expected: int | None = None,
 ) -> TaskSections:
     """The task's sections of results.json: its samples rewritten in data order (`read`: at the places the data
-    holds now, only the records it still holds), then read back one at a time and scored against `expected`
-    records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
-    Then read again whole for the budget, the sampling sent, the judges' cost and their check against human labels
-    (`scoring.judging`), the system's cost and its cost per correct answer (`efficiency`)."""
+    holds now, only the records it still holds), then read back once, one record at a time, both scored against
+    `expected` records (the records read, else those in `read`, else those saved) without its texts
+    (`task_scores`) and counted whole for the budget, the sampling sent, the judges' cost and their check against
+    human labels (`scoring.judging`), the system's cost and its cost per correct answer (`efficiency`); no sample
+    is held but those a corpus metric is given."""
     path = run_dir.finalize_samples(planned.name, saved_lines, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
-    samples = read_samples(path, has_text=False, rewritten=True)
-    scores = task_scores(
-        samples,
-        planned.metrics,
-        planned.task.scoring.slice_fields,
-        expected,
-        scoring.bootstrap_iters,
-        scoring.seed,
-        planned.task.scoring.missing_scores_zero,
-        scoring.judges,
-    )
     tallies = (
         BudgetTally(),
         SamplingTally(),
@@ -107,9 +97,24 @@ def scored_task(
         ModelCostTally(scoring.judging.prices),
         EfficiencyTally(planned.metrics, scoring.judging.prices),
     )
-    for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
-        for tally in tallies:
-            tally.add(record)
+
+    def counted() -> Iterator[SampleRecord]:
+        """The records without their texts, for `task_scores`, each whole one counted by the tallies first."""
+        for without_text, whole in read_rewritten_twice(path):
+            for tally in tallies:
+                tally.add(whole)
+            yield without_text
+
+    scores = task_scores(
+        counted(),
+        planned.metrics,
+        planned.task.scoring.slice_fields,
+        expected,
+        scoring.bootstrap_iters,
+        scoring.seed,
+        planned.task.scoring.missing_scores_zero,
+        scoring.judges,
+    )
     for tally in tallies:
         scores = {**scores, **tally.sections()}  # the cost room's sections (`CostSections`) among them
     add_ppi(scores["details"], scores.get("human_agreement", {}))  # each judged value's PPI interval beside it

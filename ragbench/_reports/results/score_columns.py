@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TypedDict, cast
 
 import numpy as np
@@ -53,16 +54,41 @@ def bootstrap_interval(
 def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> Cell:
     """value, ci95 and n of a key's values. Raises what `aggregate` raises (`InvalidScore` for a value that
     is no finite number: `checked_aggregate`), and `AggregateError` where the mean or an end of the
-    interval is not a finite number."""
+    interval is not a finite number. The mean's summary of a few values (`FEW_VALUES`) is worked out once a
+    process for the same values, bit for bit, rounds and seed (`_mean_summary`)."""
     if not values:
         return {"value": None, "ci95": None, "n": 0}
+    if aggregate is None and len(values) <= FEW_VALUES:
+        value, ends = _mean_summary(array("d", values).tobytes(), iterations, seed)
+        return {"value": value, "ci95": None if ends is None else list(ends), "n": len(values)}
+    value, interval = _summary(values, aggregate, iterations, seed)
+    return {"value": value, "ci95": interval, "n": len(values)}
+
+
+FEW_VALUES = 64  # values whose mean's summary is kept (`_mean_summary`): a slice's, a small task's
+
+
+@lru_cache(maxsize=1024)
+def _mean_summary(values: bytes, iterations: int, seed: int) -> tuple[float, tuple[float, ...] | None]:
+    """`_summary` of the mean of `values` (float64s, bit for bit: 0.0 and -0.0 are not the same values), kept:
+    a task's keys and slices, and a process's runs (a notebook's loop, a test suite's small runs), summarise
+    the same few values again and again, each time paying numpy's fixed cost of a bootstrap (a draw generator
+    made, a percentile taken). What raises (values that overflow) is not kept."""
+    value, interval = _summary(array("d", values).tolist(), None, iterations, seed)
+    return value, None if interval is None else tuple(interval)
+
+
+def _summary(
+    values: list[float], aggregate: Aggregate | None, iterations: int, seed: int
+) -> tuple[float, list[float] | None]:
+    """(value, ci95) of `summarise`, worked out."""
     value = mean(values) if aggregate is None else aggregate(values)
     if not math.isfinite(value):
         raise AggregateError(f"the mean of {len(values)} values is {value} (they overflow)")
     interval = bootstrap_interval(values, aggregate, iterations, seed)
     if interval is not None and not all(math.isfinite(end) for end in interval):
         raise AggregateError(f"the 95% interval of {len(values)} values is {interval} (they overflow)")
-    return {"value": value, "ci95": interval, "n": len(values)}
+    return value, interval
 
 
 def summarised(

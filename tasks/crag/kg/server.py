@@ -10,10 +10,11 @@ loaded is a 503; any other failure a 500 whose JSON `detail` names it.
 thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
 """
 
+import functools
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from .endpoints import ENDPOINTS
@@ -57,7 +58,31 @@ def _model(method: str) -> Any:
 REFUSED = (ValueError, TypeError, KeyError, IndexError, OverflowError)  # what a lookup raises for a body's values
 
 
-def create_app(store: KgStore) -> "FastAPI":  # quoted: this module has no postponed annotations (FastAPI reads them)
+STORE = "ragbench.crag_kg_store"  # the ASGI scope's key of the store a server answers from (`create_app`)
+Asgi = Callable[
+    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
+]
+
+
+def create_app(store: KgStore) -> Asgi:
+    """The ASGI app of a server answering from `store`: the routes made once a process (`_routes`), each request
+    given `store` in its scope."""
+    routes = _routes()
+
+    async def app(
+        scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
+        scope[STORE] = store
+        await routes(scope, receive, send)
+
+    return app
+
+
+@functools.cache
+def _routes() -> "FastAPI":  # quoted: this module has no postponed annotations (FastAPI reads them)
+    """The API's routes, made once a process: FastAPI reads each endpoint's request model and handler (about a
+    tenth of a second of CPU for the ~40 endpoints, which every CRAG run with a KG paid when its server started);
+    a handler answers from the store its request's scope holds (`create_app`)."""
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import JSONResponse
 
@@ -76,20 +101,21 @@ def create_app(store: KgStore) -> "FastAPI":  # quoted: this module has no postp
         handler: Callable[..., dict[str, Any]]
         if not endpoint.fields:
 
-            def no_body() -> dict[str, Any]:
-                return answer({})
+            def no_body(request: Request) -> dict[str, Any]:
+                return answer(request, {})
 
             handler = no_body
         else:
             Body = _model(method)
 
             # the request model is made at run time (FastAPI reads it from the annotation): mypy sees no class
-            def with_body(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
-                return answer(body.model_dump())  # type: ignore[attr-defined]
+            def with_body(body: Body, request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+                return answer(request, body.model_dump())  # type: ignore[attr-defined]
 
             handler = with_body
 
-        def answer(body: dict[str, Any]) -> dict[str, Any]:
+        def answer(request: Request, body: dict[str, Any]) -> dict[str, Any]:
+            store: KgStore = request.scope[STORE]
             try:
                 return {"result": store.call(method, body)}
             except DomainUnavailable as exc:

@@ -144,11 +144,16 @@ def test_any_body_is_answered_or_refused_with_a_json_reason_never_a_500(server, 
         assert set(response.json()) == ({"result"} if response.status_code == 200 else {"detail"})
 
 
-def test_pickled_domains_need_allow_pickle(kg_dir):
+def test_pickled_domains_need_allow_pickle(kg_dir, server):
+    """Two servers of one process, on one KG, each answer from their own store (the routes are made once a
+    process): the one with --allow-pickle answers the pickled domain, the one without refuses it."""
+    allowed = server
     server = BackgroundServer.start(str(kg_dir), allow_pickle=False)
     try:
         response = httpx.post(server.url + "/music/get_members", json={"query": "Maroon 5"})
         assert response.status_code == 503 and "--allow-pickle" in response.text
+        assert httpx.post(allowed.url + "/music/get_members", json={"query": "Maroon 5"}).status_code == 200
+        assert httpx.post(server.url + "/music/get_members", json={"query": "Maroon 5"}).status_code == 503
         assert call(server.url, "finance_get_eps", "META") == 21.5  # SqliteDict values: plain data only
         with pytest.raises(CragKgError, match="503"):
             call(server.url, "music_get_members", "Maroon 5")

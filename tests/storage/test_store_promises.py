@@ -51,36 +51,36 @@ def test_overwrite_in_a_store_replaces_only_shards_a_ragbench_build_wrote(store)
     fs, folder = store
     corpus, registry = folder / "psgs_w100.tsv", installed_registry()
     mine = {
-        "bench/mine/shards-3/000/docs.jsonl": b"mine\n",
-        "bench/mine/shards-3/manifest.json": b"{}\n",
-        "bench/mine/shards-3/shards.json": b'{"mine": true}\n',
+        "bench/mine/shards-2/000/docs.jsonl": b"mine\n",
+        "bench/mine/shards-2/manifest.json": b"{}\n",
+        "bench/mine/shards-2/shards.json": b'{"mine": true}\n',
     }
     for key, data in mine.items():
         fs.pipe_file(key, data)
     for overwrite in (False, True):
         with pytest.raises(ConfigError) as refused:
-            build_shards(corpus, "s3://bench/mine", "bm25", {}, 3, registry=registry, overwrite=overwrite)
+            build_shards(corpus, "s3://bench/mine", "bm25", {}, 2, registry=registry, overwrite=overwrite)
         line = str(refused.value)
         assert "\n" not in line
-    assert "s3://bench/mine/shards-3/ is not shards a ragbench build wrote (its shards.json" in line
+    assert "s3://bench/mine/shards-2/ is not shards a ragbench build wrote (its shards.json" in line
     assert "move its objects away, or choose another --out" in line
     assert {key: fs.cat_file(key) for key in mine} == mine and fs.find("bench/mine") == sorted(mine)
-    del mine["bench/mine/shards-3/manifest.json"]
-    fs.rm_file("bench/mine/shards-3/manifest.json")
+    del mine["bench/mine/shards-2/manifest.json"]
+    fs.rm_file("bench/mine/shards-2/manifest.json")
     with pytest.raises(ConfigError, match=r"\(it holds no manifest.json beside its shards.json\)"):
-        build_shards(corpus, "s3://bench/mine", "bm25", {}, 3, registry=registry, overwrite=True)
-    fs.rm_file("bench/mine/shards-3/shards.json")  # the user's objects, no shards.json: never written over either
+        build_shards(corpus, "s3://bench/mine", "bm25", {}, 2, registry=registry, overwrite=True)
+    fs.rm_file("bench/mine/shards-2/shards.json")  # the user's objects, no shards.json: never written over either
     with pytest.raises(ConfigError, match=r"it holds 000/docs.jsonl but no shards.json or build state"):
-        build_shards(corpus, "s3://bench/mine", "bm25", {}, 3, registry=registry)
-    assert fs.cat_file("bench/mine/shards-3/000/docs.jsonl") == b"mine\n"
-    build_shards(corpus, "s3://bench/ours", "bm25", {}, 3, registry=registry)  # a build of ragbench's ...
-    fs.pipe_file("bench/ours/shards-3/001/notes.txt", b"the user's\n")  # ... beside an object of the user's
+        build_shards(corpus, "s3://bench/mine", "bm25", {}, 2, registry=registry)
+    assert fs.cat_file("bench/mine/shards-2/000/docs.jsonl") == b"mine\n"
+    build_shards(corpus, "s3://bench/ours", "bm25", {}, 2, registry=registry)  # a build of ragbench's ...
+    fs.pipe_file("bench/ours/shards-2/001/notes.txt", b"the user's\n")  # ... beside an object of the user's
     with pytest.raises(ConfigError, match=r"it holds 001/notes.txt, which its shards.json does not name"):
-        build_shards(corpus, "s3://bench/ours", "bm25", {}, 3, registry=registry, overwrite=True)
-    with pytest.raises(ConfigError, match=r"holds 3 'bm25' shards, not 3 lucene_bm25"):
-        build_shards(corpus, "s3://bench/ours", "lucene_bm25", {}, 3, registry=registry, overwrite=True)
-    fs.rm_file("bench/ours/shards-3/001/notes.txt")
-    assert build_shards(corpus, "s3://bench/ours", "bm25", {}, 3, registry=registry, overwrite=True).kept == 0
+        build_shards(corpus, "s3://bench/ours", "bm25", {}, 2, registry=registry, overwrite=True)
+    with pytest.raises(ConfigError, match=r"holds 2 'bm25' shards, not 2 lucene_bm25"):
+        build_shards(corpus, "s3://bench/ours", "lucene_bm25", {}, 2, registry=registry, overwrite=True)
+    fs.rm_file("bench/ours/shards-2/001/notes.txt")
+    assert build_shards(corpus, "s3://bench/ours", "bm25", {}, 2, registry=registry, overwrite=True).kept == 0
 
 
 def test_a_docs_store_written_over_in_the_store_fails_its_hits_never_shows_them(store, ray_cluster):
@@ -88,26 +88,27 @@ def test_a_docs_store_written_over_in_the_store_fails_its_hits_never_shows_them(
     its search (a RetrievalError, counted failed in a run), the other shards' hits are read as they were."""
     fs, folder = store
     url, registry = "s3://bench/swapped", installed_registry()
-    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 3, registry=registry)
-    whole = load_retriever("bm25", {"index": url, "shards": 3}, registry=registry)
+    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 2, registry=registry)
+    whole = load_retriever("bm25", {"index": url, "shards": 2}, registry=registry)
     try:
         expected = [[doc.id for doc in row] for row in whole.search(QUERIES, 3)]
     finally:
         whole.close()
-    key = "bench/swapped/shards-3/000/docs.jsonl"
+    key = "bench/swapped/shards-2/000/docs.jsonl"
     held = fs.cat_file(key)
     fs.pipe_file(key, held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size: other ids and passages
-    sharded = load_retriever("bm25", {"index": url, "shards": 3}, registry=registry)
+    sharded = load_retriever("bm25", {"index": url, "shards": 2}, registry=registry)
     try:
         first = sharded.pool.layout.shards[1].start  # shard 000 holds the passages before it
         for query, ids in zip(QUERIES, expected):
             numbers = [int(doc_id) - 1 for doc_id in ids]  # ids 1..n, in order
             if any(number < first for number in numbers):
-                with pytest.raises(RetrievalError, match=r"shards-3/000/docs.jsonl: bytes \d+\.\.\d+ are not those"):
+                with pytest.raises(RetrievalError, match=r"shards-2/000/docs.jsonl: bytes \d+\.\.\d+ are not those"):
                     sharded.search([query], 3)
             else:
                 assert [doc.id for doc in sharded.search([query], 3)[0]] == ids
         assert any(int(doc_id) - 1 < first for ids in expected for doc_id in ids)  # some query met the shard
+        assert any(all(int(doc_id) - 1 >= first for doc_id in ids) for ids in expected)  # and some did not
     finally:
         sharded.close()
 

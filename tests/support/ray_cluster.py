@@ -82,20 +82,26 @@ class SharedCluster:
             self.disconnect()
             self.worker_env = {}
 
+    def joined(self) -> Any:
+        """The cluster, started if it was not, this process connected to it with the workers' variables of now."""
+        import ray
+
+        cluster = self.started()
+        if ray.is_initialized() and ray.get_runtime_context().gcs_address != cluster.address:
+            ray.shutdown()  # another module's local Ray
+        if not ray.is_initialized():
+            environment = {"env_vars": self.worker_env} if self.worker_env else None
+            ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, runtime_env=environment)
+        return cluster
+
 
 SHARED = SharedCluster()
 
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    ray = pytest.importorskip("ray")
-    cluster = SHARED.started()
-    if ray.is_initialized() and ray.get_runtime_context().gcs_address != cluster.address:
-        ray.shutdown()  # another module's local Ray
-    if not ray.is_initialized():
-        environment = {"env_vars": SHARED.worker_env} if SHARED.worker_env else None
-        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, runtime_env=environment)
-    return cluster
+    pytest.importorskip("ray")
+    return SHARED.joined()
 
 
 def stop_when_not_needed_next(item: pytest.Item, nextitem: pytest.Item | None) -> None:

@@ -85,10 +85,10 @@ def wait_ready(driver, hash_part: str) -> None:
 
 
 @contextlib.contextmanager
-def run_page(run_dir) -> Iterator:
-    """A driver showing the viewer's page of the run in `run_dir`, `ragbench view RUN_DIR` serving it while it is
-    used."""
-    with viewer(run_dir) as (address, [rid]), headless_chromium() as driver:
+def run_page(zygote: Zygote, run_dir: Path) -> Iterator:
+    """A driver showing the viewer's page of the run in `run_dir`, `ragbench view RUN_DIR` (a fork of `zygote`)
+    serving it while it is used."""
+    with viewer(zygote, run_dir) as (address, [rid]), headless_chromium() as driver:
         driver.get(f"{address}/#/run/{rid}")
         wait_ready(driver, "run/")
         yield driver

@@ -10,10 +10,10 @@ from support.chromium import require_chromium, run_page
 require_chromium()
 
 
-def test_the_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_path):
+def test_the_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_path, ragbench_zygote):
     verdicts = demo_ids_and_verdicts(tmp_path)
     labelled_run(tmp_path, dict(list(verdicts.items())[::2]))
-    with run_page(tmp_path / "run") as driver:
+    with run_page(ragbench_zygote, tmp_path / "run") as driver:
         tables = driver.find_element("css selector", "body").text
         assert "PPI with human labels" in tables and "(n=12, N=12)" in tables
         judging = driver.find_element("css selector", "ul.judging").text

@@ -14,7 +14,7 @@ import functools
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .endpoints import ENDPOINTS
@@ -22,6 +22,7 @@ from .store import DomainUnavailable, KgStore
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 # Field types of the request models in server.py (anything not listed is `query: str`).
 _INT_QUERY = {
@@ -59,19 +60,14 @@ REFUSED = (ValueError, TypeError, KeyError, IndexError, OverflowError)  # what a
 
 
 STORE = "ragbench.crag_kg_store"  # the ASGI scope's key of the store a server answers from (`create_app`)
-Asgi = Callable[
-    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
-]
 
 
-def create_app(store: KgStore) -> Asgi:
+def create_app(store: KgStore) -> "ASGIApp":
     """The ASGI app of a server answering from `store`: the routes made once a process (`_routes`), each request
     given `store` in its scope."""
     routes = _routes()
 
-    async def app(
-        scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
-    ) -> None:
+    async def app(scope: "Scope", receive: "Receive", send: "Send") -> None:
         scope[STORE] = store
         await routes(scope, receive, send)
 

@@ -10,11 +10,10 @@ before its prompt in its one turn. A third party's engine imports these from `ra
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable
 from typing import Any, TypedDict, cast
 
-from .._values.chat_turns import Message, Part, Turn
+from .._values.chat_turns import Message, Part, Turn, turn_form
 from .._values.images import Image
 from .._values.json_values import JsonObject, JsonValue
 from .._values.llm_request import Request
@@ -63,14 +62,8 @@ def _sent(turn: Turn) -> ChatMessage:
     server's list of parts where it holds one), its tool calls, the call it answers, its output items, its parts."""
     if not isinstance(turn, Message):
         return {"role": turn[0], "content": turn[1]}
-    content = turn.content if turn.content_parts is None else json.loads(turn.content_parts)
-    out: ChatMessage = {"role": turn.role, "content": content}
-    if turn.tool_calls:
-        out["tool_calls"] = [cast(ToolCallForm, call.to_dict()) for call in turn.tool_calls]
-    if turn.tool_call_id is not None:
-        out["tool_call_id"] = turn.tool_call_id
-    if turn.items is not None:
-        out["items"] = json.loads(turn.items)
+    fields = turn_form(turn.role, turn.content, turn.content_parts, turn.tool_calls, turn.tool_call_id, turn.items)
+    out = cast(ChatMessage, fields)  # turn_form writes this shape
     if turn.parts:
         out["parts"] = list(turn.parts)
     return out

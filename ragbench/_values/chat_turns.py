@@ -66,20 +66,35 @@ class Message:
         """The turn as a record writes it, OpenAI's form: the content its text (where it holds a server's list of
         parts, that list; where it sends images, its parts, an image as `{"type": "image", "image": {"sha256",
         "media_type", "bytes"}}`: `Image.record`), then its tool calls, the call it answers and its output items."""
-        content: Any = self.content if self.content_parts is None else json.loads(self.content_parts)
+        out = turn_form(self.role, self.content, self.content_parts, self.tool_calls, self.tool_call_id, self.items)
         if self.parts:
-            content = [
+            out["content"] = [
                 {"type": "text", "text": part} if isinstance(part, str) else {"type": "image", "image": part.record()}
                 for part in self.parts
             ]
-        out: JsonObject = {"role": self.role, "content": content}
-        if self.tool_calls:
-            out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.items is not None:
-            out["items"] = json.loads(self.items)
         return out
+
+
+def turn_form(
+    role: str,
+    content: str | None,
+    content_parts: str | None,
+    tool_calls: tuple[ToolCall, ...],
+    tool_call_id: str | None,
+    items: str | None,
+) -> JsonObject:
+    """OpenAI's form of a turn's fields but its parts (which a record writes as image records and an engine sends):
+    the content its text (where it holds a server's list of parts, that list), then its tool calls, the call it
+    answers and its output items. Given the fields, not the turn: an engine writes a turn's body with no call back
+    into the turn's images (`Message.to_dict`, ragbench._engines.chat_messages)."""
+    out: JsonObject = {"role": role, "content": content if content_parts is None else json.loads(content_parts)}
+    if tool_calls:
+        out["tool_calls"] = [call.to_dict() for call in tool_calls]
+    if tool_call_id is not None:
+        out["tool_call_id"] = tool_call_id
+    if items is not None:
+        out["items"] = json.loads(items)
+    return out
 
 
 Turn = tuple[str, str] | Message  # a request's turn: a plain (role, content) pair, or a `Message` that is more

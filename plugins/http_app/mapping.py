@@ -192,9 +192,9 @@ def strings(value: Any) -> list[str]:
     return []
 
 
-def openai_body(request: AppRequest, model: str) -> JsonObject:
+def openai_body(request: AppRequest, model: str, stream: bool = False) -> JsonObject:
     """An OpenAI chat-completions request for the example: its conversation, then the question (with its pictures as
-    image parts, as data URLs)."""
+    image parts, as data URLs); streamed, with the usage chunk asked for."""
     messages = request.messages()
     if request.images:
         parts: list[JsonValue] = [{"type": "text", "text": request.question}]
@@ -206,7 +206,14 @@ def openai_body(request: AppRequest, model: str) -> JsonObject:
             for image in request.images
         ]
         messages[-1] = {"role": "user", "content": parts}
-    return {"model": model, "messages": list[JsonValue](messages), "stream": False}
+    if not stream:
+        return {"model": model, "messages": list[JsonValue](messages), "stream": False}
+    return {
+        "model": model,
+        "messages": list[JsonValue](messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},  # the usage chunk, before data: [DONE]
+    }
 
 
 def passage_fields(**given: str | None) -> dict[str, str | None]:

@@ -27,15 +27,35 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
 import httpx2
 
 from ragbench.api import ConfigError, SystemRun
-from ragbench.api.apps import Application, AppReply, AppReplyError, AppRequest, backoff, retried_status, value_summary
+from ragbench.api.apps import (
+    Application,
+    AppReply,
+    AppReplyError,
+    AppRequest,
+    Streamed,
+    backoff,
+    retried_status,
+    value_summary,
+)
 
-from .mapping import OPENAI_PASSAGES, BodyTemplate, Reading, ReplyPaths, as_paths, openai_body, passage_fields
+from .mapping import (
+    OPENAI_PASSAGES,
+    BodyTemplate,
+    Reading,
+    ReplyPaths,
+    as_paths,
+    compiled,
+    openai_body,
+    passage_fields,
+)
+from .streaming import JsonEvents, OpenAIChunks, Progress, StreamCut, StreamError, needs_sdk, read_stream
 
 PRESETS = ("openai", "json")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -73,6 +93,10 @@ class HttpApp(Application):
         traces: bool = True,
         span_wait: float = 10.0,
         otlp_port: int = 0,
+        stream: bool = False,
+        answer_delta: str = "",
+        final: str = "",
+        end: str = "",
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)
@@ -104,6 +128,17 @@ class HttpApp(Application):
         self._reading = Reading(
             ReplyPaths(self.answer, as_paths(passages, default_passages), citations or None, fields)
         )
+        self.stream, self.answer_delta, self.final, self.end = bool(stream), answer_delta, final, end
+        if self.stream:
+            needs_sdk()
+        if (answer_delta or final or end) and not (self.stream and preset == "json"):
+            raise ConfigError(
+                "system http: answer_delta, final and end read a stream of JSON events: preset=json stream=true"
+            )
+        self._answer_delta = compiled(answer_delta, "answer_delta") if answer_delta else None
+        self._final = compiled(final, "final") if final else None
+        self._end = compiled(end, "end") if end else None
+        self._progress: dict[str, Progress] = {}  # by example id: how far its streamed reply got (`timed_out`)
         self._body = (
             BodyTemplate(body if body is not None else {"question": "{{ question }}"}) if preset == "json" else None
         )
@@ -118,6 +153,7 @@ class HttpApp(Application):
         self._client = httpx2.AsyncClient(timeout=self.request_timeout, limits=limits, trust_env=False)
 
     async def stop(self) -> None:
+        self._progress.clear()
         try:
             if self._client is not None:
                 await self._client.aclose()
@@ -147,27 +183,73 @@ class HttpApp(Application):
             sent["ragbench-otlp-endpoint"] = request.otlp_endpoint
         return sent
 
+    def timed_out(self, request: AppRequest) -> str:
+        progress = self._progress.pop(request.id, None)
+        where = f"http: POST {self.url} did not finish within timeout={self.timeout:g} s"
+        if progress is None or progress.reader is None:
+            return where
+        return f"{where}: {progress.told()} streamed, no {progress.reader.end}"
+
     async def call(self, request: AppRequest) -> AppReply:
-        body = openai_body(request, self.model) if self._body is None else self._body.render(request)
-        reply = await self._post(body, self._request_headers(request))
+        body = openai_body(request, self.model, self.stream) if self._body is None else self._body.render(request)
+        headers = self._request_headers(request)
+        if not self.stream:
+            reply = await self._post(body, headers, request.id)
+            return self._reply(reply, reply)
+        headers["Accept"] = "text/event-stream"
+        try:
+            await self._post(body, headers, request.id)
+            progress = self._progress[request.id]
+        except asyncio.CancelledError:  # the run's timeout: `timed_out` says how far the stream got
+            raise
+        except BaseException:
+            self._progress.pop(request.id, None)
+            raise
+        self._progress.pop(request.id, None)
+        reader = progress.reader
+        if reader is None:
+            raise AssertionError("unreachable: a streamed reply has its reader")
+        try:
+            whole = reader.reply()
+        except StreamError as exc:
+            raise AppReplyError(f"http: POST {self.url} {exc}") from None
+        answer = reader.answer() if isinstance(reader, JsonEvents) else None
+        return self._reply(whole, whole, answer, progress.streamed(reader.usage))
+
+    def _reply(self, whole: Any, shown: Any, answer: str | None = None, streamed: Streamed | None = None) -> AppReply:
         reading = self._reading
         return AppReply(
-            answer=reading.answer(reply),
-            passages=reading.passages(reply),
-            citations=reading.citations(reply),
-            raw=self._redacted(value_summary(reply)),
+            answer=reading.answer(whole) if answer is None else answer,
+            passages=reading.passages(whole),
+            citations=reading.citations(whole),
+            raw=self._redacted(value_summary(shown)),
+            stream=streamed,
         )
 
-    async def _post(self, body: Any, headers: dict[str, str]) -> Any:
-        """The reply's JSON, after as many tries as a retried status or a lost connection allow."""
+    def _reader(self) -> OpenAIChunks | JsonEvents:
+        if self._body is None:
+            return OpenAIChunks()
+        return JsonEvents(self._answer_delta, self._final, self._end, self.end)
+
+    async def _post(self, body: Any, headers: dict[str, str], request_id: str) -> Any:
+        """The reply's JSON (a stream's: None, its reader in `_progress`), after as many tries as a retried status,
+        a lost connection or a cut stream allow."""
         client = self._client
         if client is None:
             raise HttpAppError("system http: not started for a run (a run starts it)")
         tries = self.max_retries + 1
         for attempt in range(tries):
             last = attempt == tries - 1
+            progress = Progress(reader=self._reader() if self.stream else None)
+            self._progress[request_id] = progress
             try:
-                status, reason, content = await self._send(client, body, headers)
+                status, reason, content = await self._send(client, body, headers, progress)
+            except StreamCut as exc:
+                if last:
+                    tried = f" (the last of {tries} tries)" if tries > 1 else ""
+                    raise HttpAppError(f"http: POST {self.url} {self._redacted(str(exc))}{tried}") from None
+            except StreamError as exc:
+                raise AppReplyError(f"http: POST {self.url} {self._redacted(str(exc))}") from None
             except (httpx2.TransportError, httpx2.TimeoutException) as exc:
                 if last:
                     what = (
@@ -180,7 +262,7 @@ class HttpApp(Application):
                     ) from None
             else:
                 if status < 400:
-                    return self._json(content)
+                    return None if self.stream else self._json(content)
                 if last or not retried_status(status):
                     shown = self._redacted(content[:SHOWN_BODY].decode("utf-8", "replace"))
                     raise HttpAppError(
@@ -189,18 +271,44 @@ class HttpApp(Application):
             await asyncio.sleep(backoff(attempt, self.backoff_base, self.backoff_max))
         raise AssertionError("unreachable: the last try returns or raises")
 
-    async def _send(self, client: httpx2.AsyncClient, body: Any, headers: dict[str, str]) -> tuple[int, str, bytes]:
-        """One POST: its status, reason and body, read up to `max_reply_bytes` (more is refused)."""
+    async def _send(
+        self, client: httpx2.AsyncClient, body: Any, headers: dict[str, str], progress: Progress
+    ) -> tuple[int, str, bytes]:
+        """One POST: its status, reason and body, read up to `max_reply_bytes` (more is refused); a stream's body
+        read into `progress.reader` (its content returned empty)."""
         async with client.stream("POST", self.url, json=body, headers=headers) as response:
-            chunks, size = [], 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
+            reader = progress.reader
+            kind = response.headers.get("content-type", "").partition(";")[0].strip()
+            if reader is None or response.status_code >= 400 or kind != "text/event-stream":
+                content = b"".join([chunk async for chunk in self._bounded(response, progress)])
+                if reader is not None and response.status_code < 400:
+                    shown = self._redacted(content[:SHOWN_BODY].decode("utf-8", "replace"))
                     raise AppReplyError(
-                        f"http: POST {self.url} answered more than max_reply_bytes={self.max_reply_bytes:,} bytes"
+                        f"http: POST {self.url} answered {kind or 'no Content-Type'}, not text/event-stream, "
+                        f"with stream=true: {shown!r}"
                     )
-                chunks.append(chunk)
-            return response.status_code, response.reason_phrase, b"".join(chunks)
+                return response.status_code, response.reason_phrase, content
+            try:
+                await read_stream(self._bounded(response, progress), reader, progress)
+            except (httpx2.TransportError, httpx2.TimeoutException) as exc:
+                detail = self._redacted(str(exc)) or "no detail"
+                raise StreamCut(
+                    f"cut its stream before {reader.end} after {progress.told()} ({type(exc).__name__}: {detail})"
+                ) from None
+            return response.status_code, response.reason_phrase, b""
+
+    async def _bounded(self, response: httpx2.Response, progress: Progress) -> AsyncIterator[bytes]:
+        """The reply's bytes, refused past `max_reply_bytes`."""
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_reply_bytes:
+                streamed = f" ({progress.told()} streamed)" if progress.reader is not None else ""
+                raise AppReplyError(
+                    f"http: POST {self.url} answered more than max_reply_bytes={self.max_reply_bytes:,} bytes"
+                    + streamed
+                )
+            yield chunk
 
     def _json(self, content: bytes) -> Any:
         try:

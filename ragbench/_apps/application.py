@@ -89,6 +89,11 @@ class Application(System):
         """The application's answer to one example. Call a sync API through `await self.in_thread(fn, ...)`."""
         raise NotImplementedError
 
+    def timed_out(self, request: AppRequest) -> str:
+        """The line of a call of `request` that did not end within `timeout` (a subclass may say more: how far it
+        got, where)."""
+        return f"system {self.name}: the application did not answer within {self.timeout:g} s"
+
     def activated_instrumentors(self) -> tuple[Instrumentor, ...]:
         """The instrumentors activated while the run runs: the class's `instrumentors` (a system whose options
         name others returns those)."""
@@ -218,7 +223,7 @@ class Application(System):
         try:
             reply = await _within(_awaited(stepped), self.timeout)
         except asyncio.TimeoutError:
-            raise AppTimeout(f"system {self.name}: the application did not answer within {self.timeout:g} s") from None
+            raise AppTimeout(self.timed_out(request)) from None
         finally:
             if holds.longest > LOOP_HELD:
                 extras["held_the_loop"] = True
@@ -267,12 +272,10 @@ def call_steps(
     ids = {span.span_id for span in spans}
     if root is None:
         root = next((span.parent_id for span in spans if span.parent_id and span.parent_id not in ids), None)
-    call = Step(
-        kind="custom",
-        name="application",
-        request={"system": system, "question": question},
-        response={"answer": reply.answer, "passages": len(reply.passages)},
-    )
+    response: JsonObject = {"answer": reply.answer, "passages": len(reply.passages)}
+    if reply.stream is not None:  # the viewer shows the call's response: how the answer streamed in
+        response["stream"] = reply.stream.to_dict()
+    call = Step(kind="custom", name="application", request={"system": system, "question": question}, response=response)
     call.seconds = round(seconds, 6)
     call.span = {"id": root, "parent": None, "kind": "application"}
     return [call, *span_steps(spans)]

@@ -71,16 +71,44 @@ class AppRequest:
 
 
 @dataclass(frozen=True)
+class Streamed:
+    """How a streamed answer arrived: `first_token_seconds` (from the request to the first piece of the answer; None:
+    no piece came), `chunks` (the events it came in, its end marker not counted) and `usage` (the token counts its
+    stream reported, as sent: OpenAI's usage chunk)."""
+
+    first_token_seconds: float | None
+    chunks: int
+    usage: dict[str, int] | None = None
+
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {"first_token_seconds": self.first_token_seconds, "chunks": self.chunks}
+        if self.usage is not None:
+            out["usage"] = dict(self.usage)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Streamed:
+        first, usage = data.get("first_token_seconds"), data.get("usage")
+        return cls(
+            first_token_seconds=None if first is None else float(first),
+            chunks=int(data.get("chunks") or 0),
+            usage={str(k): int(v) for k, v in usage.items()} if isinstance(usage, dict) else None,
+        )
+
+
+@dataclass(frozen=True)
 class AppReply:
     """What ragbench takes from an application's answer: `answer` (its text, before the task's post-processing),
     `passages` (the documents it retrieved or showed its model, in order), `citations` (per statement of the answer,
-    the 1-based numbers of the passages it cites; None: read from the answer by the task, as for a built-in system)
-    and `raw` (a short summary of the value it returned)."""
+    the 1-based numbers of the passages it cites; None: read from the answer by the task, as for a built-in system),
+    `raw` (a short summary of the value it returned) and `stream` (how a streamed answer arrived; None: not
+    streamed)."""
 
     answer: str
     passages: list[Document] = field(default_factory=list)
     citations: list[list[int]] | None = None
     raw: str = ""
+    stream: Streamed | None = None
 
     def to_dict(self) -> JsonObject:
         out: JsonObject = {"answer": self.answer, "passages": [doc.to_dict() for doc in self.passages]}
@@ -88,16 +116,19 @@ class AppReply:
             out["citations"] = [list(each) for each in self.citations]
         if self.raw:
             out["raw"] = self.raw
+        if self.stream is not None:
+            out["stream"] = self.stream.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AppReply:
-        citations = data.get("citations")
+        citations, stream = data.get("citations"), data.get("stream")
         return cls(
             answer=str(data.get("answer", "")),
             passages=[Document.from_dict(doc) for doc in data.get("passages") or []],
             citations=[list(map(int, each)) for each in citations] if isinstance(citations, list) else None,
             raw=str(data.get("raw", "")),
+            stream=Streamed.from_dict(stream) if isinstance(stream, dict) else None,
         )
 
 

@@ -6,7 +6,8 @@ written against (docs/apps.md, "Writing a system for a framework").
 `Application` (the base: a subclass writes `call(request) -> AppReply`; the base captures the application's spans,
 records each answer for `--resume`, and makes the prediction), `AppRequest` (one example as the application is asked
 it: `question`, `history`, `images`, `meta`, `extras`, `messages()`, `fields()`; `traceparent` and `otlp_endpoint` for
-an application over HTTP), `AppReply` (`answer`, `passages` as `Document`s, `citations`, `raw`), `reply_from` (a plain
+an application over HTTP), `AppReply` (`answer`, `passages` as `Document`s, `citations`, `raw`, `stream`: a streamed
+answer's `Streamed` - its first token's time, chunks and usage), `reply_from` (a plain
 return value - a string, or a mapping with `answer` and `passages` - read into one), `passage_of` (one passage from a
 `Document`, a mapping or a string) and `value_summary` (a returned value in a line), `AppReplyError` (an answer ragbench
 cannot read: the example fails in one line), `AppTimeout`, `Instrumentor` (an OpenInference instrumentor to activate
@@ -33,7 +34,15 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._apps.application import Application, AppTimeout, call_steps
     from ragbench._apps.capture import Instrumentor
     from ragbench._apps.conventions import span_outline, span_steps
-    from ragbench._apps.exchange import AppReply, AppReplyError, AppRequest, passage_of, reply_from, value_summary
+    from ragbench._apps.exchange import (
+        AppReply,
+        AppReplyError,
+        AppRequest,
+        Streamed,
+        passage_of,
+        reply_from,
+        value_summary,
+    )
     from ragbench._apps.frameworks import (
         REQUEST_FIELDS,
         NothingAtPath,
@@ -58,7 +67,15 @@ _MODULES = {
     "ragbench._apps.capture": ("Instrumentor",),
     "ragbench._apps.conventions": ("span_steps", "span_outline"),
     "ragbench._apps.trace_reading": ("trace_answer", "trace_passages", "example_id_of"),
-    "ragbench._apps.exchange": ("AppReply", "AppReplyError", "AppRequest", "passage_of", "reply_from", "value_summary"),
+    "ragbench._apps.exchange": (
+        "AppReply",
+        "AppReplyError",
+        "AppRequest",
+        "Streamed",
+        "passage_of",
+        "reply_from",
+        "value_summary",
+    ),
     "ragbench._apps.frameworks": (
         "REQUEST_FIELDS",
         "NothingAtPath",

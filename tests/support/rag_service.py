@@ -9,6 +9,7 @@ Paths: `/v1/chat/completions` (an OpenAI-compatible endpoint, the passages in Az
 `/flaky` (a 503 on each example's first request), `/hang` (never answers until the service closes), `/wrong` (JSON of
 another shape), `/echo-auth` (a 500 quoting the request's Authorization header), `/stream` (a body that never ends), `/not-json`, `/stray-spans` (its spans in a trace of its own),
 `/bad-otlp` (posts what is not OTLP to the receiver before answering; the statuses it got are in `otlp_statuses`).
+Paths under `/sse` stream their answer as Server-Sent Events, as `sse` (an `SsePlan`) says (tests/support/sse_routes.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from support.rag_apps import CORPUS, words
+from support.sse_routes import SsePlan, sse_route
 
 
 class RagService:
@@ -48,6 +50,7 @@ class RagService:
         self.hits: Counter[str] = Counter()
         self.otlp_statuses: list[int] = []
         self.closing = threading.Event()
+        self.sse = SsePlan()
         if otlp_endpoint is not None:
             self.export_to(otlp_endpoint)
 
@@ -119,7 +122,9 @@ def _handler(service: RagService) -> type[BaseHTTPRequestHandler]:
 
         def route(self, path: str, request: dict[str, Any]) -> None:
             example = self.headers.get("ragbench-example-id", "")
-            if path == "/500":
+            if path.startswith("/sse"):
+                sse_route(self, service, path, request)
+            elif path == "/500":
                 self.reply(500, {"error": "the index is down"})
             elif path == "/flaky" and service.hits[f"flaky {example}"] == 0:
                 service.hits[f"flaky {example}"] += 1

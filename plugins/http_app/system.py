@@ -19,6 +19,11 @@ takes traces; `ragbench-example-id`, the example's id percent-encoded), so a ser
 (or to `otlp_port`, a fixed port, given to its exporter as OTEL_EXPORTER_OTLP_ENDPOINT when it starts) has its spans
 join the example. After the reply the example waits up to `span_wait` seconds for the service's outermost span;
 `traces=false` turns the receiver off.
+
+`stream=true`: the reply as Server-Sent Events, read as they come (streaming.py: OpenAI's chunks assembled as the
+SDK does, or a JSON stream by `answer_delta`, `final` and `end`); how it arrived (the first token's time, the chunks,
+the usage chunk) is the reply's `stream`. A stream cut before its end is tried again as a lost connection is; one
+the run's `timeout` cuts says how far it got (`timed_out`).
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def test_a_busy_service_is_tried_again(tmp_path):
     ("path", "options", "error"),
     [
         ("/hang", {"request_timeout": 0.5, "max_retries": 0}, "did not answer within 0.5 s after 1 tries (ReadTimeout"),
-        ("/stream", {"timeout": 1}, "AppTimeout: system http: the application did not answer within 1 s"),
+        ("/stream", {"timeout": 1}, "/stream did not finish within timeout=1 s"),
         ("/stream", {"max_reply_bytes": 10_000}, "answered more than max_reply_bytes=10,000 bytes"),
         ("/wrong", {}, "http: the reply has no answer at 'choices[0].message.content' (found NoneType: None; "),
         ("/not-json", {}, "answered what is not JSON (Expecting value: line 1 column 1 (char 0)): '<html>Olm</html>'"),

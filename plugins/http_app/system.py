@@ -143,7 +143,7 @@ class HttpApp(Application):
         self._answer_delta = compiled(answer_delta, "answer_delta") if answer_delta else None
         self._final = compiled(final, "final") if final else None
         self._end = compiled(end, "end") if end else None
-        self._progress: dict[str, Progress] = {}  # by example id: how far its streamed reply got (`timed_out`)
+        self._progress: dict[tuple[str, str], Progress] = {}  # by (task, example id): how far its reply got
         self._body = (
             BodyTemplate(body if body is not None else {"question": "{{ question }}"}) if preset == "json" else None
         )
@@ -189,7 +189,7 @@ class HttpApp(Application):
         return sent
 
     def timed_out(self, request: AppRequest) -> str:
-        progress = self._progress.pop(request.id, None)
+        progress = self._progress.pop((request.task, request.id), None)
         where = f"http: POST {self.url} did not finish within timeout={self.timeout:g} s"
         if progress is None or progress.reader is None:
             return where
@@ -198,36 +198,34 @@ class HttpApp(Application):
     async def call(self, request: AppRequest) -> AppReply:
         body = openai_body(request, self.model, self.stream) if self._body is None else self._body.render(request)
         headers = self._request_headers(request)
-        if not self.stream:
-            reply = await self._post(body, headers, request.id)
-            return self._reply(reply, reply)
-        headers["Accept"] = "text/event-stream"
+        if self.stream:
+            headers["Accept"] = "text/event-stream"
+        key = (request.task, request.id)
         try:
-            await self._post(body, headers, request.id)
-            progress = self._progress[request.id]
-        except asyncio.CancelledError:  # the run's timeout: `timed_out` says how far the stream got
+            whole = await self._post(body, headers, key)
+        except asyncio.CancelledError:  # kept: the run's timeout asks `timed_out` how far the reply got
             raise
         except BaseException:
-            self._progress.pop(request.id, None)
+            self._progress.pop(key, None)
             raise
-        self._progress.pop(request.id, None)
+        progress = self._progress.pop(key)
         reader = progress.reader
         if reader is None:
-            raise AssertionError("unreachable: a streamed reply has its reader")
+            return self._reply(whole)
         try:
             whole = reader.reply()
         except StreamError as exc:
             raise AppReplyError(f"http: POST {self.url} {exc}") from None
         answer = reader.answer() if isinstance(reader, JsonEvents) else None
-        return self._reply(whole, whole, answer, progress.streamed(reader.usage))
+        return self._reply(whole, answer, progress.streamed(reader.usage))
 
-    def _reply(self, whole: Any, shown: Any, answer: str | None = None, streamed: Streamed | None = None) -> AppReply:
+    def _reply(self, whole: Any, answer: str | None = None, streamed: Streamed | None = None) -> AppReply:
         reading = self._reading
         return AppReply(
             answer=reading.answer(whole) if answer is None else answer,
             passages=reading.passages(whole),
             citations=reading.citations(whole),
-            raw=self._redacted(value_summary(shown)),
+            raw=self._redacted(value_summary(whole)),
             stream=streamed,
         )
 
@@ -236,7 +234,7 @@ class HttpApp(Application):
             return OpenAIChunks()
         return JsonEvents(self._answer_delta, self._final, self._end, self.end)
 
-    async def _post(self, body: Any, headers: dict[str, str], request_id: str) -> Any:
+    async def _post(self, body: Any, headers: dict[str, str], key: tuple[str, str]) -> Any:
         """The reply's JSON (a stream's: None, its reader in `_progress`), after as many tries as a retried status,
         a lost connection or a cut stream allow."""
         client = self._client
@@ -246,7 +244,7 @@ class HttpApp(Application):
         for attempt in range(tries):
             last = attempt == tries - 1
             progress = Progress(reader=self._reader() if self.stream else None)
-            self._progress[request_id] = progress
+            self._progress[key] = progress
             try:
                 status, reason, content = await self._send(client, body, headers, progress)
             except StreamCut as exc:

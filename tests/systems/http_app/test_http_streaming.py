@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from contextlib import AsyncExitStack
 
 import pytest
@@ -212,10 +213,13 @@ def test_a_cut_stream_is_tried_again_and_resume_redoes_only_the_failed_example(t
     assert resumed["details"]["varn_qa"]["em"]["value"] == 0.25
 
 
-def test_stream_options_are_refused_where_nothing_streams():
+def test_stream_options_are_refused_where_nothing_streams(monkeypatch):
     with pytest.raises(ConfigError, match="answer_delta, final and end read a stream of JSON events"):
         HttpApp("http://127.0.0.1:9/ask", preset="json", answer_delta="chunk")
     with pytest.raises(ConfigError, match="answer_delta, final and end read a stream of JSON events"):
         HttpApp("http://127.0.0.1:9/v1", stream=True, final="sources")
     with pytest.raises(ConfigError, match="system http: answer_delta='chunk\\[' is not a JMESPath expression"):
         HttpApp("http://127.0.0.1:9/ask", preset="json", stream=True, answer_delta="chunk[")
+    monkeypatch.setitem(sys.modules, "openai", None)  # the SDK not installed: `import openai` raises ImportError
+    with pytest.raises(ConfigError, match=r"stream=true reads the stream with the OpenAI SDK's decoder: pip install"):
+        HttpApp("http://127.0.0.1:9/v1", stream=True)

@@ -66,8 +66,8 @@ class StreamCut(Exception):
 
 @dataclass
 class Progress:
-    """How far one streamed reply got: its chunks, and when its first piece of answer came (seconds from the
-    request)."""
+    """How far one try of a reply got: its stream's reader (None: not streamed), its chunks, and when the first
+    piece of answer came (seconds from the request)."""
 
     reader: OpenAIChunks | JsonEvents | None = None  # None: a reply not streamed
     started: float = field(default_factory=time.perf_counter)
@@ -107,7 +107,7 @@ def event_json(event: ServerSentEvent, progress: Progress) -> Any:
     if event.event == "error" or error:
         message = error.get("message") if isinstance(error, dict) else error
         shown = message if isinstance(message, str) and message else value_summary(data)
-        raise StreamError(f"sent an error event after {progress.told()}: {shown[:SHOWN_EVENT]}")
+        raise StreamError(f"sent an error event after {progress.told()}: {' '.join(shown.split())[:SHOWN_EVENT]}")
     return data
 
 
@@ -125,7 +125,7 @@ class OpenAIChunks:
         self._usage: dict[str, int] | None = None
 
     def add(self, data: Any) -> str:
-        """One chunk taken in; the piece of answer it brings (the first choice's content)."""
+        """One chunk taken in; the piece of answer it brings (its choices' content)."""
         if not isinstance(data, dict):
             raise StreamError(f"sent a chunk that is not a JSON object: {value_summary(data)}")
         from openai.types.chat import ChatCompletionChunk

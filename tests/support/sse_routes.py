@@ -166,7 +166,7 @@ def sse_route(handler: BaseHTTPRequestHandler, service: RagService, path: str, r
             bad = (
                 event('{"choices": [oops', "\n")
                 if path == "/sse-not-json"
-                else event({"error": {"message": "the model is overloaded", "type": "server_error"}}, "\n")
+                else event({"error": {"message": "the model is\noverloaded", "type": "server_error"}}, "\n")
             )
             writer.write(bad)
             while not service.closing.wait(0.01):  # the stream stays open: the client ends it

@@ -65,7 +65,7 @@ class StreamCut(Exception):
 
 
 @dataclass
-class Progress:
+class ReplyProgress:
     """How far one try of a reply got: its stream's reader (None: not streamed), its chunks, and when the first
     piece of answer came (seconds from the request)."""
 
@@ -93,7 +93,7 @@ def events(body: AsyncIterator[bytes]) -> AsyncIterator[ServerSentEvent]:
     return SSEDecoder().aiter_bytes(body)
 
 
-def event_json(event: ServerSentEvent, progress: Progress) -> Any:
+def event_json(event: ServerSentEvent, progress: ReplyProgress) -> Any:
     """An event's data as JSON, after the error rules (see the module's docstring)."""
     try:
         data = json.loads(event.data)
@@ -213,7 +213,7 @@ def truthy(value: Any) -> bool:
     return value is not None and value is not False and value not in ("", [], {})
 
 
-async def read_stream(body: AsyncIterator[bytes], reader: OpenAIChunks | JsonEvents, progress: Progress) -> None:
+async def read_stream(body: AsyncIterator[bytes], reader: OpenAIChunks | JsonEvents, progress: ReplyProgress) -> None:
     """The stream's events into `reader` up to its end; StreamCut where the bytes stop first."""
     async for event in events(body):
         if event.data.startswith(DONE) or reader.ends_before(event):

@@ -60,7 +60,7 @@ from .mapping import (
     openai_body,
     passage_fields,
 )
-from .streaming import JsonEvents, OpenAIChunks, Progress, StreamCut, StreamError, needs_sdk, read_stream
+from .streaming import JsonEvents, OpenAIChunks, ReplyProgress, StreamCut, StreamError, needs_sdk, read_stream
 
 PRESETS = ("openai", "json")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -143,7 +143,7 @@ class HttpApp(Application):
         self._answer_delta = compiled(answer_delta, "answer_delta") if answer_delta else None
         self._final = compiled(final, "final") if final else None
         self._end = compiled(end, "end") if end else None
-        self._progress: dict[tuple[str, str], Progress] = {}  # by (task, example id): how far its reply got
+        self._progress: dict[tuple[str, str], ReplyProgress] = {}  # by (task, example id): how far its reply got
         self._body = (
             BodyTemplate(body if body is not None else {"question": "{{ question }}"}) if preset == "json" else None
         )
@@ -243,7 +243,7 @@ class HttpApp(Application):
         tries = self.max_retries + 1
         for attempt in range(tries):
             last = attempt == tries - 1
-            progress = Progress(reader=self._reader() if self.stream else None)
+            progress = ReplyProgress(reader=self._reader() if self.stream else None)
             self._progress[key] = progress
             try:
                 status, reason, content = await self._send(client, body, headers, progress)
@@ -275,7 +275,7 @@ class HttpApp(Application):
         raise AssertionError("unreachable: the last try returns or raises")
 
     async def _send(
-        self, client: httpx2.AsyncClient, body: Any, headers: dict[str, str], progress: Progress
+        self, client: httpx2.AsyncClient, body: Any, headers: dict[str, str], progress: ReplyProgress
     ) -> tuple[int, str, bytes]:
         """One POST: its status, reason and body, read up to `max_reply_bytes` (more is refused); a stream's body
         read into `progress.reader` (its content returned empty)."""
@@ -300,7 +300,7 @@ class HttpApp(Application):
                 ) from None
             return response.status_code, response.reason_phrase, b""
 
-    async def _bounded(self, response: httpx2.Response, progress: Progress) -> AsyncIterator[bytes]:
+    async def _bounded(self, response: httpx2.Response, progress: ReplyProgress) -> AsyncIterator[bytes]:
         """The reply's bytes, refused past `max_reply_bytes`."""
         size = 0
         async for chunk in response.aiter_bytes():

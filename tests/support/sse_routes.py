@@ -10,8 +10,8 @@ metadata`, `event: data` with `{"chunk": piece}` each, one with `{"sources": [..
 no `event: end`, a last `{"type": "done"}` instead. Faults: `/sse-cut` (two chunks, then the connection closed inside
 the chunked body), `/sse-eof` (two chunks, then the connection closed: a body the close ends, no `[DONE]`),
 `/sse-forever` (a chunk every 10 ms until the service closes), `/sse-not-json` and `/sse-error` (an event that is not
-JSON, an error event, after one chunk), `/sse-plain` (a JSON reply to a request for a stream); any path cuts the stream of the examples in `SsePlan.cut_ids` as
-`/sse-cut` does.
+JSON, an error event, after one chunk), `/sse-plain` (a JSON reply to a request for a stream); any path cuts the
+stream of the examples in `SsePlan.cut_ids` as `/sse-cut` does.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from .._read_only import kept
@@ -63,7 +63,7 @@ def _fields(value: Any) -> dict[str, object]:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_names(cls: type) -> tuple[str, ...]:
     """A dataclass's field names in order, read once a class (`dataclasses.fields` walks its fields each call)."""
     return tuple(spec.name for spec in fields(cls))

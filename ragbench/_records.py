@@ -365,7 +365,8 @@ def line_id(line: JsonObject) -> str | None:
 
 def line_index(line: JsonObject) -> int:
     """A checked sample line's position in its task's data, as its record holds it."""
-    return int(line.get("index") or 0)
+    index = line.get("index") or 0
+    return int(index) if isinstance(index, (int, float, str)) else 0  # a checked line's is a whole number
 
 
 def line_rescored(line: JsonObject) -> bool:

@@ -56,9 +56,10 @@ def _digested(example: Any) -> str:
 
 
 def _fields(value: Any) -> dict[str, object]:
+    kind: type = type(value)
     return {
         name: getattr(value, name)
-        for name in _field_names(type(value))
+        for name in _field_names(kind)
         if not (name in _FED_WHEN_SET and not getattr(value, name))
     }
 

@@ -145,8 +145,8 @@ class SampleRecord(ReadOnly):
             "earlier_trace": record.get("earlier_trace") or [],
         }
         made = cls.sealed(
-            id=None if record.get("id") is None else str(record["id"]),
-            index=int(record.get("index") or 0),
+            id=line_id(record),
+            index=line_index(record),
             question=record.get("question") or "",
             gold=record.get("gold") or {},
             gold_references=record.get("gold_references") or [],
@@ -172,7 +172,7 @@ class SampleRecord(ReadOnly):
             traceback=record.get("traceback"),
             score_tracebacks=record.get("score_tracebacks") or {},
             gold_references_error=record.get("gold_references_error"),
-            rescored=bool(record.get("rescored")),
+            rescored=line_rescored(record),
             schema_version=record.get("schema_version", 1),
             **({} if owned else {name: _read_steps(lines, has_text) for name, lines in steps.items()}),
         )
@@ -347,12 +347,31 @@ def saved_lines(path: Path, errors: list[RecordError]) -> Iterator[SavedLine]:
     checkpoint key and position, the cost of the attempt that saved it (on the line beside the record) and whether
     it re-scored the line before it."""
     for located in located_samples(path):
-        if isinstance(located.value, RecordError):
-            errors.append(located.value)
+        line = located.value
+        if isinstance(line, RecordError):
+            errors.append(line)
             continue
-        record = SampleRecord.from_dict(located.value, has_text=False, owned=True)
-        key = checkpoint_key(record.id, record.index)
-        yield SavedLine(located.line, key, record.index, located.value.get(ATTEMPT_COST), record.rescored)
+        index = line_index(line)  # the three fields as `SampleRecord.from_dict` reads them, with no record made
+        yield SavedLine(
+            located.line, checkpoint_key(line_id(line), index), index, line.get(ATTEMPT_COST), line_rescored(line)
+        )
+
+
+def line_id(line: JsonObject) -> str | None:
+    """A checked sample line's example id, as its record holds it."""
+    value = line.get("id")
+    return None if value is None else str(value)
+
+
+def line_index(line: JsonObject) -> int:
+    """A checked sample line's position in its task's data, as its record holds it."""
+    index = line.get("index") or 0
+    return int(index) if isinstance(index, (int, float, str)) else 0  # a checked line's is a whole number
+
+
+def line_rescored(line: JsonObject) -> bool:
+    """Whether a checked sample line's metrics scored it again, as its record holds it."""
+    return bool(line.get("rescored"))
 
 
 def record_at(

@@ -69,7 +69,10 @@ class RecordedExtras:
             object.__setattr__(self, name, frozen(getattr(self, name)))
 
     def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, self.key)
+        return self.statistics_of(recorded_extras(samples, self.key))
+
+    def statistics_of(self, runs: list[Any]) -> JsonObject | None:
+        """`statistics` of the samples' recorded extras (`recorded_extras`), read already."""
         if not runs:
             return None
         return {

@@ -84,6 +84,7 @@ class Application(System):
         self._collector: SpanCollector | None = None
         self._recorded: dict[tuple[str, str], RecordedCall] = {}
         self._untime_tasks: Callable[[], None] = lambda: None
+        self._read_runs: tuple[object, list[Any]] | None = None  # the samples `report` read, and their extras
 
     async def call(self, request: AppRequest) -> AppReply:
         """The application's answer to one example. Call a sync API through `await self.in_thread(fn, ...)`."""
@@ -241,7 +242,7 @@ class Application(System):
         loop, as notes beside the results."""
         run = self._run
         counts = span_counts(run.folder, run.task) if run is not None and run.folder is not None else {}
-        runs = recorded_extras(samples, "app")
+        runs = self._recorded_runs(samples)
         notes = span_notes(counts, self.span_wait)
         missing = sum(1 for each in runs if each.get("spans_missing"))
         if missing:
@@ -257,6 +258,22 @@ class Application(System):
                 "(make it async, or give a sync function: it runs in a thread)"
             )
         return {"app_spans": counts, "notes": list(notes)} if counts or notes else {}
+
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
+        """The figures the system declares it records (`declares.recorded`), of the extras `report` read in its
+        pass over the same samples (the samples file is not read again for them)."""
+        recorded = self.declares.recorded
+        if recorded is None or recorded.key != "app":  # a subclass that declares other extras: as it declares
+            return None if recorded is None else recorded.statistics(samples)
+        runs, self._read_runs = self._recorded_runs(samples), None
+        return recorded.statistics_of(runs)
+
+    def _recorded_runs(self, samples: list[SampleRecord]) -> list[Any]:
+        """The samples' `app` extras (`recorded_extras`), read once for `report` and `statistics` of one task."""
+        read = self._read_runs
+        if read is None or read[0] is not samples:
+            read = self._read_runs = (samples, recorded_extras(samples, "app"))
+        return read[1]
 
     @classmethod
     def trace_outline(cls, record: SampleRecord) -> list[JsonObject]:

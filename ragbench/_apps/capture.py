@@ -58,6 +58,9 @@ class _Router(SpanProcessor):
         collectors = self.collectors
         if not collectors or span.context is None:
             return
+        if len(collectors) == 1:  # the one run capturing: its span, or one it counts as unjoined (no claim asked)
+            collectors[0].deliver([from_readable(span)])
+            return
         trace_id = hex_id(span.context.trace_id, 32)
         owner = next((collector for collector in collectors if collector.claims(trace_id)), None)
         for collector in (owner,) if owner is not None else collectors:

@@ -47,10 +47,10 @@ class AppRequest:
         return cls(
             id=example.id,
             question=example.question,
-            history=copy.deepcopy([{**turn} for turn in example.turns or []]),
+            history=copy.deepcopy([{**turn} for turn in example.turns]) if example.turns else [],
             images=tuple(example.images),
-            meta=copy.deepcopy(dict(example.meta)),
-            extras=copy.deepcopy(dict(example.extras)),
+            meta=copy.deepcopy(dict(example.meta)) if example.meta else {},  # an empty one copied with no walk
+            extras=copy.deepcopy(dict(example.extras)) if example.extras else {},
             task=task,
         )
 

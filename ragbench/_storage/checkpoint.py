@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
+from functools import cache
 from typing import Any
 
 from .._read_only import kept
@@ -55,11 +56,18 @@ def _digested(example: Any) -> str:
 
 
 def _fields(value: Any) -> dict[str, object]:
+    kind: type = type(value)
     return {
-        f.name: getattr(value, f.name)
-        for f in fields(value)
-        if not (f.name in _FED_WHEN_SET and not getattr(value, f.name))
+        name: getattr(value, name)
+        for name in _field_names(kind)
+        if not (name in _FED_WHEN_SET and not getattr(value, name))
     }
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in order, read once a class (`dataclasses.fields` walks its fields each call)."""
+    return tuple(spec.name for spec in fields(cls))
 
 
 _LITERALS = {None: b"s4:null", True: b"s4:true", False: b"s5:false"}  # json.dumps's text, as `_feed` tags it

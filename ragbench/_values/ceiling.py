@@ -106,6 +106,7 @@ class ExampleCeiling:
         return None if reached is None else f"{CeilingReached.__name__}: {reached}"
 
 
+KEPT = frozenset({"ceiling", "ctx"})  # a holder's attributes `keep_ceiling` keeps
 UNBOUNDABLE = "an example's ceiling is the run's (--max-steps-per-example, --max-prompt-chars-per-example)"
 
 
@@ -113,7 +114,7 @@ def keep_ceiling(holder: object, name: str) -> None:
     """Refuse (AttributeError) to set or delete `name` of `holder` (an LLM handle, a context, a bound retrieval)
     where it is the attribute `ceiling` or `ctx` and was given when `holder` was made: a plugin that replaces it
     (`ctx.llm.ceiling = None`) would take its steps out of its example's count."""
-    if name in ("ceiling", "ctx") and name in vars(holder):
+    if name in KEPT and name in vars(holder):
         raise AttributeError(f"{UNBOUNDABLE}: {type(holder).__name__}.{name} cannot be replaced or deleted")
 
 
@@ -122,7 +123,8 @@ class CeilingHeld:
     cannot be replaced or deleted (`keep_ceiling`)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        keep_ceiling(self, name)
+        if name in KEPT:  # most attributes set (a context's, as it is made) are neither: no call
+            keep_ceiling(self, name)
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragbench.api import ConfigError, Example, Metric, MetricDeclaration
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, SampleRecord
 from ragbench.api.apps import Span, from_readable
 from ragbench.plugins.python_app.system import PythonApp
 from ragbench.testing import run_eval
@@ -176,6 +176,41 @@ def test_a_blocking_call_in_a_task_the_application_starts_is_reported(tmp_path):
     assert results["complete"]
     (note,) = results["system_reports"]["varn_qa"]["notes"]
     assert note.startswith("4 example(s)' application held the event loop for over 0.1 s at once (longest 0.")
+
+
+class CountedReadings(list):
+    """A task's samples as the reporting hooks get them, counting the passes made over them."""
+
+    passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        return super().__iter__()
+
+
+def test_the_report_and_the_statistics_read_the_samples_once_and_give_what_the_declaration_gives():
+    extras = [
+        {"replayed": False, "spans_missing": n == 1, "held_the_loop": n == 2, "seconds": 0.5 * n, "spans": n}
+        | ({"longest_hold_seconds": 0.25} if n == 2 else {})
+        for n in range(4)
+    ]
+    records = CountedReadings(
+        SampleRecord.sealed(id=str(n), index=n, extras={"app": app}, error="failed" if n == 3 else None)
+        for n, app in enumerate(extras)
+    )
+    system = PythonApp(callable="support.rag_apps:answer_sync")
+    statistics = getattr(system, "statistics", system.declares.recorded.statistics)  # as the run finds the hook
+    report = system.report(records, True)
+    figures = statistics(records)
+    assert records.passes == 1  # the statistics read the extras the report's pass read
+    assert figures == system.declares.recorded.statistics(records.copy())  # a plain list of them
+    assert figures == {"examples": 3, "seconds": 0.5, "spans": 1, "replayed": 0, "spans_missing": 1, "held_the_loop": 1}
+    assert [note.split(":")[0] for note in report["notes"]] == [
+        "1 example(s)' spans did not arrive within span_wait=10 s of the reply",
+        "1 example(s)' application held the event loop for over 0.1 s at once (longest 0.25 s), stalling every "
+        "other example",
+    ]
+    assert statistics(records) == figures and records.passes == 2  # asked again: read again
 
 
 async def test_the_loops_own_task_factory_makes_the_tasks_and_is_given_back_after_the_run():

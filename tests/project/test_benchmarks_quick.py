@@ -8,7 +8,9 @@ changes of the process (environment, sys.path, the modules it imported from besi
 signal handlers, sys.stdout and sys.stderr, warning filters) is put back after it, and a thread it leaves running
 fails its test. Scripts that change the process in ways that cannot be put back run in a fresh interpreter: those
 in `OWN_PROCESS`, each with its reason. The processes a script starts itself (a fresh run whose peak memory it
-measures, a raw side, a build child) stay processes: they are what it measures.
+measures, a raw side, a build child) stay processes where its quick mode checks what they measure (prefix_cache's
+2 GB peak); hf_engine's and multihop_memory's quick modes run their ragbench run and raw side in the script's own
+process (benchmarks/support/command_here.py), their fresh processes' figures being the full modes' alone.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ OWN_PROCESS = {
     "store_corpus_build": "starts and shuts down a Ray cluster of this machine (ray.cluster_utils.Cluster)",
     "scale_projection": "starts and shuts down Ray in the process (ray.init, through sharded_search)",
     **dict.fromkeys(
-        ("aggregation_memory", "compare_scale", "multihop_memory", "prefix_cache", "storage_scale"),
+        ("aggregation_memory", "compare_scale", "prefix_cache", "storage_scale"),
         "measures the peak RSS (ru_maxrss) of processes it starts, which a child of this large process starts at"
         " this process's (prefix_cache's 2 GB goal failed in-process)",
     ),

@@ -1,0 +1,42 @@
+"""A `ragbench` command run in the calling process, as `python -m ragbench._cli.main ARGS` runs it in a fresh one:
+the quick modes of benchmarks/hf_engine.py and benchmarks/multihop_memory.py run their commands so. Their full
+modes measure fresh processes (wall seconds, peak RSS), which a quick mode does not check: it checks that the
+script runs end to end and prints its figures, and a fresh interpreter that loads the embedded model imports
+torch and transformers again (~8 s of CPU on a 2-vCPU VM) to do it.
+
+A script imports it with benchmarks/support put on `sys.path` (a folder, not a package: the test that runs the
+scripts has tests/support under the name `support`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+
+
+def ragbench_here(args: Sequence[str], env: Mapping[str, str]) -> tuple[int, str]:
+    """`ragbench ARGS` with the environment `env`, in this process: its exit status and what it wrote to
+    stderr (its stdout is dropped, as the scripts drop a fresh process's). The environment, stdout and
+    stderr are put back after it."""
+    from ragbench.testing import cli
+
+    environ, streams = dict(os.environ), (sys.stdout, sys.stderr)
+    with open(os.devnull, "w", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as err:
+        os.environ.clear()
+        os.environ.update(env)
+        sys.stdout, sys.stderr = out, err
+        try:
+            cli.main(args=list(args), prog_name="ragbench")
+            code: object = 0
+        except SystemExit as exc:
+            code = exc.code
+        finally:
+            sys.stdout, sys.stderr = streams
+            os.environ.clear()
+            os.environ.update(environ)
+        if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
+            print(code, file=err)
+        err.seek(0)
+        text = err.read()
+    return (code if isinstance(code, int) else 0 if code is None else 1), text

@@ -15,23 +15,25 @@ import tempfile
 from collections.abc import Mapping, Sequence
 
 
-def ragbench_here(args: Sequence[str], env: Mapping[str, str]) -> tuple[int, str]:
-    """`ragbench ARGS` with the environment `env`, in this process: its exit status and what it wrote to
-    stderr (its stdout is dropped, as the scripts drop a fresh process's). The environment, stdout and
-    stderr are put back after it."""
+def ragbench_here(args: Sequence[str], env: Mapping[str, str], cwd: str | None = None) -> tuple[int, str]:
+    """`ragbench ARGS` with the environment `env` (in the folder `cwd`), in this process: its exit status and
+    what it wrote to stderr (its stdout is dropped, as the scripts drop a fresh process's). The environment,
+    the working folder, stdout and stderr are put back after it."""
     from ragbench.testing import cli
 
-    environ, streams = dict(os.environ), (sys.stdout, sys.stderr)
+    environ, streams, folder = dict(os.environ), (sys.stdout, sys.stderr), os.getcwd()
     with open(os.devnull, "w", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as err:
         os.environ.clear()
         os.environ.update(env)
         sys.stdout, sys.stderr = out, err
         try:
+            os.chdir(cwd or folder)
             cli.main(args=list(args), prog_name="ragbench")
             code: object = 0
         except SystemExit as exc:
             code = exc.code
         finally:
+            os.chdir(folder)
             sys.stdout, sys.stderr = streams
             os.environ.clear()
             os.environ.update(environ)

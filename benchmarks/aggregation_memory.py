@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -106,10 +107,16 @@ def samples_folder(folder: Path, template: list[dict], n: int) -> Path:
     return run
 
 
-def measure(python: str, folder: Path, task: Path, iterations: int) -> dict[str, float]:
-    done = subprocess.run(
-        [python, "-c", CHILD, str(folder), str(task), str(iterations)], capture_output=True, text=True
-    )
+def measure(python: str, folder: Path, task: Path, iterations: int, here: bool = False) -> dict[str, float]:
+    """The assembly's figures from a fresh process of `python`, or (`here`: the quick mode, whose peak is this
+    process's and not a figure) from this process."""
+    command = [python, "-c", CHILD, str(folder), str(task), str(iterations)]
+    if here:
+        sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # a folder, not a package
+        from command_here import python_here
+
+        return json.loads(python_here(command, dict(os.environ))[1].strip().splitlines()[-1])
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"{python}: the assembly failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -125,7 +132,7 @@ def main() -> None:
         "--quick",
         action="store_true",
         help="1,000 and 2,000 examples, 200 iterations, the bound not checked (at these sizes the bootstrap's chunk "
-        "still grows with n)",
+        "still grows with n), this ragbench's assembly in this process (its peak not a figure)",
     )
     args = parser.parse_args()
     sizes = [1000, 2000] if args.quick else [int(s) for s in args.sizes.split(",")]
@@ -142,7 +149,7 @@ def main() -> None:
             for n in sizes:
                 folder = samples_folder(Path(tmp), template, n)
                 size = (folder / "samples" / "levels.jsonl").stat().st_size
-                m = measure(python, folder, task, iterations)
+                m = measure(python, folder, task, iterations, args.quick and label == "this")
                 assert m["records"] == n, m
                 peaks.append(m["peak_kb"] * 1024)
                 print(

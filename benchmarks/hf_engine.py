@@ -19,7 +19,8 @@ The issue's targets (>= 0.8x raw on generation time, >= 0.5x a raw script end to
 
 Run: python benchmarks/hf_engine.py [--model embedded|DIR] [--prompts 32] [--tokens 32] [--batch-size 16|auto]
                                    [--raw-batches 16,32] [--repeat 1] [--quick]
-     (--raw PROMPTS OUT MODEL_DIR BATCH is the raw script, run by part 2 in its own process)
+     (--raw PROMPTS OUT MODEL_DIR BATCH is the raw script, run by part 2 in its own process; --quick runs
+     part 2's two sides in this process: the script runs end to end, the fresh processes' seconds are not taken)
 """
 
 from __future__ import annotations
@@ -179,18 +180,33 @@ def generation(
     return best
 
 
-def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: int, tokens: int) -> None:
+def ragbench_fresh(args: list[str]) -> tuple[int, str]:
+    """`ragbench ARGS` in a fresh process: its exit status and stderr."""
+    done = subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True)
+    return done.returncode, done.stderr
+
+
+def ragbench_here(args: list[str]) -> tuple[int, str]:
+    """`ragbench ARGS` in this process (the quick mode)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # a folder, not a package
+    from command_here import ragbench_here
+
+    return ragbench_here(args, os.environ)
+
+
+def end_to_end(
+    model: str, work: Path, count: int, batch: int | str, raw_batch: int, tokens: int, quick: bool = False
+) -> None:
+    """Part 2; `quick`: both sides in this process (support/command_here.py), the script's run checked, not a
+    fresh process's time."""
     from ragbench._reports.results.file import read_results
 
     data = work / "popqa.jsonl"
     write_popqa(data, count)
     out = work / "run"
     started = time.perf_counter()
-    done = subprocess.run(
+    status, error = (ragbench_here if quick else ragbench_fresh)(
         [
-            sys.executable,
-            "-m",
-            "ragbench._cli.main",
             "--tasks",
             "popqa",
             "--system",
@@ -208,28 +224,29 @@ def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: 
             "--no-progress",
             "--bootstrap-iters",
             "0",
-        ],
-        capture_output=True,
-        text=True,
+        ]
     )
     ours = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"ragbench run failed:\n{done.stderr[-2000:]}")
+    if status != 0:
+        raise SystemExit(f"ragbench run failed:\n{error[-2000:]}")
     samples = [json.loads(line) for line in (out / "samples" / "popqa.jsonl").read_text().splitlines()]
     calls = [{"prompt": s["trace"][0]["request"]["prompt"], "max_tokens": tokens} for s in samples]
     prompts_file, raw_out = work / "prompts.jsonl", work / "raw.jsonl"
     prompts_file.write_text("".join(json.dumps(c) + "\n" for c in calls), encoding="utf-8")
     started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, __file__, "--raw", str(prompts_file), str(raw_out), model_dir(model), str(raw_batch)],
-        check=True,
-    )
+    if quick:
+        raw_script(str(prompts_file), str(raw_out), model_dir(model), raw_batch)
+    else:
+        subprocess.run(
+            [sys.executable, __file__, "--raw", str(prompts_file), str(raw_out), model_dir(model), str(raw_batch)],
+            check=True,
+        )
     raw = time.perf_counter() - started
     raw_texts = [json.loads(line)["output"] for line in raw_out.read_text().splitlines()]
     same = sum(s["trace"][0]["response"]["texts"][0].strip() == t.strip() for s, t in zip(samples, raw_texts))
     print(
-        f"2. end to end from a fresh process, {count} closed-book PopQA questions x <= {tokens} tokens, "
-        f"batch {batch} (raw script: {raw_batch})"
+        f"2. end to end {'in this process (quick)' if quick else 'from a fresh process'}, {count} closed-book "
+        f"PopQA questions x <= {tokens} tokens, batch {batch} (raw script: {raw_batch})"
     )
     cost = read_results(out / "results.json", "benchmarks/hf_engine.py").cost
     print(
@@ -269,7 +286,7 @@ def main() -> None:
             f"### Instruction:\n{q}\n\n### Response:\n" for q in write_popqa(Path(scratch) / "q.jsonl", args.prompts)
         ]
         best = generation(args.model, prompts, batch, raw_batches, args.tokens, args.repeat)
-        end_to_end(args.model, Path(scratch), args.prompts, batch, best, args.tokens)
+        end_to_end(args.model, Path(scratch), args.prompts, batch, best, args.tokens, args.quick)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ tokens, a T5 classifier ...) is listed with the pre-flight's reason. The goals: 
 
 Run: python benchmarks/multihop_memory.py [--systems a,b|all] [--limit 5] [--tries 3] [--model-arg k=v ...]
      [--system-arg k=v ...] [--quick]
-     (--raw RUN_DIR BATCH is the raw side, run in its own process)
+     (--raw RUN_DIR BATCH is the raw side, run in its own process; --quick runs the run and the raw side in this
+     process: the script runs end to end, no fresh process's peak is taken)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -65,8 +67,9 @@ def recorded_calls(run_dir: Path) -> list[dict]:
     return calls
 
 
-def raw_side(run_dir: str, batch: int) -> None:
-    """The raw process: load, tokenize the run's calls, generate in sorted batches; prints its JSON."""
+def raw_side(run_dir: str, batch: int) -> dict:
+    """The raw process: load, tokenize the run's calls, generate in sorted batches; its calls, prompt tokens and
+    seconds."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging
@@ -106,14 +109,28 @@ def raw_side(run_dir: str, batch: int) -> None:
                 pad_token_id=pad,
             )
     seconds = time.perf_counter() - started
-    print(json.dumps({"calls": len(rows), "prompt_tokens": sum(len(ids) for ids, _ in rows), "seconds": seconds}))
+    return {"calls": len(rows), "prompt_tokens": sum(len(ids) for ids, _ in rows), "seconds": seconds}
 
 
 GOAL = 0.9  # ragbench / raw prompt throughput
 
 
-def one_system(system: str, limit: int, options: list[str], run_dir: Path, env: dict[str, str]) -> dict:
-    """`options`: the run's own options beside the task, system and limit (`--model-arg k=v` ...)."""
+def measured_here(command: list[str], env: dict[str, str]) -> tuple[int, float, str]:
+    """`measured` in this process (the quick mode: the script runs end to end, no fresh process's peak is taken):
+    the command's exit status, this process's peak RSS in MB and the command's last stderr line."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # a folder, not a package
+    from command_here import ragbench_here
+
+    status, error = ragbench_here(command[3:], env)  # after `python -m ragbench._cli.main`
+    lines = [line for line in error.splitlines() if line.strip()]
+    return status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, lines[-1] if lines else ""
+
+
+def one_system(
+    system: str, limit: int, options: list[str], run_dir: Path, env: dict[str, str], quick: bool = False
+) -> dict:
+    """`options`: the run's own options beside the task, system and limit (`--model-arg k=v` ...); `quick`: the run
+    and the raw side in this process."""
     command = [
         sys.executable,
         "-m",
@@ -129,11 +146,23 @@ def one_system(system: str, limit: int, options: list[str], run_dir: Path, env: 
         "--no-progress",
     ]
     command += options
-    status, peak, last = measured(command, env)
+    status, peak, last = (measured_here if quick else measured)(command, env)
     if status != 0 or not (run_dir / "results.json").is_file():
         return {"system": system, "skipped": last[:150]}
     cost = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["cost"]
     batch = max(1, round(cost["llm_calls"] / max(1, cost["batches"])))
+    row = {
+        "system": system,
+        "calls": cost["llm_calls"],
+        "batch": batch,
+        "prompt_tokens": cost["prompt_tokens"],
+        "peak_mb": peak,
+        "tokens_per_s": cost["prompt_tokens"] / max(cost["wall_seconds"], 1e-9),
+    }
+    if quick:
+        raw = raw_side(str(run_dir), batch)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return {**row, "raw_peak_mb": peak, "raw_tokens_per_s": raw["prompt_tokens"] / max(raw["seconds"], 1e-9)}
     with tempfile.NamedTemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(
             [sys.executable, __file__, "--raw", str(run_dir), str(batch)], stdout=out, stderr=err, env=env
@@ -143,14 +172,6 @@ def one_system(system: str, limit: int, options: list[str], run_dir: Path, env: 
         raw = json.loads(out.read().strip().splitlines()[-1]) if status == 0 else None
         err.seek(0)
         raw_failure = ([line for line in err.read().splitlines() if line.strip()] or ["no output"])[-1]
-    row = {
-        "system": system,
-        "calls": cost["llm_calls"],
-        "batch": batch,
-        "prompt_tokens": cost["prompt_tokens"],
-        "peak_mb": peak,
-        "tokens_per_s": cost["prompt_tokens"] / max(cost["wall_seconds"], 1e-9),
-    }
     if raw is None:
         row["raw_failed"] = raw_failure[:150]
     else:
@@ -160,10 +181,12 @@ def one_system(system: str, limit: int, options: list[str], run_dir: Path, env: 
     return row
 
 
-def best_of(system: str, limit: int, options: list[str], folder: Path, env: dict[str, str], tries: int) -> dict:
+def best_of(
+    system: str, limit: int, options: list[str], folder: Path, env: dict[str, str], tries: int, quick: bool
+) -> dict:
     """`one_system`, measured again while below the goal (up to `tries` in all): each side's fastest try, the
     highest peaks, and how many tries were made."""
-    best = one_system(system, limit, options, folder / f"{system}-1", env)
+    best = one_system(system, limit, options, folder / f"{system}-1", env, quick)
     for attempt in range(2, tries + 1):
         if "raw_tokens_per_s" not in best or best["tokens_per_s"] >= GOAL * best["raw_tokens_per_s"]:
             break
@@ -187,11 +210,15 @@ def main() -> None:
     parser.add_argument("--tries", type=int, default=3, help="measurements at most of a system below 0.9x")
     parser.add_argument("--model-arg", action="append", default=[])
     parser.add_argument("--system-arg", action="append", default=[])
-    parser.add_argument("--quick", action="store_true", help="vanilla on 1 question of 2 answer tokens, measured once")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="vanilla on 1 question of 2 answer tokens, measured once, the run and the raw side in this process",
+    )
     parser.add_argument("--raw", nargs=2, metavar=("RUN_DIR", "BATCH"))
     args = parser.parse_args()
     if args.raw:
-        raw_side(args.raw[0], int(args.raw[1]))
+        print(json.dumps(raw_side(args.raw[0], int(args.raw[1]))))
         return
     systems = ["vanilla"] if args.quick else builtin_systems() if args.systems == "all" else args.systems.split(",")
     limit, tries = (1, 1) if args.quick else (args.limit, args.tries)  # quick: the script runs, not a figure
@@ -201,14 +228,15 @@ def main() -> None:
     options += [arg for value in args.system_arg for arg in ("--system-arg", value)]
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "RAGBENCH_INDEX_CACHE": os.environ.get("RAGBENCH_INDEX_CACHE", str(Path(tmp) / "idx"))}
-        print(f"{TASK}, {limit} questions, hf:embedded on {os.cpu_count()} CPUs; peak RSS of each process")
+        where = "the run and the raw side in this process (quick)" if args.quick else "peak RSS of each process"
+        print(f"{TASK}, {limit} questions, hf:embedded on {os.cpu_count()} CPUs; {where}")
         print(
             "| system | LLM calls | batch | prompt tokens | peak MB | prompt tok/s | raw peak MB | raw tok/s | "
             "ragbench / raw | tries |"
         )
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for system in systems:
-            row = best_of(system, limit, options, Path(tmp), env, tries)
+            row = best_of(system, limit, options, Path(tmp), env, tries, args.quick)
             if "skipped" in row:
                 print(f"| {system} | not run: {row['skipped']} ||||||||| ", flush=True)
                 continue

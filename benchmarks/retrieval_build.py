@@ -3,7 +3,8 @@
 The corpus: `--passages` (default 100,000) passages of 100 words (psgs_w100's passage length)
 drawn Zipf-distributed from the ~20,000 whole English words of MiniLM's WordPiece vocabulary (one
 token each, so encoder cost is realistic), with 1-3 word titles, written as a DPR TSV. Every
-build runs in its own process so that its peak RSS (VmHWM) is its own:
+build runs in its own process so that its peak RSS (VmHWM) is its own (`--quick`: in this process, a check
+that the script runs):
 
   bm25 streaming     `ragbench index build --retriever bm25` path (chunks of --chunk-size)
   bm25s in memory    bm25s as its README uses it: tokenize the whole corpus, BM25.index, save
@@ -135,7 +136,24 @@ def peak_rss_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
 
 
-def run_child(*args: str) -> dict:
+def child(name: str, *rest: str) -> dict:
+    """The measurement `name` (a `--child` line's) on `rest`, with this process's peak RSS."""
+    if name == "streaming":
+        result = child_streaming(rest[0], rest[1], rest[2], int(rest[3]), rest[4])
+    elif name == "bm25s":
+        result = child_bm25s_in_memory(*rest)
+    elif name == "build-then-queries":
+        result = child_build_then_queries(rest[0], rest[1], rest[2], int(rest[3]), int(rest[4]), int(rest[5]))
+    else:
+        result = child_queries(rest[0], rest[1], int(rest[2]), int(rest[3]), rest[4])
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
+
+
+def run_child(*args: str, here: bool = False) -> dict:
+    """`child(*args)` in a fresh process, or (`here`: the quick mode, whose peaks are not a figure) in this one."""
+    if here:
+        return child(*args)
     done = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -153,25 +171,16 @@ def main() -> None:
         action="store_true",
         help="a small run for CI (200 passages in chunks of 100, 8 dense, batches of 4 queries, once; dense search "
         "with the numpy backend alone: faiss's is the same child on another backend; each of the bm25 and the "
-        "dense build and its search in one child, its peak RSS the search's: the libraries imported once; no builds of the "
-        "corpus twice as large: the same children on a larger file)",
+        "dense build and its search in one measurement, its peak RSS the search's; the measurements in this process, "
+        "their peaks this process's: the script runs end to end; no builds of the corpus twice as large: the same "
+        "children on a larger file)",
     )
     args = parser.parse_args()
     if args.quick:
         args.passages, args.dense_passages, args.chunk_size = 200, 8, 100
         args.query_batch, args.query_rounds = 4, 1
     if args.child:
-        name, *rest = args.child
-        if name == "streaming":
-            result = child_streaming(rest[0], rest[1], rest[2], int(rest[3]), rest[4])
-        elif name == "bm25s":
-            result = child_bm25s_in_memory(*rest)
-        elif name == "build-then-queries":
-            result = child_build_then_queries(rest[0], rest[1], rest[2], int(rest[3]), int(rest[4]), int(rest[5]))
-        else:
-            result = child_queries(rest[0], rest[1], int(rest[2]), int(rest[3]), rest[4])
-        result["peak_rss_mb"] = peak_rss_mb()
-        print(json.dumps(result))
+        print(json.dumps(child(*args.child)))
         return
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,15 +196,17 @@ def main() -> None:
             f"{'' if args.quick else ' (and one twice as large)'}; dense: {args.dense_passages} passages"
         )
         sizes = (str(args.chunk_size), str(args.query_batch), str(args.query_rounds))
-        quick_bm25 = args.quick and run_child("build-then-queries", str(corpus), str(tmp / "bm25"), "bm25", *sizes)
+        quick_bm25 = args.quick and run_child(
+            "build-then-queries", str(corpus), str(tmp / "bm25"), "bm25", *sizes, here=True
+        )
         builds = {
             "bm25 streaming": quick_bm25["build"]
             if quick_bm25
             else run_child("streaming", str(corpus), str(tmp / "bm25"), "bm25", str(args.chunk_size), "{}"),
-            "bm25s in memory": run_child("bm25s", str(corpus), str(tmp / "bm25s")),
+            "bm25s in memory": run_child("bm25s", str(corpus), str(tmp / "bm25s"), here=args.quick),
         }
         quick_dense = args.quick and run_child(
-            "build-then-queries", str(dense_corpus), str(tmp / "dense"), "dense", *sizes
+            "build-then-queries", str(dense_corpus), str(tmp / "dense"), "dense", *sizes, here=True
         )
         builds["dense streaming (MiniLM)"] = (
             quick_dense["build"]

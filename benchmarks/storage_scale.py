@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -109,7 +110,11 @@ def folder_bytes(folder: Path) -> dict[str, int]:
     return parts
 
 
-def measure(label: str, python: str, work: Path, data: Path, count: int, tokenizer: str, judge: Path) -> dict:
+def measure(
+    label: str, python: str, work: Path, data: Path, count: int, tokenizer: str, judge: Path, here: bool = False
+) -> dict:
+    """One run in a fresh process of `python`, or (`here`: the quick mode, no peak taken: this process's is
+    printed) in this process."""
     out = work / f"run_{label}_{count}"
     command = [
         python,
@@ -143,11 +148,18 @@ def measure(label: str, python: str, work: Path, data: Path, count: int, tokeniz
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=work)
-    _, status, usage = os.wait4(process.pid, 0)
+    if here:
+        sys.path.insert(0, str(HERE / "support"))  # a folder, not a package
+        from command_here import ragbench_here
+
+        code, stderr = ragbench_here(command[3:], env, str(work))  # after `PYTHON -m ragbench._cli.main`
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+    else:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=work)
+        _, status, usage = os.wait4(process.pid, 0)
+        code, stderr = os.waitstatus_to_exitcode(status), process.stderr.read().decode() if process.stderr else ""
     wall = time.perf_counter() - started
-    stderr = process.stderr.read().decode() if process.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
+    if code != 0:
         raise SystemExit(f"run of {count} examples failed ({python}):\n{stderr[-2000:]}")
     parts = folder_bytes(out)
     return {
@@ -164,7 +176,9 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=2000)
     parser.add_argument("--before", default=None, help="the python of another ragbench checkout, measured first")
-    parser.add_argument("--quick", action="store_true", help="5 and 20 examples")
+    parser.add_argument(
+        "--quick", action="store_true", help="5 and 20 examples, this ragbench's runs in this process (no peak taken)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.small, args.large = 5, 20
@@ -186,7 +200,9 @@ def main() -> None:
         )
         print(header)
         for label, python in versions:
-            rows = [measure(label, python, work, data, count, tokenizer, judge) for count in (args.small, args.large)]
+            here = args.quick and label == "this"  # quick: this ragbench's runs in this process
+            sizes = (args.small, args.large)
+            rows = [measure(label, python, work, data, count, tokenizer, judge, here) for count in sizes]
             for row in rows:
                 parts = row["bytes_per_example"]
                 print(

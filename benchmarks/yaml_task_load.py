@@ -1,8 +1,8 @@
 """YAML tasks: what reading a local JSONL through Hugging Face `datasets` would cost, against ragbench's
 own reader (the choice in ragbench/_yaml_tasks/sources.py), and the field mapping's rate.
 
-Each figure is a fresh process (as a user's `ragbench` command is), on FlashRAG-format records with 5
-passages each:
+Each figure is a fresh process (as a user's `ragbench` command is; `--quick`: in this process, a check that the
+script runs), on FlashRAG-format records with 5 passages each:
 
   check direct     `ragbench check --tasks t.yaml --no-model`: start-up, the pre-flight, first records
   check parquet    the same task over the same records as Parquet, read through `datasets`
@@ -74,20 +74,35 @@ def write_records(path: Path, count: int, seed: int) -> None:
             )
 
 
-def timed(args: list[str], env: dict[str, str]) -> float:
+def timed(args: list[str], env: dict[str, str], here: bool = False) -> float:
+    """Seconds of `args` (`PYTHON -m ragbench._cli.main ...` or `PYTHON -c CODE ...`) in a fresh process, or
+    (`here`: the quick mode, the script's run checked, not a fresh process's seconds) in this process."""
     started = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, env=env)
+    status, error = in_this_process(args, env) if here else fresh(args, env)
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(args[:4])} failed:\n{done.stderr[-2000:]}")
+    if status != 0:
+        sys.exit(f"{' '.join(args[:4])} failed:\n{error[-2000:]}")
     return seconds
+
+
+def fresh(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    done = subprocess.run(args, capture_output=True, text=True, env=env)
+    return done.returncode, done.stderr
+
+
+def in_this_process(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # a folder, not a package
+    from command_here import python_here
+
+    status, _, error = python_here(args, env)
+    return status, error
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, the fastest reported")
-    parser.add_argument("--quick", action="store_true", help="50 records, one run each (CI)")
+    parser.add_argument("--quick", action="store_true", help="50 records, one run each, in this process (CI)")
     args = parser.parse_args()
     if args.quick:
         args.records, args.repeat = 50, 1
@@ -104,19 +119,21 @@ def main() -> None:
             str(folder / "dev.parquet")
         )
         (folder / "parquet.yaml").write_text(TASK.replace("DATA", str(folder / "dev.parquet")), encoding="utf-8")
-        py, rows = sys.executable, []
+        py, rows, here = sys.executable, [], args.quick
         check = [py, "-m", "ragbench._cli.main", "check", "--model", "scripted:echo", "--no-model", "--tasks"]
         figures = {
-            "check direct": lambda i: timed([*check, str(folder / "direct.yaml")], env),
-            "check parquet": lambda i: timed([*check, str(folder / "parquet.yaml")], env),
-            "read direct": lambda i: timed([py, "-c", READ_DIRECT, str(folder / "direct.yaml")], env),
-            "read datasets": lambda i: timed([py, "-c", READ_DATASETS, str(data), str(folder / f"cache{i}")], env),
-            "json floor": lambda i: timed([py, "-c", JSON_FLOOR, str(data)], env),
+            "check direct": lambda i: timed([*check, str(folder / "direct.yaml")], env, here),
+            "check parquet": lambda i: timed([*check, str(folder / "parquet.yaml")], env, here),
+            "read direct": lambda i: timed([py, "-c", READ_DIRECT, str(folder / "direct.yaml")], env, here),
+            "read datasets": lambda i: timed(
+                [py, "-c", READ_DATASETS, str(data), str(folder / f"cache{i}")], env, here
+            ),
+            "json floor": lambda i: timed([py, "-c", JSON_FLOOR, str(data)], env, here),
         }
         best = {name: min(run(i) for i in range(args.repeat)) for name, run in figures.items()}
     print(
         f"{args.records} FlashRAG-format records, 5 passages each ({data.name}); fastest of {args.repeat}, "
-        "fresh processes\n"
+        f"{'in this process (quick)' if args.quick else 'fresh processes'}\n"
     )
     print("| what | seconds |\n|---|---:|")
     for name, seconds in best.items():

@@ -8,7 +8,10 @@ changes of the process (environment, sys.path, the modules it imported from besi
 signal handlers, sys.stdout and sys.stderr, warning filters) is put back after it, and a thread it leaves running
 fails its test. Scripts that change the process in ways that cannot be put back run in a fresh interpreter: those
 in `OWN_PROCESS`, each with its reason. The processes a script starts itself (a fresh run whose peak memory it
-measures, a raw side, a build child) stay processes: they are what it measures.
+measures, a raw side, a build child) stay processes where its quick mode checks what they measure (prefix_cache's
+2 GB peak, compare_scale's bound); the quick modes of hf_engine, multihop_memory, storage_scale, dense_gpu,
+retrieval_build, yaml_task_load and aggregation_memory run their commands and measurements in the script's own process (benchmarks/support/command_here.py), their fresh processes'
+figures being the full modes' alone.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ OWN_PROCESS = {
     "store_corpus_build": "starts and shuts down a Ray cluster of this machine (ray.cluster_utils.Cluster)",
     "scale_projection": "starts and shuts down Ray in the process (ray.init, through sharded_search)",
     **dict.fromkeys(
-        ("aggregation_memory", "compare_scale", "multihop_memory", "prefix_cache", "storage_scale"),
+        ("compare_scale", "prefix_cache"),
         "measures the peak RSS (ru_maxrss) of processes it starts, which a child of this large process starts at"
         " this process's (prefix_cache's 2 GB goal failed in-process)",
     ),

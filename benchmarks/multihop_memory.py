@@ -239,7 +239,11 @@ def main() -> None:
             row = best_of(system, limit, options, Path(tmp), env, tries, args.quick)
             if "skipped" in row:
                 print(f"| {system} | not run: {row['skipped']} ||||||||| ", flush=True)
+                if args.quick:  # vanilla runs on the embedded model: a quick mode whose run failed fails
+                    sys.exit(f"multihop_memory --quick: {system} did not run: {row['skipped']}")
                 continue
+            if args.quick and "raw_failed" in row:
+                sys.exit(f"multihop_memory --quick: the raw side failed: {row['raw_failed']}")
             raw = (
                 (
                     f"{row['raw_peak_mb']:.0f} | {row['raw_tokens_per_s']:.0f} | "

@@ -9,9 +9,12 @@ first, one after another (`cluster_modules_first`): xdist's worksteal gives each
 and steals from a run's end, so they stay on one worker, which starts the cluster once (~12 s of CPU and ~11 s each
 start), not each worker several times, two or three clusters at once on a 2-core machine.
 
-Its nodes start only what the tests use (`QUIET_NODE`): no dashboard and no log monitor (every driver here, the
-tests' and ragbench's own `ray.init`, connects with `log_to_driver=False`, so nothing reads what it gathers). Its
-processes' CPU on a 2-vCPU VM at a load of ~5: a start 13.7 -> 11.9 s, an idle minute 4.0 -> 3.1 s."""
+Its nodes start only what the tests use (`QUIET_NODE`): no dashboard, no log monitor (every driver here, the
+tests' and ragbench's own `ray.init`, connects with `log_to_driver=False`, so nothing reads what it gathers) and no
+autoscaler monitor (a local cluster of fixed nodes). Its processes' CPU on a 2-vCPU VM at a load of ~5: a start
+13.7 -> 11.9 s, an idle minute 4.0 -> 3.1 s. A worker of a job with a runtime environment (the store modules'
+variables, `workers_environment`) is set up by `light_setup_worker.py`, as Ray's own script would set it up but
+without importing Ray a first time (~1.3 s of CPU less a worker process)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,12 @@ from typing import Any
 import pytest
 
 NODES = 3
-QUIET_NODE = {"include_dashboard": False, "include_log_monitor": False}
+QUIET_NODE = {
+    "include_dashboard": False,
+    "include_log_monitor": False,
+    "no_monitor": True,  # the autoscaler's (a head's only)
+    "setup_worker_path": str(Path(__file__).with_name("light_setup_worker.py")),  # Ray's, without importing Ray
+}
 
 
 class SharedCluster:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from conftest import TEST_DATA, needs, write_jsonl
 from ragbench._retrieval.sharding.merged_build.build import build_parallel
 from ragbench._retrieval.sharding.merged_build.state import state_folder
 from ragbench.testing import build_index, installed_registry, load_retriever
-from support.helpers import cli, cli_here, closed_port
+from support.helpers import cli_here, closed_port
 
 pytestmark = needs("bm25s", "regex", "ray")  # not imported while the tests are collected
 
@@ -273,16 +274,19 @@ def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(r
         (["CLOSED"], "a cluster's address where nothing listens (ray.init would wait minutes)"),
     ],
 )
-def test_parallel_options_out_of_place_fail_in_one_line_before_work(tmp_path, args, message):
+def test_parallel_options_out_of_place_fail_in_one_line_before_work(tmp_path, args, message, ragbench_zygote):
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "1", "contents": "castle"}])
-    # a refusal before work runs in this process (it starts nothing); the command that asks ray.init, in its own
+    # a refusal before work runs in this process (it starts nothing); the command that asks ray.init, in a process
+    # of its own (a fork of the command zygote, which has not imported Ray: ray.init's state is the command's alone)
     asks_ray = args == ["CLOSED"]
     with contextlib.ExitStack() as stack:
+        command = ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index")]
         if asks_ray:  # held closed while the command runs
             port = stack.enter_context(closed_port())
             args, message = ["--retriever", "bm25", "--ray", f"127.0.0.1:{port}"], f"127.0.0.1:{port}: nothing listens"
-        command = cli if asks_ray else cli_here
-        done = command("index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), *args)
+            done = ragbench_zygote.run([*command, *args], dict(os.environ), timeout=120)
+        else:
+            done = cli_here(*command, *args)
     assert done.returncode != 0 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "index").exists() and not state_folder(tmp_path / "index").exists()
 

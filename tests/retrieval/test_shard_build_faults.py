@@ -23,7 +23,7 @@ from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, load_retriever
-from support.helpers import cli, cli_here
+from support.helpers import cli_here
 from support.object_store import LostAfterOneShard
 
 pytestmark = needs("regex", "bm25s")
@@ -215,15 +215,16 @@ def test_a_kept_shards_file_replaced_by_a_link_is_named_with_the_fix_and_the_fil
 
 
 @needs("ray")
-def test_on_ray_it_is_the_same_one_line_and_ray_prints_no_warning_of_its_own(tmp_path, monkeypatch):
+def test_on_ray_it_is_the_same_one_line_and_ray_prints_no_warning_of_its_own(tmp_path, ragbench_zygote):
     """It said "RayTaskError(OSError): a file ragbench was writing; fix what the error names", after Ray's
-    timestamped "Token authentication is enabled ... Set RAY_AUTH_MODE=disabled to opt out" (a local Ray)."""
+    timestamped "Token authentication is enabled ... Set RAY_AUTH_MODE=disabled to opt out" (a local Ray). The
+    command is a fork of the command zygote, which has not imported Ray: the local Ray is the command's own."""
     corpus, out, mine, before = linked_build(tmp_path)
     link = out / "shards-3.building" / "000" / "docs.jsonl"
-    for name in ("RAY_ADDRESS", "RAY_AUTH_MODE"):  # a Ray of its own, its authentication mode Ray's default
-        monkeypatch.delenv(name, raising=False)
-    done = cli("index", "build", "--corpus", str(corpus), "--retriever", KIND, "--out", str(out), "--ray",
-               "--shards", "3", "--no-progress", timeout=400)  # fmt: skip
+    # a Ray of its own, its authentication mode Ray's default
+    env = {name: value for name, value in os.environ.items() if name not in ("RAY_ADDRESS", "RAY_AUTH_MODE")}
+    done = ragbench_zygote.run(["index", "build", "--corpus", str(corpus), "--retriever", KIND, "--out", str(out),
+                                "--ray", "--shards", "3", "--no-progress"], env, timeout=400)  # fmt: skip
     assert done.returncode == 1 and mine.read_bytes() == before
     assert done.stderr.strip().splitlines() == [
         f"ragbench: error: a symbolic link to {mine} in {link.parent}, a folder of ragbench's own that it empties "

@@ -198,7 +198,7 @@ def crag_mm(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return build
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def crag_mm_dataset(task: str) -> Path:
     """The CRAG-MM cells' data folder of `task` (`crag_mm`), under the session's home folder (removed with it)."""
     from ragbench.tasks.crag_mm.synthetic import write_dataset

@@ -32,7 +32,7 @@ ROWS = [
 
 @pytest.fixture
 def drawn(tmp_path, monkeypatch):
-    """The figure `plot` saves, laid out as saved and drawn, still open."""
+    """The figure `plot` saves, laid out as saved and drawn."""
     figures = []
     monkeypatch.setattr(slice_plots, "save_figure", lambda figure, path: figures.append(figure) or path)
     report = Report(
@@ -42,8 +42,7 @@ def drawn(tmp_path, monkeypatch):
     (figure,) = figures
     figure.tight_layout()
     figure.canvas.draw()
-    yield figure
-    slice_plots.pyplot().close(figure)
+    return figure
 
 
 def test_bar_labels_stay_inside_the_axes_and_off_the_title(drawn):
@@ -108,4 +107,3 @@ def test_whatever_the_differences_and_intervals_no_label_leaves_the_axes(rows):
     for text in axes.texts:
         box = text.get_window_extent(renderer)
         assert frame.y0 <= box.y0 and box.y1 <= frame.y1 and not box.overlaps(title), text.get_text()
-    slice_plots.pyplot().close(figure)

@@ -7,6 +7,7 @@ returning (--data path, --task-arg options). Everything here is written for ragb
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -187,27 +188,35 @@ def alce(name: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
 
 def crag_mm(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     """CRAG-MM in the hub's layout with generated images: two single-turn questions, or one conversation of two
-    turns."""
+    turns; written once a process (`crag_mm_dataset`: a run only reads it), not once a cell."""
 
     def build(folder: Path) -> tuple[str, dict[str, Any]]:
-        from ragbench.tasks.crag_mm.synthetic import write_dataset
-        from support.crag_mm_helpers import case_rows, loader_cases
         from support.crag_mm_helpers import tokenizer_dir as llama32_dir
 
-        cases = loader_cases()
-        rows = [cases["single"][0], {**cases["single"][0], "session_id": "s-ego-2"}] if task == "crag_mm_single" else []
-        if rows:
-            rows[1] = {
-                **rows[1],
-                "turns": [{**rows[1]["turns"][0], "interaction_id": "a9", "query": "what colour?"}],
-                "answers": [{"interaction_id": "a9", "ans_full": "Red."}],
-            }
-        else:
-            first = cases["multi"][0]
-            rows = [{**first, "turns": first["turns"][:2], "answers": first["answers"][:2]}]
-        return str(write_dataset(folder / task, case_rows(rows))), {"tokenizer": llama32_dir()}
+        return str(crag_mm_dataset(task)), {"tokenizer": llama32_dir()}
 
     return build
+
+
+@functools.cache
+def crag_mm_dataset(task: str) -> Path:
+    """The CRAG-MM cells' data folder of `task` (`crag_mm`), under the session's home folder (removed with it)."""
+    from ragbench.tasks.crag_mm.synthetic import write_dataset
+    from support.crag_mm_helpers import case_rows, loader_cases
+
+    cases = loader_cases()
+    rows = [cases["single"][0], {**cases["single"][0], "session_id": "s-ego-2"}] if task == "crag_mm_single" else []
+    if rows:
+        rows[1] = {
+            **rows[1],
+            "turns": [{**rows[1]["turns"][0], "interaction_id": "a9", "query": "what colour?"}],
+            "answers": [{"interaction_id": "a9", "ans_full": "Red."}],
+        }
+    else:
+        first = cases["multi"][0]
+        rows = [{**first, "turns": first["turns"][:2], "answers": first["answers"][:2]}]
+    folder = Path(tempfile.mkdtemp(prefix="matrix-crag-mm-", dir=SESSION_HOME)) / task
+    return write_dataset(folder, case_rows(rows))
 
 
 _TINY_KG: list[Path] = []

@@ -30,10 +30,9 @@ def plot(report: Report, path: Path) -> Path | None:
     rows = [r for r in report.rows if not r.slice]
     if not rows:
         return None
-    from ..results.slice_plots import pyplot, save_figure
+    from ..results.slice_plots import save_figure, subplots
 
-    plt = pyplot()
-    figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4))
+    figure, axes = subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4))
     positions = np.arange(len(rows))
     low = [min(r.diff, (r.ci95 or (r.diff, r.diff))[0]) for r in rows]
     high = [max(r.diff, (r.ci95 or (r.diff, r.diff))[1]) for r in rows]
@@ -78,12 +77,11 @@ def cost_plot(runs: list[Run], path: Path) -> Path | None:
     panels = [panel for panel in panels if panel[3]]
     if not panels:
         return None
-    from ..results.slice_plots import pyplot, save_figure
+    from ..results.slice_plots import save_figure, subplots
 
-    plt = pyplot()
     columns = min(3, len(panels))
     rows_n = -(-len(panels) // columns)
-    figure, axes = plt.subplots(rows_n, columns, figsize=(4.5 * columns, 3.6 * rows_n), squeeze=False)
+    figure, axes = subplots(rows_n, columns, figsize=(4.5 * columns, 3.6 * rows_n), squeeze=False)
     for axis in axes.flat[len(panels) :]:
         axis.set_visible(False)
     for axis, (task, key, unit, points) in zip(axes.flat, panels):

@@ -187,35 +187,35 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
 
 
 def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answers(store, ray_cluster, tmp_path):
-    """INDEX/shards-3 of `index build --ray --shards 3`, uploaded: the run reads the hits' passages by ranged reads
+    """INDEX/shards-2 of `index build --ray --shards 2`, uploaded: the run reads the hits' passages by ranged reads
     of the shards' docs stores and the actors fetch only their scoring files (no docs.jsonl in any node's cache);
     the answers are the one-process index's. A docs store changed in the bucket fails in one line (its blocks'
     digests)."""
     fs, local, kind = *store, "lucene_bm25"
     corpus = local.parent / "psgs_w100.tsv"
     build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
-    build_shards(corpus, tmp_path / "built", kind, {}, 3, registry=installed_registry())
-    fs.put(str(tmp_path / "built" / "shards-3"), f"bench/{kind}/shards-3", recursive=True)
+    build_shards(corpus, tmp_path / "built", kind, {}, 2, registry=installed_registry())
+    fs.put(str(tmp_path / "built" / "shards-2"), f"bench/{kind}/shards-2", recursive=True)
     registry = installed_registry()
     whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=registry)
-    sharded = load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+    sharded = load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 2}, registry=registry)
     try:
         for k in (1, 10, 100):
             assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
-        assert sharded.metadata()["index"] == f"s3://bench/{kind}" and len(set(sharded.pool.nodes)) == 3
+        assert sharded.metadata()["index"] == f"s3://bench/{kind}" and len(set(sharded.pool.nodes)) == 2
     finally:
         sharded.close()
         whole.close()
-    for number in range(3):  # each node's cache of the shard (one cache here): its scoring files, no docs store
-        cached = sorted(p.name for p in cached_folder(f"s3://bench/{kind}/shards-3/{number:03d}").rglob("*"))
+    for number in range(2):  # each node's cache of the shard (one cache here): its scoring files, no docs store
+        cached = sorted(p.name for p in cached_folder(f"s3://bench/{kind}/shards-2/{number:03d}").rglob("*"))
         assert cached and "docs.jsonl" not in cached and "docs.offsets.npy" not in cached
-    offsets = f"bench/{kind}/shards-3/001/docs.offsets.npy"
+    offsets = f"bench/{kind}/shards-2/001/docs.offsets.npy"
     held = fs.cat_file(offsets)
     fs.pipe_file(offsets, held[:-8] + (int.from_bytes(held[-8:], "little") + 1).to_bytes(8, "little"))  # same size
     with pytest.raises(ConfigError) as refused:
-        load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+        load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 2}, registry=registry)
     line = str(refused.value)
-    assert "\n" not in line and "shards-3/001/docs.offsets.npy: bytes 0..375 are not those written" in line
+    assert "\n" not in line and "shards-2/001/docs.offsets.npy: bytes 0..487 are not those written" in line
     assert "it was written over" in line  # its blocks' digests, recorded by the build
 
 

@@ -100,7 +100,7 @@ def test_lucene_bm25_built_on_ray_answers_as_pyserini(ray_cluster, tmp_path):
     docs = [{"id": doc["id"], "text": doc["contents"]} for doc in corpus["docs"]]
     path = write_jsonl(tmp_path / "corpus.jsonl", docs)
     build_parallel(
-        path, tmp_path / "index", "lucene_bm25", {}, ray_address=None, workers=2, shards=None,
+        path, tmp_path / "index", "lucene_bm25", {}, ray_address=None, workers=1, shards=None,
         registry=installed_registry(), chunk_size=max(1, len(docs) // 5), title=False, progress=False,
     )  # fmt: skip
     retriever = load_retriever("lucene_bm25", {"index": str(tmp_path / "index")}, registry=installed_registry())

@@ -46,15 +46,15 @@ def test_lucene_bm25_shards_on_ray_answer_as_the_whole_index(tmp_path, ray_clust
     index = tmp_path / "index"
     corpus = write_dpr_tsv(tmp_path / "psgs_w100.tsv", passages(150))
     build_index(corpus, index, "lucene_bm25", {}, progress=False, registry=installed_registry())
-    shard(index, 3)
-    same_answers("lucene_bm25", {"index": str(index)}, 3, QUERIES)
+    shard(index, 2)
+    same_answers("lucene_bm25", {"index": str(index)}, 2, QUERIES)
 
 
 def test_flashrags_own_bm25_folder_in_shards_on_ray_answers_as_the_whole(tmp_path, ray_cluster):
     shutil.copytree(TEST_DATA / "flashrag_bm25" / "bm25", tmp_path / "bm25")
-    shard(tmp_path / "bm25", 3)
+    shard(tmp_path / "bm25", 2)
     args = {"index": str(tmp_path / "bm25"), "corpus": str(TEST_DATA / "flashrag_bm25" / "corpus.jsonl")}
-    same_answers("flashrag_bm25", args, 3, [*QUERIES, "river bridge"])  # "the a of": each failing alike
+    same_answers("flashrag_bm25", args, 2, [*QUERIES, "river bridge"])  # "the a of": each failing alike
 
 
 def test_flashrags_flat_faiss_index_in_shards_on_ray_answers_as_the_whole(tmp_path, ray_cluster):

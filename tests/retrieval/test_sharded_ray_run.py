@@ -25,7 +25,7 @@ from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
-SHARDS = 3
+SHARDS = 2  # more than one: the run's hits merged across shards (3 in the last test: a CPU short)
 TASK = "nq_open_flashrag"
 
 

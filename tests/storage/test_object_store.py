@@ -187,35 +187,35 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
 
 
 def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answers(store, ray_cluster, tmp_path):
-    """INDEX/shards-3 of `index build --ray --shards 3`, uploaded: the run reads the hits' passages by ranged reads
+    """INDEX/shards-2 of `index build --ray --shards 2`, uploaded: the run reads the hits' passages by ranged reads
     of the shards' docs stores and the actors fetch only their scoring files (no docs.jsonl in any node's cache);
     the answers are the one-process index's. A docs store changed in the bucket fails in one line (its blocks'
     digests)."""
     fs, local, kind = *store, "lucene_bm25"
     corpus = local.parent / "psgs_w100.tsv"
     build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
-    build_shards(corpus, tmp_path / "built", kind, {}, 3, registry=installed_registry())
-    fs.put(str(tmp_path / "built" / "shards-3"), f"bench/{kind}/shards-3", recursive=True)
+    build_shards(corpus, tmp_path / "built", kind, {}, 2, registry=installed_registry())
+    fs.put(str(tmp_path / "built" / "shards-2"), f"bench/{kind}/shards-2", recursive=True)
     registry = installed_registry()
     whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=registry)
-    sharded = load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+    sharded = load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 2}, registry=registry)
     try:
         for k in (1, 10, 100):
             assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
-        assert sharded.metadata()["index"] == f"s3://bench/{kind}" and len(set(sharded.pool.nodes)) == 3
+        assert sharded.metadata()["index"] == f"s3://bench/{kind}" and len(set(sharded.pool.nodes)) == 2
     finally:
         sharded.close()
         whole.close()
-    for number in range(3):  # each node's cache of the shard (one cache here): its scoring files, no docs store
-        cached = sorted(p.name for p in cached_folder(f"s3://bench/{kind}/shards-3/{number:03d}").rglob("*"))
+    for number in range(2):  # each node's cache of the shard (one cache here): its scoring files, no docs store
+        cached = sorted(p.name for p in cached_folder(f"s3://bench/{kind}/shards-2/{number:03d}").rglob("*"))
         assert cached and "docs.jsonl" not in cached and "docs.offsets.npy" not in cached
-    offsets = f"bench/{kind}/shards-3/001/docs.offsets.npy"
+    offsets = f"bench/{kind}/shards-2/001/docs.offsets.npy"
     held = fs.cat_file(offsets)
     fs.pipe_file(offsets, held[:-8] + (int.from_bytes(held[-8:], "little") + 1).to_bytes(8, "little"))  # same size
     with pytest.raises(ConfigError) as refused:
-        load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+        load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 2}, registry=registry)
     line = str(refused.value)
-    assert "\n" not in line and "shards-3/001/docs.offsets.npy: bytes 0..375 are not those written" in line
+    assert "\n" not in line and "shards-2/001/docs.offsets.npy: bytes 0..487 are not those written" in line
     assert "it was written over" in line  # its blocks' digests, recorded by the build
 
 
@@ -246,23 +246,23 @@ def test_a_corpus_object_written_again_mid_build_is_refused_and_out_must_be_a_fo
 
 
 def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, ray_cluster, tmp_path):
-    """`index build --ray --shards 3 --out s3://...`: each task puts its shard's files in the store, the driver the
-    manifest and then shards.json; the store holds the local build's files, byte for byte, and `shards=3` from there
+    """`index build --ray --shards 2 --out s3://...`: each task puts its shard's files in the store, the driver the
+    manifest and then shards.json; the store holds the local build's files, byte for byte, and `shards=2` from there
     answers as the one index. Shards there already are refused without --overwrite; with it their shards.json goes
     first, so a build lost mid-way leaves nothing a run takes for whole, and the same command then completes it."""
     fs, local, kind = *store, "lucene_bm25"
     corpus, url = local.parent / "psgs_w100.tsv", "s3://bench/built-there"
-    here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
-    args = ["index", "build", "--corpus", str(corpus), "--retriever", kind, "--out", url, "--shards", "3"]
+    here = build_shards(corpus, tmp_path / "here", kind, {}, 2, registry=installed_registry())
+    args = ["index", "build", "--corpus", str(corpus), "--retriever", kind, "--out", url, "--shards", "2"]
     built = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
     assert built.returncode == 0, built.stderr
-    assert f"built in {url}/shards-3, no merged index" in built.stdout
-    fs.get("bench/built-there/shards-3", str(tmp_path / "got"), recursive=True)
+    assert f"built in {url}/shards-2, no merged index" in built.stdout
+    fs.get("bench/built-there/shards-2", str(tmp_path / "got"), recursive=True)
     assert shard_files(tmp_path / "got") == shard_files(here.folder)
     assert set(remote_files(url)) == store_listing(here.folder)  # the build's state removed once published
     build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
     whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=installed_registry())
-    sharded = load_retriever(kind, {"index": url, "shards": 3}, registry=installed_registry())
+    sharded = load_retriever(kind, {"index": url, "shards": 2}, registry=installed_registry())
     try:
         for k in (1, 10, 100):
             assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
@@ -270,15 +270,15 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
         sharded.close()
         whole.close()
     again = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
-    assert again.returncode != 0 and f"{url}/shards-3/shards.json exists; pass --overwrite" in again.stderr
+    assert again.returncode != 0 and f"{url}/shards-2/shards.json exists; pass --overwrite" in again.stderr
     with pytest.raises(ConfigError, match="the driver's node was lost"):
-        build_shards(corpus, url, kind, {}, 3, registry=installed_registry(), overwrite=True, runner=LostAfterOneShard)
-    assert "shards.json" not in remote_files(f"{url}/shards-3")  # no longer whole: never served half written
-    with pytest.raises(ConfigError, match="shards-3/shards.json missing"):
-        load_retriever(kind, {"index": url, "shards": 3}, registry=installed_registry())
-    resumed = build_shards(corpus, url, kind, {}, 3, registry=installed_registry())
-    assert resumed.kept == 1 and resumed.folder == f"{url}/shards-3"
-    fs.get("bench/built-there/shards-3", str(tmp_path / "again"), recursive=True)
+        build_shards(corpus, url, kind, {}, 2, registry=installed_registry(), overwrite=True, runner=LostAfterOneShard)
+    assert "shards.json" not in remote_files(f"{url}/shards-2")  # no longer whole: never served half written
+    with pytest.raises(ConfigError, match="shards-2/shards.json missing"):
+        load_retriever(kind, {"index": url, "shards": 2}, registry=installed_registry())
+    resumed = build_shards(corpus, url, kind, {}, 2, registry=installed_registry())
+    assert resumed.kept == 1 and resumed.folder == f"{url}/shards-2"
+    fs.get("bench/built-there/shards-2", str(tmp_path / "again"), recursive=True)
     assert shard_files(tmp_path / "again") == shard_files(here.folder)
 
 

@@ -19,13 +19,14 @@ from support.rag_apps import QUESTIONS, varn_task
 from support.rag_service import rag_service
 
 
-def run_http(tmp_path, url, **system_args):
+def run_http(tmp_path, url, resume=False, **system_args):
     return run_eval(
         [varn_task(tmp_path / "task")],
         system="http",
         system_args={"url": url, "backoff_base": 0.0, **system_args},
         progress=False,
         output=str(tmp_path / "run"),
+        resume=resume,
     ).results
 
 

@@ -17,29 +17,18 @@ from contextlib import AsyncExitStack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_http_app import run_http
 
 from ragbench.api import ConfigError
 from ragbench.api.apps import AppRequest, running
 from ragbench.plugins.http_app.system import HttpApp
-from ragbench.testing import run_eval
 from support.helpers import samples
-from support.rag_apps import QUESTIONS, varn_task
+from support.rag_apps import QUESTIONS
 from support.rag_service import rag_service
 from support.sse_routes import SsePlan
 from support.viewer_pages import viewer_page
 
 ASK = {"preset": "json", "body": {"query": "{{ question }}"}, "passages": "sources"}
-
-
-def run_http(tmp_path, url, resume=False, **system_args):
-    return run_eval(
-        [varn_task(tmp_path / "task")],
-        system="http",
-        system_args={"url": url, "backoff_base": 0.0, **system_args},
-        progress=False,
-        output=str(tmp_path / "run"),
-        resume=resume,
-    ).results
 
 
 def app_lines(tmp_path):

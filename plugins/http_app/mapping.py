@@ -206,14 +206,10 @@ def openai_body(request: AppRequest, model: str, stream: bool = False) -> JsonOb
             for image in request.images
         ]
         messages[-1] = {"role": "user", "content": parts}
-    if not stream:
-        return {"model": model, "messages": list[JsonValue](messages), "stream": False}
-    return {
-        "model": model,
-        "messages": list[JsonValue](messages),
-        "stream": True,
-        "stream_options": {"include_usage": True},  # the usage chunk, before data: [DONE]
-    }
+    body: JsonObject = {"model": model, "messages": list[JsonValue](messages), "stream": stream}
+    if stream:
+        body["stream_options"] = {"include_usage": True}  # the usage chunk, before data: [DONE]
+    return body
 
 
 def passage_fields(**given: str | None) -> dict[str, str | None]:

@@ -10,10 +10,24 @@ scripts has tests/support under the name `support`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+
+
+@contextlib.contextmanager
+def environment(env: Mapping[str, str]) -> Iterator[None]:
+    """The block runs with the environment `env` alone; the process's own is put back after it."""
+    environ = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
 
 
 def ragbench_here(args: Sequence[str], env: Mapping[str, str], cwd: str | None = None) -> tuple[int, str]:
@@ -22,22 +36,19 @@ def ragbench_here(args: Sequence[str], env: Mapping[str, str], cwd: str | None =
     the working folder, stdout and stderr are put back after it."""
     from ragbench.testing import cli
 
-    environ, streams, folder = dict(os.environ), (sys.stdout, sys.stderr), os.getcwd()
+    streams, folder = (sys.stdout, sys.stderr), os.getcwd()
     with open(os.devnull, "w", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as err:
-        os.environ.clear()
-        os.environ.update(env)
-        sys.stdout, sys.stderr = out, err
-        try:
-            os.chdir(cwd or folder)
-            cli.main(args=list(args), prog_name="ragbench")
-            code: object = 0
-        except SystemExit as exc:
-            code = exc.code
-        finally:
-            os.chdir(folder)
-            sys.stdout, sys.stderr = streams
-            os.environ.clear()
-            os.environ.update(environ)
+        with environment(env):
+            sys.stdout, sys.stderr = out, err
+            try:
+                os.chdir(cwd or folder)
+                cli.main(args=list(args), prog_name="ragbench")
+                code: object = 0
+            except SystemExit as exc:
+                code = exc.code
+            finally:
+                os.chdir(folder)
+                sys.stdout, sys.stderr = streams
         if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
             print(code, file=err)
         err.seek(0)
@@ -53,16 +64,12 @@ def python_here(args: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, 
         return status, "", error
     if args[1:2] != ["-c"]:
         raise ValueError(f"not a `python -m ragbench._cli.main` or `python -c` command: {args[:3]}")
-    environ, argv, stdout = dict(os.environ), sys.argv, sys.stdout
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
-        os.environ.clear()
-        os.environ.update(env)
+    argv, stdout = sys.argv, sys.stdout
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as out, environment(env):
         sys.argv, sys.stdout = ["-c", *args[3:]], out
         try:
             exec(compile(args[2], "<string>", "exec"), {"__name__": "__main__"})
         finally:
             sys.argv, sys.stdout = argv, stdout
-            os.environ.clear()
-            os.environ.update(environ)
         out.seek(0)
         return 0, out.read(), ""

@@ -6,7 +6,7 @@ import asyncio
 import numbers
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -156,9 +156,33 @@ class Context(ScoringContext):
     tools: dict[str, Any] = field(default_factory=dict)
     retriever: Retrieval | None = None  # `await ctx.retriever.search(query, k)` (--retriever)
     models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
+    # the steps the trace ends with, left to make until the run reads it whole (`defer_steps`, `steps_later`)
+    _later: list[Callable[[], Sequence[Step]]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.tools = read_only(self.tools)  # one run's tools, shared by its examples: no plugin swaps another's
+
+    def steps_later(self, make: Callable[[], Sequence[Step]]) -> None:
+        """The last steps of the example's trace, made by `make`: now, or, in a run (`defer_steps`), once the system
+        has returned and the run reads the trace whole (`settle_trace`): for steps nothing reads before (an
+        application's spans read as steps, made after its next example was asked: docs/performance.md, "Your own
+        application"). The system adds no step after calling this."""
+        if self._later is None:
+            self.trace.extend(make())
+        else:
+            self._later.append(make)
+
+    def defer_steps(self) -> None:
+        """The run reads this context's trace through `settle_trace` once the system has returned: the steps
+        `steps_later` is given wait until then."""
+        self._later = []
+
+    def settle_trace(self) -> list[Step]:
+        """The trace with the steps `steps_later` left to make appended, in the order they were left."""
+        later, self._later = self._later or [], None
+        for make in later:
+            self.trace.extend(make())
+        return self.trace
 
     def model(self, role: str) -> LLM:
         """The LLM of one of the system's roles: its own --role-model, else the run's model."""

@@ -165,10 +165,12 @@ class Application(System):
         extras["replayed"] = not called
         if run.recorder is not None and (called or run.replayed is not None):  # a replay's record replays in turn
             run.recorder.app_call(call_line(run.task, example.id, digest, recorded))
-        steps = self._steps(request, recorded)
-        ctx.trace.extend(steps)
-        if run.charge is not None:
+        if run.charge is not None:  # --max-cost: its model calls are counted now
+            steps = self._steps(request, recorded)
+            ctx.trace.extend(steps)
             run.charge([step for step in steps if step.kind == "llm"])
+        else:  # read as steps once the slot has asked its next example (Context.steps_later)
+            ctx.steps_later(lambda: self._steps(request, recorded))
         reply = recorded.reply
         answer = ctx.task.prompting.postprocess(reply.answer)
         extras.update({"seconds": round(recorded.seconds, 6), "spans": len(recorded.spans), "raw": reply.raw})

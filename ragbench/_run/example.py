@@ -79,12 +79,17 @@ async def process_example(
 
 
 class Answered(NamedTuple):
-    """An example the system has answered (`answered`), to be scored and made a sample (`scored_sample`)."""
+    """An example the system has answered (`answered`), to be settled (`settled`), scored and made a sample
+    (`scored_sample`)."""
 
     planned: PlannedTask
     example: Example
-    prediction: Prediction
-    record: SampleRecord  # its sample record, not scored yet
+    ctx: Context  # the system's context: its trace, with the steps it left to make (`Context.steps_later`)
+    returned: Prediction | None  # what the system returned (None: it raised, `call` holds why)
+    call: PluginCall  # the system's call
+    problem: str | None  # the example's failure known when it answered (its ceiling reached, the system raised)
+    position: int
+    read_as: Example | None
     started: float  # time.perf_counter() when the system was asked
 
 
@@ -99,8 +104,8 @@ def answers_elsewhere(planned: PlannedTask) -> bool:
 async def answered(
     planned: PlannedTask, item: Example, services: ExampleServices, position: int, read_as: Example | None = None
 ) -> Answered:
-    """`item` run by the system in its own context: its prediction (a failure recorded in it, never raised) and
-    its sample record without scores (`process_example`'s first half)."""
+    """`item` run by the system in its own context (`process_example`'s first half): what it returned, or why it
+    failed (never raised), for `settled` to make its prediction and sample record of."""
     llm, retrieval, seed = services.llm, services.retrieval, services.seed
     assert llm is not None and retrieval is not None, "a run lends the examples it runs a model and retrieval"
     example = item.read_only()  # the system and every metric read this one example: none can change it
@@ -123,20 +128,38 @@ async def answered(
         for role, model in services.models.items()
     }
     ctx.retriever = retrieval.bind(ctx, example)
+    ctx.defer_steps()  # `settled` reads the trace whole
+    returned: Prediction | None = None
     with PluginCall() as call:
         returned = await system.run(example, ctx)
     # past its ceiling the example fails, whatever the system made of the refused step
-    problem = ceiling.error or call.error or prediction_problem(name, returned)
-    prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
+    return Answered(planned, example, ctx, returned, call, ceiling.error or call.error, position, read_as, started)
+
+
+def settled(answer: Answered) -> tuple[Prediction, SampleRecord]:
+    """An answered example's prediction as every metric reads it (read-only, its trace whole: the steps its system
+    left to make, made now) and its sample record without scores. An application system's slot asks its next
+    example before this is done (ragbench._run.modes.attempt): none of it holds the application's next call back."""
+    planned, example, ctx, returned, call, problem, position, read_as, _ = answer
+    system = planned.system
+    assert system is not None  # as `answered`'s
+    if call.raised is None:
+        with call:  # the steps left to make are the system's code too: one that raises fails the example
+            ctx.settle_trace()
+    problem = problem or call.error or prediction_problem(system.name or type(system).__name__, returned)
+    prediction = returned if problem is None and isinstance(returned, Prediction) else None
+    if prediction is None:
+        prediction = Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback, read_as=read_as)
-    return Answered(planned, example, prediction, record, started)
+    return prediction, record
 
 
 async def scored_sample(answer: Answered, services: ExampleServices) -> Sample:
     """An answered example's thumbnails kept, its prediction scored by every metric of the task, and its sample
     (`process_example`'s second half); its `seconds` from the system's asking to the scores."""
-    planned, example, prediction, record, started = answer
+    planned, example, started = answer.planned, answer.example, answer.started
+    prediction, record = settled(answer)
     shown = viewed_images(example, prediction)
     if services.run_folder is not None and shown:
         # what the viewer shows of them; decoding and resizing off the event loop, where other examples' calls wait

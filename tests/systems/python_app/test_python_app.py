@@ -418,6 +418,46 @@ def test_the_application_is_asked_its_next_example_while_the_last_is_scored(tmp_
     assert results["details"]["varn_qa"]["waits_for_the_next_call"]["value"] == 1.0
 
 
+STEPS_MADE: list[str] = []  # the questions whose call was read as steps, in order (`calls_read_as_steps`)
+ASKED_AFTER: list[tuple[str, list[str]]] = []  # each question asked, with the questions whose steps were made then
+
+
+async def answer_noting_the_steps(question: str) -> dict:
+    ASKED_AFTER.append((question, list(STEPS_MADE)))
+    return {"answer": "Olm"}
+
+
+def test_an_answered_example_is_read_as_steps_after_the_application_is_asked_the_next(tmp_path, monkeypatch):
+    """Nothing reads an example's spans as steps before it is scored: the slot asks the application its next example
+    first (one example in flight), and the samples' traces are whole all the same."""
+    from ragbench._apps import application
+
+    made = application.call_steps
+
+    def calls_read_as_steps(system, question, *args, **kwargs):
+        STEPS_MADE.append(question)
+        return made(system, question, *args, **kwargs)
+
+    monkeypatch.setattr(application, "call_steps", calls_read_as_steps)
+    STEPS_MADE.clear()
+    ASKED_AFTER.clear()
+    results = run_eval(
+        [varn_task(tmp_path / "task")],
+        system="python",
+        system_args={"callable": "test_python_app:answer_noting_the_steps"},
+        max_inflight=1,
+        progress=False,
+        output=str(tmp_path / "run"),
+    ).results
+    assert results["complete"], results.get("failures")
+    questions = [question for _, question, _ in QUESTIONS]
+    assert [question for question, _ in ASKED_AFTER] == questions and sorted(STEPS_MADE) == sorted(questions)
+    for (_, made_then), before in zip(ASKED_AFTER[1:], questions):
+        assert before not in made_then  # the example before was not read as steps when the next was asked
+    for record in samples(tmp_path / "run", "varn_qa"):
+        assert [step["name"] for step in record["trace"]][:1] == ["application"]
+
+
 def test_a_replay_answers_from_the_recorded_run_and_never_calls_the_application(tmp_path):
     NEXT_ASKED.clear()
     task = varn_task(tmp_path / "task")

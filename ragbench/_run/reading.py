@@ -12,11 +12,18 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
+READ_AT_ONCE = 8  # items read in one trip to the thread, at most (a run reads as many as it has workers, if more)
+
+
 class RecordReader(Generic[T]):
     """`await reader.next()`: the next item of `items` (None at the end), read in a thread. Once `items` has
-    ended, every worker asking is answered at once (each went to a thread for nothing, one after another)."""
+    ended, every worker asking is answered at once (each went to a thread for nothing, one after another).
 
-    def __init__(self, items: Iterator[T], most: int = 8, seconds: float = 0.05) -> None:
+    Every worker that asks while a trip to the thread is under way waits for it: a run reads as many items a trip as
+    it has workers (`most`), so that its workers' next calls wait on one trip a round, not one in every eight
+    (docs/performance.md, "Your own application")."""
+
+    def __init__(self, items: Iterator[T], most: int = READ_AT_ONCE, seconds: float = 0.05) -> None:
         self._items, self._most, self._seconds = items, most, seconds
         self._lock = asyncio.Lock()
         self._read: deque[T] = deque()

@@ -45,3 +45,25 @@ def test_workers_get_every_item_once_and_the_ended_stream_is_not_read_again(item
 
     assert sorted(asyncio.run(run())) == sorted(items)
     assert stream.asked == len(items) + 1  # every item, then the one ask that found the end
+
+
+def test_a_run_reads_as_many_records_a_trip_as_it_has_workers(tmp_path, monkeypatch):
+    """12 examples in flight: each trip to the thread reads 12 records (one for each worker), not 8, so that the
+    workers' next calls wait on one trip a round."""
+    from conftest import write_jsonl
+    from ragbench.plugins.vanilla.system import Vanilla
+    from ragbench.testing import ScriptedLLM, run_eval
+
+    read_some = RecordReader._read_some
+    trips: list[int] = []
+
+    def counted(self):
+        items = read_some(self)
+        trips.append(len(items))
+        return items
+
+    monkeypatch.setattr(RecordReader, "_read_some", counted)
+    rows = [{"id": f"e{i}", "question": "Q?", "answers": ["A"], "ctxs": []} for i in range(30)]
+    data = write_jsonl(tmp_path / "q.jsonl", rows)
+    run_eval("demo", Vanilla, ScriptedLLM("A"), metrics=["em"], data=data, output=tmp_path / "run", max_inflight=12)
+    assert trips == [12, 12, 6]

@@ -48,7 +48,7 @@ from ..models.contents import model_contents
 from ..outcome import RunOutcome
 from ..plugin_values import Sample
 from ..progress import Progress
-from ..reading import RecordReader
+from ..reading import READ_AT_ONCE, RecordReader
 from ..rescore.saved_predictions import SavedRescoring
 from ..sequences import Work, drawn, process_step, steps
 from ..services import Calls, ExampleServices, Opened, RunServices
@@ -191,11 +191,14 @@ class Attempt:
             if self.steps.runs_system:
                 await self.start_systems(calls, inflight, started)
             records = self.records(progress.pass_saved)
-            read = RecordReader(drawn(records, self.pilot.positions) if self.pilot is not None else records)
+            example_workers = self.run.example_workers(inflight)
+            read = RecordReader(
+                drawn(records, self.pilot.positions) if self.pilot is not None else records,
+                most=max(READ_AT_ONCE, example_workers),  # one trip to the thread gives each worker its next record
+            )
             workers = opened.resources.workers
             await run_together(
-                self.worker(read, calls.example, workers, progress, cost)
-                for _ in range(self.run.example_workers(inflight))
+                self.worker(read, calls.example, workers, progress, cost) for _ in range(example_workers)
             )
         finally:
             saver.cancel()

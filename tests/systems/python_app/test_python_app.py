@@ -430,15 +430,13 @@ async def answer_noting_the_steps(question: str) -> dict:
 def test_an_answered_example_is_read_as_steps_after_the_application_is_asked_the_next(tmp_path, monkeypatch):
     """Nothing reads an example's spans as steps before it is scored: the slot asks the application its next example
     first (one example in flight), and the samples' traces are whole all the same."""
-    from ragbench._apps import application
-
-    made = application.call_steps
+    from ragbench.api.apps import call_steps
 
     def calls_read_as_steps(system, question, *args, **kwargs):
         STEPS_MADE.append(question)
-        return made(system, question, *args, **kwargs)
+        return call_steps(system, question, *args, **kwargs)
 
-    monkeypatch.setattr(application, "call_steps", calls_read_as_steps)
+    monkeypatch.setattr("ragbench._apps.application.call_steps", calls_read_as_steps)  # where the system reads it
     STEPS_MADE.clear()
     ASKED_AFTER.clear()
     results = run_eval(

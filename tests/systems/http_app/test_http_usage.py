@@ -13,10 +13,10 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_http_app import run_http as run_app
 
 from ragbench.api.apps import AppReplyError, AppRequest, ReplyUsage, call_steps, running
 from ragbench.plugins.http_app.system import HttpApp
-from ragbench.testing import run_eval
 from support.helpers import cli_here, samples
 from support.rag_apps import QUESTIONS, varn_task
 from support.rag_service import NO_USAGE, rag_service
@@ -54,16 +54,8 @@ def price_table(tmp_path):
 
 
 def run_http(tmp_path, url, resume=False, **system_args):
-    """A run of the service, priced by `PRICES` (test_http_app's `run_http` with a price table)."""
-    return run_eval(
-        [varn_task(tmp_path / "task")],
-        system="http",
-        system_args={"url": url, "backoff_base": 0.0, **system_args},
-        progress=False,
-        output=str(tmp_path / "run"),
-        resume=resume,
-        price_table=price_table(tmp_path),
-    ).results
+    """test_http_app's run of the service, priced by `PRICES`."""
+    return run_app(tmp_path, url, resume, price_table(tmp_path), **system_args)
 
 
 def app_lines(run):

@@ -1,4 +1,5 @@
-"""A `ragbench` command run in the calling process, as `python -m ragbench._cli.main ARGS` runs it in a fresh one:
+"""A `ragbench` command run in the calling process, as `python -m ragbench._cli.main ARGS` runs it in a fresh one
+(`ragbench.testing.cli_here`, the runner the tests use too):
 the quick modes of benchmarks/hf_engine.py, multihop_memory.py, storage_scale.py, dense_gpu.py, yaml_task_load.py
 and aggregation_memory.py run their commands so (`python -c CODE` ones too: `python_here`). Their full
 modes measure fresh processes (wall seconds, peak RSS), which a quick mode does not check: it checks that the
@@ -31,29 +32,13 @@ def environment(env: Mapping[str, str]) -> Iterator[None]:
 
 
 def ragbench_here(args: Sequence[str], env: Mapping[str, str], cwd: str | None = None) -> tuple[int, str]:
-    """`ragbench ARGS` with the environment `env` (in the folder `cwd`), in this process: its exit status and
-    what it wrote to stderr (its stdout is dropped, as the scripts drop a fresh process's). The environment,
-    the working folder, stdout and stderr are put back after it."""
-    from ragbench.testing import cli
+    """`ragbench ARGS` with the environment `env` alone (in the folder `cwd`), in this process
+    (`ragbench.testing.cli_here`, which puts back what the command changes): its exit status and what it wrote to
+    stderr (its stdout is dropped, as the scripts drop a fresh process's)."""
+    from ragbench.testing import cli_here
 
-    streams, folder = (sys.stdout, sys.stderr), os.getcwd()
-    with open(os.devnull, "w", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as err:
-        with environment(env):
-            sys.stdout, sys.stderr = out, err
-            try:
-                os.chdir(cwd or folder)
-                cli.main(args=list(args), prog_name="ragbench")
-                code: object = 0
-            except SystemExit as exc:
-                code = exc.code
-            finally:
-                os.chdir(folder)
-                sys.stdout, sys.stderr = streams
-        if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
-            print(code, file=err)
-        err.seek(0)
-        text = err.read()
-    return (code if isinstance(code, int) else 0 if code is None else 1), text
+    done = cli_here(args, env, env_only=True, cwd=cwd)
+    return done.returncode, done.stderr
 
 
 def python_here(args: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:

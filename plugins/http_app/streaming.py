@@ -11,7 +11,8 @@ The stream ends at `data: [DONE]`.
 
 `json`: each event's data a JSON object; the answer the strings `answer_delta` (JMESPath) finds in the events,
 concatenated, or `answer` read from the final event; the final event (the last one `final` is true of; every event
-without `final`) is where the passages and citations are read as from a whole reply. The stream ends at `data:
+without `final`) is where the passages and citations are read as from a whole reply; the usage (and its model) the
+last event `usage` (and `usage_model`) finds one in. The stream ends at `data:
 [DONE]`, at an `event: end` (LangServe) or after an event `end` (JMESPath) is true of.
 
 Both: an `event: error`, or an event whose JSON has a true `error` (the SDK's rule), fails the example with its
@@ -141,7 +142,7 @@ class OpenAIChunks:
         self._extras.update({key: value for key, value in data.items() if key not in chunk_fields()})
         usage = data.get("usage")
         if isinstance(usage, dict):
-            self._usage = {str(k): v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+            self._usage = stream_usage(usage)
         return "".join(
             choice["delta"]["content"]
             for choice in data.get("choices") or []
@@ -170,8 +171,19 @@ class OpenAIChunks:
 class JsonEvents:
     """JSON events assembled by the declared rule (see the module's docstring); the expressions compiled."""
 
-    def __init__(self, answer_delta: Any | None, final: Any | None, end: Any | None, end_expression: str) -> None:
+    def __init__(
+        self,
+        answer_delta: Any | None,
+        final: Any | None,
+        end: Any | None,
+        end_expression: str,
+        usage: Any | None = None,
+        usage_model: Any | None = None,
+    ) -> None:
         self._answer_delta, self._final, self._end = answer_delta, final, end
+        self._usage, self._usage_model = usage, usage_model
+        self.usage_found: Any = None  # the last usage an event reported (a JSON value, read by the system)
+        self.model_found: Any = None
         self.end = f"data: {DONE}, event: end" + (f" or an event end={end_expression!r} is true of" if end else "")
         self._pieces: list[str] = []
         self._final_event: Any = None
@@ -190,6 +202,12 @@ class JsonEvents:
             self._pieces.append(piece)
         if self._final is None or truthy(self._final.search(data)):
             self._final_event, self._any_final = data, True
+        usage = self._usage.search(data) if self._usage is not None else None
+        if usage is not None:
+            self.usage_found, self.usage = usage, stream_usage(usage)
+        model = self._usage_model.search(data) if self._usage_model is not None else None
+        if model is not None:
+            self.model_found = model
         return piece
 
     def ends_before(self, event: ServerSentEvent) -> bool:
@@ -206,6 +224,13 @@ class JsonEvents:
         if not self._any_final:
             raise StreamError("ended its stream with no event that final= selects")
         return self._final_event
+
+
+def stream_usage(usage: Any) -> dict[str, int] | None:
+    """A stream's usage as `Streamed` records it: its top-level whole numbers, as sent."""
+    if not isinstance(usage, dict):
+        return None
+    return {str(k): v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def truthy(value: Any) -> bool:

@@ -20,6 +20,13 @@ takes traces; `ragbench-example-id`, the example's id percent-encoded), so a ser
 join the example. After the reply the example waits up to `span_wait` seconds for the service's outermost span;
 `traces=false` turns the receiver off.
 
+Usage: the model and tokens the reply reports (`usage` and `usage_model`, JMESPath: by default the OpenAI preset's
+`usage` and `model`, none for `json`; `usage=false`: not read) become `AppReply.usage`, which the run prices as one
+model call of that model where the example's spans carry no model call's tokens (ragbench._apps.reply_usage; the
+model the reply does not name: the `model` option's); a usage that cannot be priced right fails the example in one
+line naming the URL. A stream's usage: OpenAI's usage chunk (in the assembled completion), a JSON stream's the last
+event `usage` finds one in.
+
 `stream=true`: the reply as Server-Sent Events, read as they come (streaming.py: OpenAI's chunks assembled as the
 SDK does, or a JSON stream by `answer_delta`, `final` and `end`); how it arrived (the first token's time, the chunks,
 the usage chunk) is the reply's `stream`. A stream cut before its end is tried again as a lost connection is; one
@@ -44,8 +51,10 @@ from ragbench.api.apps import (
     AppReply,
     AppReplyError,
     AppRequest,
+    ReplyUsage,
     Streamed,
     backoff,
+    reply_usage,
     retried_status,
     value_summary,
 )
@@ -102,6 +111,8 @@ class HttpApp(Application):
         answer_delta: str = "",
         final: str = "",
         end: str = "",
+        usage: str | bool = "",
+        usage_model: str = "",
         timeout: float = 300.0,
     ) -> None:
         super().__init__(timeout)
@@ -140,6 +151,17 @@ class HttpApp(Application):
             raise ConfigError(
                 "system http: answer_delta, final and end read a stream of JSON events: preset=json stream=true"
             )
+        if usage is False:
+            self.usage, self.usage_model = "", ""
+        else:
+            self.usage = str(usage or ("usage" if preset == "openai" else ""))
+            self.usage_model = usage_model or ("model" if preset == "openai" else "")
+        if self.usage_model and not self.usage:
+            raise ConfigError(
+                "system http: usage_model names the model of a usage: name the usage too (usage=JMESPATH)"
+            )
+        self._usage = compiled(self.usage, "usage") if self.usage else None
+        self._usage_model = compiled(self.usage_model, "usage_model") if self.usage_model else None
         self._answer_delta = compiled(answer_delta, "answer_delta") if answer_delta else None
         self._final = compiled(final, "final") if final else None
         self._end = compiled(end, "end") if end else None
@@ -216,23 +238,41 @@ class HttpApp(Application):
             whole = reader.reply()
         except StreamError as exc:
             raise AppReplyError(f"http: POST {self.url} {exc}") from None
-        answer = reader.answer() if isinstance(reader, JsonEvents) else None
-        return self._reply(whole, answer, progress.streamed(reader.usage))
+        if isinstance(reader, JsonEvents):  # the answer and usage from the events, the rest from the final one
+            reported = self._reported_usage(reader.usage_found, reader.model_found)
+            return self._reply(whole, reader.answer(), progress.streamed(reader.usage), reported)
+        return self._reply(whole, None, progress.streamed(reader.usage))
 
-    def _reply(self, whole: Any, answer: str | None = None, streamed: Streamed | None = None) -> AppReply:
+    def _reply(
+        self, whole: Any, answer: str | None = None, streamed: Streamed | None = None, usage: Any = None
+    ) -> AppReply:
         reading = self._reading
+        if usage is None and self._usage is not None:
+            usage = self._reported_usage(
+                self._usage.search(whole), self._usage_model and self._usage_model.search(whole)
+            )
         return AppReply(
             answer=reading.answer(whole) if answer is None else answer,
             passages=reading.passages(whole),
             citations=reading.citations(whole),
             raw=self._redacted(value_summary(whole)),
             stream=streamed,
+            usage=usage or None,
         )
+
+    def _reported_usage(self, usage: Any, model: Any) -> ReplyUsage | None:
+        """The usage the reply reports, of the model it names (else the `model` option's); one line if it cannot be
+        priced right."""
+        named = model if isinstance(model, str) and model.strip() else self.model
+        try:
+            return reply_usage(usage, named.strip(), f"the reply's usage at {self.usage!r}")
+        except ValueError as exc:
+            raise AppReplyError(f"http: POST {self.url}: {self._redacted(str(exc))}") from None
 
     def _reader(self) -> OpenAIChunks | JsonEvents:
         if self._body is None:
             return OpenAIChunks()
-        return JsonEvents(self._answer_delta, self._final, self._end, self.end)
+        return JsonEvents(self._answer_delta, self._final, self._end, self.end, self._usage, self._usage_model)
 
     async def _post(self, body: Any, headers: dict[str, str], key: tuple[str, str]) -> Any:
         """The reply's JSON (a stream's: None, its reader in `_progress`), after as many tries as a retried status,

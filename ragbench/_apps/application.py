@@ -40,6 +40,7 @@ from .conventions import span_outline, span_steps
 from .exchange import AppReply, AppReplyError, AppRequest
 from .receiver import OtlpReceiver
 from .replay import RecordedCall, call_line, recorded_calls, span_counts
+from .reply_usage import priced_steps
 from .spans import Span
 
 TRACES = ("in_process", "otlp", "none")
@@ -287,7 +288,8 @@ def call_steps(
     system: str, question: str, reply: AppReply, spans: list[Span], seconds: float, root: str | None = None
 ) -> list[Step]:
     """The trace of one call of an application: the call (a step of the system's own, the root of the application's
-    spans: `root`, else the parent of its outermost spans), then its spans' steps (ragbench._apps.conventions)."""
+    spans: `root`, else the parent of its outermost spans), then its spans' steps (ragbench._apps.conventions), then
+    the reply's usage as a model call where no span's carries tokens (ragbench._apps.reply_usage)."""
     ids = {span.span_id for span in spans}
     if root is None:
         root = next((span.parent_id for span in spans if span.parent_id and span.parent_id not in ids), None)
@@ -297,7 +299,7 @@ def call_steps(
     call = Step(kind="custom", name="application", request={"system": system, "question": question}, response=response)
     call.seconds = round(seconds, 6)
     call.span = {"id": root, "parent": None, "kind": "application"}
-    return [call, *span_steps(spans)]
+    return [call, *priced_steps(span_steps(spans), reply.usage, root)]
 
 
 def span_notes(counts: JsonObject, span_wait: float) -> list[JsonValue]:

@@ -18,6 +18,7 @@ from typing import Any
 from .._types import Document, Example
 from .._values.images import Image
 from .._values.json_values import JsonObject
+from .reply_usage import ReplyUsage
 
 SUMMARY_CHARS = 300  # of a returned value's repr, kept in the prediction's extras
 
@@ -101,14 +102,16 @@ class AppReply:
     """What ragbench takes from an application's answer: `answer` (its text, before the task's post-processing),
     `passages` (the documents it retrieved or showed its model, in order), `citations` (per statement of the answer,
     the 1-based numbers of the passages it cites; None: read from the answer by the task, as for a built-in system),
-    `raw` (a short summary of the value it returned) and `stream` (how a streamed answer arrived; None: not
-    streamed)."""
+    `raw` (a short summary of the value it returned), `stream` (how a streamed answer arrived; None: not
+    streamed) and `usage` (the model and tokens the reply says the application used: priced where its spans carry
+    no model call's tokens, ragbench._apps.reply_usage; None: none reported)."""
 
     answer: str
     passages: list[Document] = field(default_factory=list)
     citations: list[list[int]] | None = None
     raw: str = ""
     stream: Streamed | None = None
+    usage: ReplyUsage | None = None
 
     def to_dict(self) -> JsonObject:
         out: JsonObject = {"answer": self.answer, "passages": [doc.to_dict() for doc in self.passages]}
@@ -118,17 +121,20 @@ class AppReply:
             out["raw"] = self.raw
         if self.stream is not None:
             out["stream"] = self.stream.to_dict()
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AppReply:
-        citations, stream = data.get("citations"), data.get("stream")
+        citations, stream, usage = data.get("citations"), data.get("stream"), data.get("usage")
         return cls(
             answer=str(data.get("answer", "")),
             passages=[Document.from_dict(doc) for doc in data.get("passages") or []],
             citations=[list(map(int, each)) for each in citations] if isinstance(citations, list) else None,
             raw=str(data.get("raw", "")),
             stream=Streamed.from_dict(stream) if isinstance(stream, dict) else None,
+            usage=ReplyUsage.from_dict(usage) if isinstance(usage, dict) else None,
         )
 
 

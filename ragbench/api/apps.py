@@ -7,7 +7,8 @@ written against (docs/apps.md, "Writing a system for a framework").
 records each answer for `--resume`, and makes the prediction), `AppRequest` (one example as the application is asked
 it: `question`, `history`, `images`, `meta`, `extras`, `messages()`, `fields()`; `traceparent` and `otlp_endpoint` for
 an application over HTTP), `AppReply` (`answer`, `passages` as `Document`s, `citations`, `raw`, `stream`: a streamed
-answer's `Streamed` - its first token's time, chunks and usage), `reply_from` (a plain
+answer's `Streamed` - its first token's time, chunks and usage; `usage`: a `ReplyUsage`, the model and tokens the
+reply reports, priced where the spans carry none, read by `reply_usage`), `reply_from` (a plain
 return value - a string, or a mapping with `answer` and `passages` - read into one), `passage_of` (one passage from a
 `Document`, a mapping or a string) and `value_summary` (a returned value in a line), `AppReplyError` (an answer ragbench
 cannot read: the example fails in one line), `AppTimeout`, `Instrumentor` (an OpenInference instrumentor to activate
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         request_value,
         value_at,
     )
+    from ragbench._apps.reply_usage import ReplyUsage, reply_usage
     from ragbench._apps.running import running
     from ragbench._apps.spans import Span, from_readable
     from ragbench._apps.targets import load_object
@@ -88,6 +90,7 @@ _MODULES = {
         "request_value",
         "value_at",
     ),
+    "ragbench._apps.reply_usage": ("ReplyUsage", "reply_usage"),
     "ragbench._apps.running": ("running",),
     "ragbench._apps.spans": ("Span", "from_readable"),
     "ragbench._apps.targets": ("load_object",),

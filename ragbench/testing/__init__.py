@@ -23,7 +23,9 @@ line's run, in this process: the same planning, pre-flight, scheduler, scoring a
 on Ctrl-C: a test of a plugin's `--resume` stops a run so), and `preflight` that run's pre-flight alone (what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
 `load_engine`, `build_index`, `build_shards` (an index built in shards, as `index build --ray --shards` builds it,
 its steps in this process) and `load_retriever` give components by their catalogue names, `embedded_model` the
-shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`, `sample_lines` a run
+shipped model's folder, `cli` is the `ragbench` command for `click.testing.CliRunner`, `cli_here` runs a `ragbench`
+command in this process as a fresh process runs it (its exit status and output captured, the process state it
+changes put back: `commands`), `sample_lines` a run
 folder's sample lines as the run made them; `task_results` aggregates a task's sample records with its metrics as a run does. The scripted and replayed LLMs are in `llms`, the runs in
 `runs`, the components in `components`, the aggregation in `scores`; import all of them from here.
 """
@@ -49,6 +51,7 @@ from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.engine_errors import EngineError
 from .._values.llm_request import Request
+from .commands import cli_here
 from .components import (
     Registry,
     build_index,
@@ -78,6 +81,7 @@ __all__ = [
     "build_index",
     "build_shards",
     "cli",
+    "cli_here",
     "embedded_model",
     "gate_runs",
     "installed_registry",

@@ -1,4 +1,4 @@
-"""`cli_here` (tests/support/helpers.py) is the subprocess `cli`'s twin: the same exit code and text for the same
+"""`cli_here` (tests/support/helpers.py, `ragbench.testing.cli_here`) is the subprocess `cli`'s twin: the same exit code and text for the same
 command, and the process that ran it as it was before."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import warnings
 
 import pytest
 
-from support.helpers import cli, cli_here
+import ragbench.testing
+from support.helpers import cli, cli_here, samples
 
 RUN = ("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "3", "--no-progress")
 
@@ -96,3 +97,31 @@ def test_warnings_reach_the_in_process_commands_stderr_as_the_subprocess_writes_
     for again in ("here", "again"):
         here = cli_here(*args, "--output", str(tmp_path / again), env=env)
         assert seen(here, tmp_path / again) == seen(there, tmp_path / "there")
+
+
+ENV_SCRIPT = """import os
+
+
+def answer(request):
+    return f"{os.environ.get('RAGBENCH_TEST_MARKER')} {os.environ.get('RAGBENCH_TEST_OUTSIDE')} {os.getcwd()}"
+"""
+
+
+def test_the_in_process_command_runs_with_the_environment_alone_and_in_the_folder_it_is_given(tmp_path, monkeypatch):
+    """`ragbench.testing.cli_here(env_only=True, cwd=...)`, as the benchmarks' quick modes run their commands: the
+    command sees `env` and nothing else of this process's environment, runs in `cwd` (a relative --output there),
+    and leaves both as they were."""
+    (tmp_path / "env_script.py").write_text(ENV_SCRIPT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "env_script", raising=False)
+    monkeypatch.setenv("RAGBENCH_TEST_OUTSIDE", "set")
+    work = tmp_path / "work"
+    work.mkdir()
+    before = dict(os.environ), os.getcwd()
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "RAGBENCH_TEST_MARKER": "given"}
+    args = ("--tasks", "demo", "--system", "closed_book", "--model", "scripted:env_script:answer", "--limit", "1")
+    done = ragbench.testing.cli_here([*args, "--output", "run", "--no-progress"], env, env_only=True, cwd=work)
+    assert done.returncode == 0, done.stderr
+    (record,) = samples(work / "run", "demo")
+    assert record["prediction"]["answer"] == f"given None {work}"
+    assert (dict(os.environ), os.getcwd()) == before

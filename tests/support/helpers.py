@@ -11,23 +11,19 @@ The command line two ways, both returning (returncode, stdout, stderr):
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import locale
-import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+import ragbench.testing
 from ragbench.api import SampleRecord
 from ragbench.testing import PreflightError, Registry, preflight, run_eval, sample_lines
 
@@ -113,112 +109,9 @@ def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess
 
 
 def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`cli(*args)` run in this process: the same command, exit code and text (decoded as the subprocess's
-    is, universal newlines), with `env` set for the command alone. An exception the command does not turn
-    into an exit code is raised here (a subprocess printed its traceback and exited 1)."""
-    from ragbench.testing import cli as main
-
-    encoding = locale.getpreferredencoding(False)
-    with process_state_kept(), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        os.environ.update(env or {})
-        fresh_warnings()
-        logging.getLogger().handlers.clear()  # as in a fresh process (pytest's are on it): ragbench's logged
-        logging.getLogger().setLevel(logging.WARNING)  # warnings reach stderr through logging's last resort
-        sys.stdout = io.TextIOWrapper(out, encoding=encoding, errors="strict", write_through=True)
-        sys.stderr = io.TextIOWrapper(err, encoding=encoding, errors="backslashreplace", write_through=True)
-        try:
-            main.main(args=list(args), prog_name="python -m ragbench._cli.main")
-            code: object = 0
-        except SystemExit as exc:
-            code = exc.code
-        if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
-            print(code, file=sys.stderr)
-        sys.stdout.flush(), sys.stderr.flush()
-        stdout, stderr = (
-            io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read() for stream in (out, err)
-        )
-    returncode = code if isinstance(code, int) else 0 if code is None else 1
-    return subprocess.CompletedProcess(["ragbench", *args], returncode, stdout, stderr)
-
-
-def _read(stream: IO[bytes]) -> bytes:
-    stream.seek(0)
-    return stream.read()
-
-
-# A fresh interpreter's warning filters, first match first (Python's "Default Warning Filter"; `python -c "import
-# warnings; print(warnings.filters)"`), before those PYTHONWARNINGS adds.
-FRESH_FILTERS = (
-    ("default", DeprecationWarning, "__main__"),
-    ("ignore", DeprecationWarning, ""),
-    ("ignore", PendingDeprecationWarning, ""),
-    ("ignore", ImportWarning, ""),
-    ("ignore", ResourceWarning, ""),
-)
-
-
-def fresh_warnings() -> None:
-    """Warnings as a fresh `python` with this environment handles them: its default filters and PYTHONWARNINGS
-    (pytest's `filterwarnings` gone), each shown once per location (the registries of earlier commands forgotten)
-    and written to `sys.stderr` as it is when the warning is raised (pytest records them otherwise). For the
-    block of `process_state_kept`, which puts the test's back."""
-    warnings.resetwarnings()
-    for action, category, module in reversed(FRESH_FILTERS):
-        warnings.filterwarnings(action, category=category, module=module)
-    options = [option for option in os.environ.get("PYTHONWARNINGS", "").split(",") if option]
-    warnings._processoptions(options)  # type: ignore[attr-defined]  # how Python reads -W and PYTHONWARNINGS
-    warnings.showwarning = _to_stderr
-
-
-def _to_stderr(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
-    """Python's own `showwarning` (pytest replaces what it calls while a test runs)."""
-    with contextlib.suppress(OSError):
-        (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
-
-
-@contextlib.contextmanager
-def process_state_kept() -> Iterator[None]:
-    """What a command changes in the process that runs it, put back as it was: the console streams, the
-    signals' handlers (the stop signals', ragbench._stop_signals) and the wake-up fd, the unraisable hook
-    (ragbench._cli.outcomes), the environment (`env`), the working folder, the root logger's handlers and level,
-    torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
-    `warnings.showwarning` (`fresh_warnings`)."""
-    streams, hooks = (sys.stdin, sys.stdout, sys.stderr), (sys.excepthook, sys.unraisablehook)
-    handlers = signal_handlers()
-    wakeup = signal.set_wakeup_fd(-1)
-    signal.set_wakeup_fd(wakeup)
-    environ, cwd = dict(os.environ), os.getcwd()
-    root = logging.getLogger()
-    root_handlers, root_level = list(root.handlers), root.level
-    torch = sys.modules.get("torch")
-    threads = torch.get_num_threads() if torch is not None else None
-    with warnings.catch_warnings():  # the filters and `showwarning` a command's `fresh_warnings` set, put back
-        try:
-            yield
-        finally:
-            sys.stdin, sys.stdout, sys.stderr = streams
-            sys.excepthook, sys.unraisablehook = hooks
-            for signum, handler in handlers.items():
-                if signal.getsignal(signum) is not handler:
-                    signal.signal(signum, handler)
-            signal.set_wakeup_fd(wakeup)
-            os.environ.clear()
-            os.environ.update(environ)
-            os.chdir(cwd)
-            root.handlers[:] = root_handlers
-            root.setLevel(root_level)
-            if torch is not None and threads is not None:
-                torch.set_num_threads(threads)
-
-
-def signal_handlers() -> dict[int, Any]:
-    """Every signal's handler that Python can set again (one set outside Python reads as None and is left out)."""
-    handlers = {}
-    for signum in signal.valid_signals():
-        with contextlib.suppress(OSError, ValueError):
-            if (handler := signal.getsignal(signum)) is not None:
-                handlers[signum] = handler
-    return handlers
+    """`cli(*args)` run in this process (`ragbench.testing.cli_here`): the same command, exit code and text, with
+    `env` set for the command alone."""
+    return ragbench.testing.cli_here(args, env, prog_name="python -m ragbench._cli.main")
 
 
 @contextlib.contextmanager

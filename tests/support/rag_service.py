@@ -10,6 +10,8 @@ Paths: `/v1/chat/completions` (an OpenAI-compatible endpoint, the passages in Az
 another shape), `/echo-auth` (a 500 quoting the request's Authorization header), `/stream` (a body that never ends), `/not-json`, `/stray-spans` (its spans in a trace of its own),
 `/bad-otlp` (posts what is not OTLP to the receiver before answering; the statuses it got are in `otlp_statuses`).
 Paths under `/sse` stream their answer as Server-Sent Events, as `sse` (an `SsePlan`) says (tests/support/sse_routes.py).
+The OpenAI-compatible reply names its `model` and `usage` (`reported`: what it reports, the usage left out where it is
+`NO_USAGE`), the JSON API's are under `meta`; the chat span carries its tokens unless `span_tokens` is false.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.request import Request, urlopen
@@ -34,6 +37,19 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from support.rag_apps import CORPUS, words
 from support.sse_routes import SsePlan, sse_route
+
+NO_USAGE = object()  # `Reported.usage`: the reply holds no usage at all
+
+
+@dataclass
+class Reported:
+    """What the service's replies report of the model calls behind them: the model, and the usage as sent."""
+
+    model: str = "toy-model"
+    usage: Any = field(default_factory=lambda: {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14})
+
+    def fields(self) -> dict[str, Any]:
+        return {"model": self.model} | ({} if self.usage is NO_USAGE else {"usage": self.usage})
 
 
 class RagService:
@@ -51,6 +67,8 @@ class RagService:
         self.otlp_statuses: list[int] = []
         self.closing = threading.Event()
         self.sse = SsePlan()
+        self.reported = Reported()
+        self.span_tokens = True
         if otlp_endpoint is not None:
             self.export_to(otlp_endpoint)
 
@@ -79,8 +97,9 @@ class RagService:
         with self.tracer.start_as_current_span("chat toy-model") as chat:
             chat.set_attribute("gen_ai.operation.name", "chat")
             chat.set_attribute("gen_ai.request.model", "toy-model")
-            chat.set_attribute("gen_ai.usage.input_tokens", len(query.split()) + 10)
-            chat.set_attribute("gen_ai.usage.output_tokens", 1)
+            if self.span_tokens:
+                chat.set_attribute("gen_ai.usage.input_tokens", len(query.split()) + 10)
+                chat.set_attribute("gen_ai.usage.output_tokens", 1)
             chat.set_attribute(
                 "gen_ai.input.messages", json.dumps([{"role": "user", "parts": [{"type": "text", "content": query}]}])
             )
@@ -147,7 +166,7 @@ def _handler(service: RagService) -> type[BaseHTTPRequestHandler]:
                     self.wfile.flush()
             elif path == "/ask":
                 answer, passages = service.answer(request["query"], int(request.get("k", 2)))
-                self.reply(200, {"result": {"text": answer, "sources": passages}})
+                self.reply(200, {"result": {"text": answer, "sources": passages}, "meta": service.reported.fields()})
             else:
                 if path == "/bad-otlp":
                     endpoint = self.headers["ragbench-otlp-endpoint"]
@@ -164,7 +183,8 @@ def _handler(service: RagService) -> type[BaseHTTPRequestHandler]:
                 answer, passages = service.answer(question, 2)
                 citations = [{"content": p["text"], "title": p["title"], "chunk_id": p["id"]} for p in passages]
                 message = {"role": "assistant", "content": answer, "context": {"citations": citations}}
-                self.reply(200, {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+                choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
+                self.reply(200, {"choices": choices, **service.reported.fields()})
 
     return Handler
 

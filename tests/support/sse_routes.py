@@ -6,8 +6,8 @@ stream are split across writes (`SsePlan.cuts`) and which line ending ends a lin
 `/sse/v1/chat/completions`: OpenAI's chunks (a role chunk carrying Azure's `delta.context.citations`, a chunk a
 piece, a finish chunk, the usage chunk, `data: [DONE]`); `/sse-last/v1/chat/completions`: the same, the passages a
 top-level `passages` of the usage chunk instead. `/sse-ask`: LangServe's shape for the `json` preset (`event:
-metadata`, `event: data` with `{"chunk": piece}` each, one with `{"sources": [...]}`, `event: end`); `/sse-ask-done`:
-no `event: end`, a last `{"type": "done"}` instead. Faults: `/sse-cut` (two chunks, then the connection closed inside
+metadata`, `event: data` with `{"chunk": piece}` each, one with `{"sources": [...], "meta": {"model", "usage"}}`, `event:
+end`); `/sse-ask-done`: no `event: end`, a last `{"type": "done", "meta": ...}` instead (its `meta` there alone). Faults: `/sse-cut` (two chunks, then the connection closed inside
 the chunked body), `/sse-eof` (two chunks, then the connection closed: a body the close ends, no `[DONE]`),
 `/sse-forever` (a chunk every 10 ms until the service closes), `/sse-not-json` and `/sse-error` (an event that is not
 JSON, an error event, after one chunk), `/sse-plain` (a JSON reply to a request for a stream); any path cuts the
@@ -76,13 +76,15 @@ def openai_events(plan: SsePlan, answer: str, passages: list[dict[str, Any]], la
     )
 
 
-def json_events(plan: SsePlan, answer: str, passages: list[dict[str, Any]], done: bool) -> list[bytes]:
+def json_events(
+    plan: SsePlan, answer: str, passages: list[dict[str, Any]], done: bool, meta: dict[str, Any]
+) -> list[bytes]:
     pieces = plan.pieces if plan.pieces is not None else [answer[:1], answer[1:]]
     newline = plan.newline
     out = [event({"run_id": "run-1"}, newline, "metadata")]
     out += [event({"chunk": piece}, newline, "data") for piece in pieces]
-    out.append(event({"sources": passages}, newline, "data"))
-    out.append(event({"type": "done"}, newline, "data") if done else event(None, newline, "end"))
+    out.append(event({"sources": passages} | ({} if done else {"meta": meta}), newline, "data"))
+    out.append(event({"type": "done", "meta": meta}, newline, "data") if done else event(None, newline, "end"))
     return out
 
 
@@ -140,7 +142,7 @@ def sse_route(handler: BaseHTTPRequestHandler, service: RagService, path: str, r
     question = request["query"] if path.startswith("/sse-ask") else request["messages"][-1]["content"]
     answer, passages = service.answer(question, 2)
     if path.startswith("/sse-ask"):
-        writes = json_events(plan, answer, passages, done=path == "/sse-ask-done")
+        writes = json_events(plan, answer, passages, path == "/sse-ask-done", service.reported.fields())
     else:
         writes = openai_events(plan, answer, passages, last=path.startswith("/sse-last"))
     writer = SseWriter(handler, chunked=path != "/sse-eof")

@@ -19,7 +19,7 @@ from support.rag_apps import QUESTIONS, varn_task
 from support.rag_service import rag_service
 
 
-def run_http(tmp_path, url, resume=False, **system_args):
+def run_http(tmp_path, url, resume=False, price_table=None, **system_args):
     return run_eval(
         [varn_task(tmp_path / "task")],
         system="http",
@@ -27,6 +27,7 @@ def run_http(tmp_path, url, resume=False, **system_args):
         progress=False,
         output=str(tmp_path / "run"),
         resume=resume,
+        price_table=price_table,
     ).results
 
 

@@ -59,8 +59,8 @@ def test_an_openai_stream_is_scored_as_the_services_whole_reply_with_its_first_t
         json.dumps([{"role": "user", "content": question}]) for _, question, _ in QUESTIONS
     }
     assert all(body["stream"] is True and body["stream_options"] == {"include_usage": True} for body in bodies)
-    # the service's spans join their example as a whole reply's do, and the cost is theirs alone (the usage chunk
-    # is recorded, priced no more than a whole reply's usage is)
+    # the service's spans join their example as a whole reply's do, and the cost is theirs alone (the usage chunk,
+    # as a whole reply's usage, is recorded and not priced where the spans carry the calls' tokens)
     assert streamed["system_reports"]["varn_qa"]["app_spans"] == whole["system_reports"]["varn_qa"]["app_spans"]
     assert streamed["model_cost"]["varn_qa"] == whole["model_cost"]["varn_qa"]
     for line in app_lines(tmp_path / "streamed"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -36,6 +37,7 @@ from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
 KIND = "lucene_bm25"
+RECORD = re.compile(r"\.(analysed|finished|merged)\.json(%2F|/)?$|shard-build\.json(%2F|/)?$")
 
 
 @pytest.fixture(scope="module")
@@ -132,10 +134,13 @@ def test_a_resume_checks_the_recorded_files_against_one_listing_not_a_request_a_
         assert reads == {
             f"/bench/listed-{shards}/shards-{shards}.building/{n:03d}.finished.json": 1 for n in range(shards)
         }
-    for held in served.values():  # a HEAD only where the object is then read (s3fs sizes it first): a record, the lock
+    for held in served.values():  # a HEAD only where the object is then read (s3fs sizes a file it opens first)
         assert {query for method, query in held if method == "HEAD"} <= {
             query for method, query in held if method == "GET"
         }
+        # a record is read by one GET, never sized first nor, where there is none, looked for as a folder too
+        assert not [query for method, query in held if method == "HEAD" and RECORD.search(query)]
+        assert not [query for _, query in held if "max-keys=1" in query and RECORD.search(query.split("&")[1])]
 
 
 def test_one_driver_at_a_time_builds_into_an_out_in_a_store(store, tmp_path, caplog):

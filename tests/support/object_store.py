@@ -8,8 +8,10 @@ import json
 import logging
 import re
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +28,17 @@ def s3_server(folder: Path) -> Iterator[Any]:
     names its endpoint, dummy credentials and a cache folder under `folder`, and so does that of the workers of the
     shared Ray cluster this process's `ray_cluster` joins it with (`SHARED.workers_environment`)."""
     from moto import backends
+    from moto.core import serialize
     from moto.server import ThreadedMotoServer
     from s3fs import S3FileSystem
 
     with pytest.MonkeyPatch.context() as env:
+        # moto's server reads back each timestamp it writes into a reply (an object's LastModified in a listing,
+        # written by moto as ISO 8601) through dateutil's parser: nine tenths of a listing's CPU here. Read by
+        # Python's own ISO parser first, to the same aware datetime.
+        env.setattr(serialize, "parse_to_aware_datetime", partial(iso_datetime, serialize.parse_to_aware_datetime))
+        # its request log (werkzeug's, one line a request, at INFO) kept to what `served_requests` asks for
+        env.setattr(logging.getLogger("werkzeug"), "level", logging.WARNING)
         # moto's server lists its package's folders on disk for each request it routes (`get_backend_for_host`,
         # ~190 stat calls): a quarter of an S3 request's CPU here, the client's and the server's together. They
         # do not change while it runs: listed once.
@@ -56,6 +65,18 @@ def s3_server(folder: Path) -> Iterator[Any]:
                 yield fs
         finally:
             server.stop()
+
+
+def iso_datetime(parsed: Callable[[object], datetime], value: object) -> datetime:
+    """`value` (a timestamp moto wrote) as `parsed` reads it, an ISO 8601 string read by `datetime.fromisoformat`
+    (UTC where it names no zone, as botocore's parser takes it)."""
+    if isinstance(value, str):
+        try:
+            found = datetime.fromisoformat(value)
+        except ValueError:
+            return parsed(value)
+        return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
+    return parsed(value)
 
 
 @contextmanager

@@ -1,12 +1,14 @@
 """moto's S3 server on 127.0.0.1 for the tests of files in an object store (`s3_server`): started and stopped by
 the test module that asks, this process's environment pointed at it while it runs; what the tests of shards built
-into a store compare (`store_listing`, `shard_files`) and how they cut a build short (`LostAfterOneShard`)."""
+into a store compare (`store_listing`, `shard_files`) and how they cut a build short (`LostAfterOneShard`,
+`cut_build`)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import re
+import shutil
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -134,3 +136,15 @@ class LostAfterOneShard(InProcess):
             super().map(function, calls[:1], **options)
             raise ConfigError("the driver's node was lost")
         return super().map(function, calls, **options)
+
+
+def cut_build(corpus: Path, url: str, kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The 3-shard build of `corpus` into `url` lost once shard 0 is in the store, on a machine whose cache folder
+    is then gone (the environment then names another's)."""
+    from ragbench.testing import build_shards, installed_registry
+
+    monkeypatch.setenv("RAGBENCH_CACHE_DIR", str(tmp_path / "first-machine"))
+    with pytest.raises(ConfigError, match="the driver's node was lost"):
+        build_shards(corpus, url, kind, {}, 3, registry=installed_registry(), runner=LostAfterOneShard)
+    shutil.rmtree(tmp_path / "first-machine")
+    monkeypatch.setenv("RAGBENCH_CACHE_DIR", str(tmp_path / "second-machine"))

@@ -183,11 +183,14 @@ def remote_object(url: str) -> RemoteFile:
 
 
 def read_object(url: str) -> bytes | None:
-    """The whole of the object `url` (one GET, never a cached copy); None where there is none."""
+    """The whole of the object `url` (one GET, never a cached copy); None where there is none. s3fs would size it
+    first (a HEAD, and where there is none a listing too, to tell a folder: three requests for a missing record
+    where one GET says it): asked to read it in one request (`max_concurrency=1`), it sends the GET alone."""
     fs, path = _filesystem(url)
     fs.invalidate_cache(path)
+    one_request = {"max_concurrency": 1} if hasattr(fs, "max_concurrency") else {}
     try:
-        return fs.cat_file(path)  # type: ignore[no-any-return]
+        return fs.cat_file(path, **one_request)  # type: ignore[no-any-return]
     except FileNotFoundError:
         return None
     except Exception as exc:
@@ -209,10 +212,16 @@ def put_file(path: Path, url: str) -> None:
 
 
 def remove_object(url: str) -> None:
-    """The object `url` removed from its store (none there: nothing to do)."""
+    """The object `url` removed from its store (none there: nothing to do): one DELETE, which S3 answers alike
+    whether the key is there or not (a store that refuses a missing one says FileNotFoundError), never a question
+    first whether it is there (s3fs's `exists`: a HEAD, and a listing where there is none)."""
     fs, path = _filesystem(url)
-    if _remote_call(url, fs.exists, path):
-        _remote_call(url, fs.rm_file, path)
+    try:
+        fs.rm_file(path)
+    except FileNotFoundError:
+        pass
+    except Exception as exc:
+        raise remote_problem(url, exc) from None
     fs.invalidate_cache(path)
 
 

@@ -3,15 +3,19 @@ started and stopped here. An index and its shards (`--retriever-arg index=s3://.
 tests' local Ray cluster (`ray_cluster`) answer as the local index; a shard file changed in the bucket is refused by
 the actor that fetches it (its content digest, one line naming its URL); an endpoint that does not answer, a
 missing bucket or key is one line naming the URL and the fix; `index build --corpus s3://...` builds the index its
-local file builds; a byte range reads as the local file's. This process joins the cluster with this module's
-environment (the store's endpoint and dummy credentials, a cache folder of its own) for its workers, which its
-actors read as they would a node's own (Ray's runtime_env env_vars)."""
+local file builds; a byte range reads as the local file's. A shard build lost mid-way is resumed on another
+machine by `index build --ray`; a docs store or a split index's front file written over in the store is refused,
+never shown; the shard actors' start is reported apart from the search latency. This process joins the cluster
+with this module's environment (the store's endpoint and dummy credentials, a cache folder of its own) for its
+workers, which its actors read as they would a node's own (Ray's runtime_env env_vars)."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -20,18 +24,22 @@ from hypothesis import strategies as st
 
 from conftest import needs, write_jsonl
 from ragbench._errors import ConfigError
+from ragbench._retrieval.base import RetrievalError
+from ragbench._retrieval.sharding.actors import ShardPool
 from ragbench._retrieval.sharding.build.driver import build_shards
 from ragbench._retrieval.sharding.build.kind import TextSettings
 from ragbench._retrieval.sharding.build.runner import InProcess
 from ragbench._retrieval.sharding.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
-from support.helpers import cli_here
-from support.object_store import LostAfterOneShard, s3_server, shard_files, store_listing
+from support.helpers import cli_here, run, samples
+from support.object_store import LostAfterOneShard, cut_build, s3_server, shard_files, store_listing
 from support.retrieval_samples import WORDS, passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]
+RUN_QUERIES = ["king queen castle", "running river", "Moses the prophet", "music song", "senate election"]  # all hit
+TASK = "nq_open_flashrag"
 SHARDS = 2
 
 
@@ -318,3 +326,127 @@ def test_dense_shards_built_into_the_store_are_served_from_it_as_the_one_index_a
     with pytest.raises(ConfigError, match=r"shards-2/000/embeddings.npy: bytes 0\.\.\d+ are not those written .*: "
                        r"it was written over \(damaged\); build it again"):  # fmt: skip
         load_retriever("dense", {"index": url, "shards": 2}, registry=registry)
+
+
+def test_a_build_lost_mid_way_resumes_on_another_machine_keeping_its_finished_shard(store, ray_cluster, tmp_path,
+                                                                                      monkeypatch):  # fmt: skip
+    """A shard build into the store keeps its state there (sharding/build/store.py): lost after its first shard,
+    it is resumed by `index build --ray` on another machine (a driver with a cache folder of its own, the first
+    one's gone) keeping that shard, and ends equal, byte for byte, to a build never cut; no state is left in the
+    store, none in the driver's cache."""
+    fs, local = store
+    corpus, kind = local.parent / "psgs_w100.tsv", "lucene_bm25"
+    uncut = build_shards(corpus, tmp_path / "uncut", kind, {}, 3, registry=installed_registry()).folder
+    url = "s3://bench/resumed-elsewhere"
+    cut_build(corpus, url, kind, monkeypatch, tmp_path)
+    args = ["index", "build", "--corpus", str(corpus), "--retriever", kind, "--out", url, "--shards", "3"]
+    resumed = cli_here(*args, "--ray", ray_cluster.address, "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed: 1 of 3 shards kept from the interrupted build" in resumed.stdout
+    fs.get("bench/resumed-elsewhere/shards-3", str(tmp_path / "got"), recursive=True)
+    got = {path.relative_to(tmp_path / "got").as_posix(): path.read_bytes() for path in (tmp_path / "got").rglob("*")
+           if path.is_file()}  # fmt: skip
+    layout_and_manifest = {"shards.json", "manifest.json"}  # the manifest's times and corpus path differ
+    assert {name: held for name, held in got.items() if name not in layout_and_manifest} == {
+        path.relative_to(uncut).as_posix(): path.read_bytes()
+        for path in uncut.rglob("*")
+        if path.is_file() and path.name not in layout_and_manifest
+    }
+    assert shard_files(tmp_path / "got") == shard_files(uncut)
+    assert set(fs.find("bench/resumed-elsewhere")) == {f"bench/resumed-elsewhere/{n}" for n in store_listing(uncut)}
+    cached = {path.name for path in (tmp_path / "second-machine").rglob("*") if path.is_file()}
+    assert cached == {"manifest.json", "shards.json"}  # the driver's: the index read back as a run reads it, no state
+
+
+def test_a_docs_store_written_over_in_the_store_fails_its_hits_never_shows_them(store, ray_cluster):
+    """Shard 000's docs.jsonl replaced by one of the same size holding other passages: every hit read from it fails
+    its search (a RetrievalError, counted failed in a run), the other shards' hits are read as they were."""
+    fs, local = store
+    folder = local.parent
+    url, registry = "s3://bench/swapped", installed_registry()
+    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 2, registry=registry)
+    whole = load_retriever("bm25", {"index": url, "shards": 2}, registry=registry)
+    try:
+        expected = [[doc.id for doc in row] for row in whole.search(RUN_QUERIES, 3)]
+    finally:
+        whole.close()
+    key = "bench/swapped/shards-2/000/docs.jsonl"
+    held = fs.cat_file(key)
+    fs.pipe_file(key, held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size: other ids and passages
+    sharded = load_retriever("bm25", {"index": url, "shards": 2}, registry=registry)
+    try:
+        first = sharded.pool.layout.shards[1].start  # shard 000 holds the passages before it
+        for query, ids in zip(RUN_QUERIES, expected):
+            numbers = [int(doc_id) - 1 for doc_id in ids]  # ids 1..n, in order
+            if any(number < first for number in numbers):
+                with pytest.raises(RetrievalError, match=r"shards-2/000/docs.jsonl: bytes \d+\.\.\d+ are not those"):
+                    sharded.search([query], 3)
+            else:
+                assert [doc.id for doc in sharded.search([query], 3)[0]] == ids
+        assert any(int(doc_id) - 1 < first for ids in expected for doc_id in ids)  # some query met the shard
+        assert any(all(int(doc_id) - 1 >= first for doc_id in ids) for ids in expected)  # and some did not
+    finally:
+        sharded.close()
+
+
+@pytest.mark.parametrize(("kind", "name"), [("bm25", "docs.jsonl"), ("lucene_bm25", "lucene_bm25/terms.json")])
+def test_a_split_indexs_front_file_written_over_in_the_store_is_refused(store, ray_cluster, tmp_path, kind, name):
+    """An index split by `index shard` and uploaded: the run fetches the files its front reads (the docs store,
+    lucene_bm25's vocabulary) whole and checks every block against the digests the split recorded in shards.json;
+    one of the same size holding other bytes is refused in one line naming it, never searched, and a split of an
+    earlier ragbench (no digests) is refused with the fix."""
+    fs, local = store
+    folder = local.parent
+    registry, index, url = installed_registry(), tmp_path / "index", f"s3://bench/split-{kind}"
+    build_index(folder / "psgs_w100.tsv", index, kind, {}, chunk_size=40, progress=False, registry=registry)
+    split_index(index, 2, registry=registry)
+    fs.put(str(index), url, recursive=True)
+    held = fs.cat_file(f"{url}/{name}")
+    fs.pipe_file(f"{url}/{name}", held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
+    line = str(refused.value)
+    assert "\n" not in line and re.search(rf"{url}/{name}: bytes \d+\.\.\d+ are not those written", line)
+    assert "not the file the index was split from (written over) (damaged); upload the whole index folder" in line
+    fs.pipe_file(f"{url}/{name}", held)
+    layout = json.loads(fs.cat_file(f"{url}/shards-2/shards.json"))
+    del layout["front_blocks"]  # as an earlier ragbench split it
+    fs.pipe_file(f"{url}/shards-2/shards.json", json.dumps(layout).encode())
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
+    line = str(refused.value)
+    assert "shards-2/shards.json records no digests of the index's manifest.json, docs.jsonl" in line
+    assert "(ragbench index shard --index INDEX --shards 2 --overwrite) and upload its shards-2 folder" in line
+
+
+def test_shard_actors_start_and_fetch_are_reported_apart_from_the_search_latency(store, ray_cluster, monkeypatch):
+    """A run over shards in the store: the pool's start (its actors placed, their shards fetched and loaded, here
+    made 100 s longer on the clock every step reads) is results.json's `cost.retrieval.start_seconds` and the
+    summary's, never a search step's seconds nor the search latency."""
+    fs, local = store
+    folder = local.parent
+    registry, url = installed_registry(), "s3://bench/timed"
+    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 2, registry=registry)
+    clock, waited = time.perf_counter, [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock() + waited[0])
+    loaded = ShardPool._loaded
+
+    def slow_fetch(pool, slot, load):
+        waited[0] += 100.0  # the shards' fetch, as long as a large index's
+        return loaded(pool, slot, load)
+
+    monkeypatch.setattr(ShardPool, "_loaded", slow_fetch)
+    data = folder / "nq.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["x"]}) + "\n"
+                            for i, q in enumerate(RUN_QUERIES)))  # fmt: skip
+    results = run(folder, "timed", model="scripted:echo", retriever="bm25", tasks=[TASK], data={TASK: str(data)},
+                  system="vanilla", retriever_args={"index": url, "shards": 2})  # fmt: skip
+    opened = results["cost"]["retrieval"]["start_seconds"]
+    assert opened >= 200  # both actors' shards (the real start adds whatever the machine's load makes it)
+    steps = [step for record in samples(folder / "timed", TASK) for step in record["trace"]]
+    searched = [step["seconds"] for step in steps if step["kind"] == "retrieval"]
+    assert len(searched) == len(RUN_QUERIES) and max(searched) < 100
+    assert results["efficiency"][TASK]["latency_seconds"]["search"]["p95"] < 100
+    summary = (folder / "timed" / "report.md").read_text()
+    shown = f"; retriever opened in {opened:.1f} s before its searches (not in their latency)"
+    assert shown in summary, summary

@@ -1,14 +1,12 @@
 """What an object store location keeps (ragbench/_storage/locations.py, block_digests.py, sharding/build/store.py),
-against moto's real S3 server on 127.0.0.1: `--overwrite` replaces only shards a ragbench build wrote; a docs store
-written over in the store fails the hits read from it, never shows other passages, and a split index's, fetched
-whole, is refused; a credential in a URL is shown
-nowhere; a store that accepts and never answers ends within about twice $RAGBENCH_STORAGE_TIMEOUT; a missing bucket
-and an `index=s3://...` without `shards=` are said as what they are."""
+against moto's real S3 server on 127.0.0.1, without Ray (what shard actors serve from a store is
+tests/storage/test_object_store.py's): `--overwrite` replaces only shards a ragbench build wrote; a ranged read is
+the file's bytes and a changed block is refused; a credential in a URL is shown nowhere; a store that accepts and
+never answers ends within about twice $RAGBENCH_STORAGE_TIMEOUT; a missing bucket and an `index=s3://...` without
+`shards=` are said as what they are."""
 
 from __future__ import annotations
 
-import json
-import re
 import socket
 import threading
 import time
@@ -20,14 +18,11 @@ from hypothesis import strategies as st
 
 from conftest import needs
 from ragbench._errors import ConfigError
-from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.sharding.actors import ShardPool
 from ragbench._retrieval.sharding.build.driver import build_shards
-from ragbench._retrieval.sharding.split import split_index
 from ragbench._storage.block_digests import BlockMismatch, CheckedRanges, block_digests
 from ragbench._storage.locations import TIMEOUT_VARIABLE, read_range
-from ragbench.testing import build_index, installed_registry, load_retriever
-from support.helpers import cli_here, run, samples
+from ragbench.testing import installed_registry, load_retriever
+from support.helpers import cli_here
 from support.object_store import s3_server
 from support.retrieval_samples import passages, write_dpr_tsv
 
@@ -81,97 +76,6 @@ def test_overwrite_in_a_store_replaces_only_shards_a_ragbench_build_wrote(store)
         build_shards(corpus, "s3://bench/ours", "lucene_bm25", {}, 2, registry=registry, overwrite=True)
     fs.rm_file("bench/ours/shards-2/001/notes.txt")
     assert build_shards(corpus, "s3://bench/ours", "bm25", {}, 2, registry=registry, overwrite=True).kept == 0
-
-
-def test_a_docs_store_written_over_in_the_store_fails_its_hits_never_shows_them(store, ray_cluster):
-    """Shard 000's docs.jsonl replaced by one of the same size holding other passages: every hit read from it fails
-    its search (a RetrievalError, counted failed in a run), the other shards' hits are read as they were."""
-    fs, folder = store
-    url, registry = "s3://bench/swapped", installed_registry()
-    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 2, registry=registry)
-    whole = load_retriever("bm25", {"index": url, "shards": 2}, registry=registry)
-    try:
-        expected = [[doc.id for doc in row] for row in whole.search(QUERIES, 3)]
-    finally:
-        whole.close()
-    key = "bench/swapped/shards-2/000/docs.jsonl"
-    held = fs.cat_file(key)
-    fs.pipe_file(key, held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size: other ids and passages
-    sharded = load_retriever("bm25", {"index": url, "shards": 2}, registry=registry)
-    try:
-        first = sharded.pool.layout.shards[1].start  # shard 000 holds the passages before it
-        for query, ids in zip(QUERIES, expected):
-            numbers = [int(doc_id) - 1 for doc_id in ids]  # ids 1..n, in order
-            if any(number < first for number in numbers):
-                with pytest.raises(RetrievalError, match=r"shards-2/000/docs.jsonl: bytes \d+\.\.\d+ are not those"):
-                    sharded.search([query], 3)
-            else:
-                assert [doc.id for doc in sharded.search([query], 3)[0]] == ids
-        assert any(int(doc_id) - 1 < first for ids in expected for doc_id in ids)  # some query met the shard
-        assert any(all(int(doc_id) - 1 >= first for doc_id in ids) for ids in expected)  # and some did not
-    finally:
-        sharded.close()
-
-
-@pytest.mark.parametrize(("kind", "name"), [("bm25", "docs.jsonl"), ("lucene_bm25", "lucene_bm25/terms.json")])
-def test_a_split_indexs_front_file_written_over_in_the_store_is_refused(store, ray_cluster, tmp_path, kind, name):
-    """An index split by `index shard` and uploaded: the run fetches the files its front reads (the docs store,
-    lucene_bm25's vocabulary) whole and checks every block against the digests the split recorded in shards.json;
-    one of the same size holding other bytes is refused in one line naming it, never searched, and a split of an
-    earlier ragbench (no digests) is refused with the fix."""
-    fs, folder = store
-    registry, index, url = installed_registry(), tmp_path / "index", f"s3://bench/split-{kind}"
-    build_index(folder / "psgs_w100.tsv", index, kind, {}, chunk_size=40, progress=False, registry=registry)
-    split_index(index, 2, registry=registry)
-    fs.put(str(index), url, recursive=True)
-    held = fs.cat_file(f"{url}/{name}")
-    fs.pipe_file(f"{url}/{name}", held.translate(bytes.maketrans(b"ck", b"kc")))  # the same size
-    with pytest.raises(ConfigError) as refused:
-        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
-    line = str(refused.value)
-    assert "\n" not in line and re.search(rf"{url}/{name}: bytes \d+\.\.\d+ are not those written", line)
-    assert "not the file the index was split from (written over) (damaged); upload the whole index folder" in line
-    fs.pipe_file(f"{url}/{name}", held)
-    layout = json.loads(fs.cat_file(f"{url}/shards-2/shards.json"))
-    del layout["front_blocks"]  # as an earlier ragbench split it
-    fs.pipe_file(f"{url}/shards-2/shards.json", json.dumps(layout).encode())
-    with pytest.raises(ConfigError) as refused:
-        load_retriever(kind, {"index": url, "shards": 2}, registry=registry).close()
-    line = str(refused.value)
-    assert "shards-2/shards.json records no digests of the index's manifest.json, docs.jsonl" in line
-    assert "(ragbench index shard --index INDEX --shards 2 --overwrite) and upload its shards-2 folder" in line
-
-
-def test_shard_actors_start_and_fetch_are_reported_apart_from_the_search_latency(store, ray_cluster, monkeypatch):
-    """A run over shards in the store: the pool's start (its actors placed, their shards fetched and loaded, here
-    made 100 s longer on the clock every step reads) is results.json's `cost.retrieval.start_seconds` and the
-    summary's, never a search step's seconds nor the search latency."""
-    fs, folder = store
-    registry, url = installed_registry(), "s3://bench/timed"
-    build_shards(folder / "psgs_w100.tsv", url, "bm25", {}, 2, registry=registry)
-    clock, waited = time.perf_counter, [0.0]
-    monkeypatch.setattr(time, "perf_counter", lambda: clock() + waited[0])
-    loaded = ShardPool._loaded
-
-    def slow_fetch(pool, slot, load):
-        waited[0] += 100.0  # the shards' fetch, as long as a large index's
-        return loaded(pool, slot, load)
-
-    monkeypatch.setattr(ShardPool, "_loaded", slow_fetch)
-    data = folder / "nq.jsonl"
-    data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["x"]}) + "\n"
-                            for i, q in enumerate(QUERIES)))  # fmt: skip
-    results = run(folder, "timed", model="scripted:echo", retriever="bm25", tasks=[TASK], data={TASK: str(data)},
-                  system="vanilla", retriever_args={"index": url, "shards": 2})  # fmt: skip
-    opened = results["cost"]["retrieval"]["start_seconds"]
-    assert opened >= 200  # both actors' shards (the real start adds whatever the machine's load makes it)
-    steps = [step for record in samples(folder / "timed", TASK) for step in record["trace"]]
-    searched = [step["seconds"] for step in steps if step["kind"] == "retrieval"]
-    assert len(searched) == len(QUERIES) and max(searched) < 100
-    assert results["efficiency"][TASK]["latency_seconds"]["search"]["p95"] < 100
-    summary = (folder / "timed" / "report.md").read_text()
-    shown = f"; retriever opened in {opened:.1f} s before its searches (not in their latency)"
-    assert shown in summary, summary
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,15 +1,19 @@
 """moto's S3 server on 127.0.0.1 for the tests of files in an object store (`s3_server`): started and stopped by
 the test module that asks, this process's environment pointed at it while it runs; what the tests of shards built
-into a store compare (`store_listing`, `shard_files`) and how they cut a build short (`LostAfterOneShard`)."""
+into a store compare (`store_listing`, `shard_files`) and how they cut a build short (`LostAfterOneShard`,
+`cut_build`)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import re
+import shutil
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +30,17 @@ def s3_server(folder: Path) -> Iterator[Any]:
     names its endpoint, dummy credentials and a cache folder under `folder`, and so does that of the workers of the
     shared Ray cluster this process's `ray_cluster` joins it with (`SHARED.workers_environment`)."""
     from moto import backends
+    from moto.core import serialize
     from moto.server import ThreadedMotoServer
     from s3fs import S3FileSystem
 
     with pytest.MonkeyPatch.context() as env:
+        # moto's server reads back each timestamp it writes into a reply (an object's LastModified in a listing,
+        # written by moto as ISO 8601) through dateutil's parser: nine tenths of a listing's CPU here. Read by
+        # Python's own ISO parser first, to the same aware datetime.
+        env.setattr(serialize, "parse_to_aware_datetime", partial(iso_datetime, serialize.parse_to_aware_datetime))
+        # its request log (werkzeug's, one line a request, at INFO) kept to what `served_requests` asks for
+        env.setattr(logging.getLogger("werkzeug"), "level", logging.WARNING)
         # moto's server lists its package's folders on disk for each request it routes (`get_backend_for_host`,
         # ~190 stat calls): a quarter of an S3 request's CPU here, the client's and the server's together. They
         # do not change while it runs: listed once.
@@ -56,6 +67,18 @@ def s3_server(folder: Path) -> Iterator[Any]:
                 yield fs
         finally:
             server.stop()
+
+
+def iso_datetime(parsed: Callable[[object], datetime], value: object) -> datetime:
+    """`value` (a timestamp moto wrote) as `parsed` reads it, an ISO 8601 string read by `datetime.fromisoformat`
+    (UTC where it names no zone, as botocore's parser takes it)."""
+    if isinstance(value, str):
+        try:
+            found = datetime.fromisoformat(value)
+        except ValueError:
+            return parsed(value)
+        return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
+    return parsed(value)
 
 
 @contextmanager
@@ -113,3 +136,15 @@ class LostAfterOneShard(InProcess):
             super().map(function, calls[:1], **options)
             raise ConfigError("the driver's node was lost")
         return super().map(function, calls, **options)
+
+
+def cut_build(corpus: Path, url: str, kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The 3-shard build of `corpus` into `url` lost once shard 0 is in the store, on a machine whose cache folder
+    is then gone (the environment then names another's)."""
+    from ragbench.testing import build_shards, installed_registry
+
+    monkeypatch.setenv("RAGBENCH_CACHE_DIR", str(tmp_path / "first-machine"))
+    with pytest.raises(ConfigError, match="the driver's node was lost"):
+        build_shards(corpus, url, kind, {}, 3, registry=installed_registry(), runner=LostAfterOneShard)
+    shutil.rmtree(tmp_path / "first-machine")
+    monkeypatch.setenv("RAGBENCH_CACHE_DIR", str(tmp_path / "second-machine"))

@@ -51,7 +51,7 @@ from .earlier_runs import carrying
 from .files import file_there, open_file, remove_temporaries, replacing, write_all_atomically, write_atomically
 from .jsonl import Appender, dumps, open_append, parse_json, read_json, strict_json
 from .run_attempts import caught_up, latest_cost, with_attempt
-from .run_lock import RunFolderMoved, RunLock
+from .run_lock import LOCK_FILE, RunFolderMoved, RunLock
 from .run_record import RUN_KEYS, AttemptCost, RunRecord, RunShapeError
 from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
 from .shared_turns import TurnsWriter, turns_file
@@ -136,6 +136,16 @@ class RunDir:
         ]
         return names + sorted(p.name for p in self.path.glob(JUDGE_LOGS))
 
+    def _holds_nothing(self) -> bool:
+        """Whether the folder holds nothing but its lock (or is not there): no file a run writes, and no link, is
+        in it (one listing, where `_written` and `_links` look at each name a run writes)."""
+        try:
+            return set(os.listdir(self.path)) <= {LOCK_FILE}
+        except FileNotFoundError:
+            return True
+        except OSError:  # not a folder, not readable: as `_written` and `_links` find it
+            return False
+
     def _links(self) -> list[Path]:
         """Symbolic links where a run writes: its files, its folders and what they hold."""
         places = [self.path / name for name in RUN_FOLDERS + RUN_FILES] + list(self.path.glob(JUDGE_LOGS))
@@ -161,6 +171,7 @@ class RunDir:
         if refusal:
             raise ConfigError(refusal)
         previous = self.record
+        empty = self._holds_nothing()
         if resume:
             if previous is None:
                 raise ConfigError(
@@ -172,7 +183,7 @@ class RunDir:
                     f"--resume: {self.path} was run with a different configuration ({changed}); "
                     "use the same options, or a new --output"
                 )
-        elif previous is None and self.path.is_dir() and (written := self._written()):
+        elif previous is None and not empty and self.path.is_dir() and (written := self._written()):
             raise ConfigError(
                 f"--output {self.path}: holds {', '.join(written)} but no run of ragbench (no run.json "
                 "it wrote); ragbench writes only into a new folder or a run it made: choose another "
@@ -183,7 +194,7 @@ class RunDir:
                 f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
                 "it, or choose another --output"
             )
-        links = [] if overwrite and not resume else self._links()
+        links = [] if (overwrite and not resume) or empty else self._links()
         if links:
             raise ConfigError(
                 f"--output {self.path}: {links[0]} is a symbolic link (to {os.readlink(links[0])}); "

@@ -1042,6 +1042,9 @@ def cell_config(
             "get_document": True,
             "corpus": str(OPEN_QA / "varn_corpus.jsonl"),
         }
+    if system == "rqrag":  # one level of the tree (three expansions, each searching and answering): 7 calls an
+        # example, not max_depth 3's 79 (an eighth of the matrix's CPU); tests/systems/rqrag grows the tree deeper
+        config["system_args"] = {"max_depth": 1}
     if system in RETRIEVING_JUDGEMENT:
         judgements = folder / "judgements.json"
         judgements.write_text(json.dumps({e.id: RETRIEVING_JUDGEMENT[system] for e in examples}))

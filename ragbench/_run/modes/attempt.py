@@ -175,12 +175,13 @@ class Attempt:
         config = self.run.config
         cost.counting(calls.scheduler.stats)
         inflight = examples_in_flight(config.limits.max_inflight, opened.engines.model)
+        shown = config.output.progress  # a bar not shown needs no total (a task may read its data to count it)
         progress = Progress(
             calls.scheduler.stats,
-            self.run.known_total(),
-            enabled=config.output.progress,
+            self.run.known_total() if shown else None,
+            enabled=shown,
             batches=calls.batches,
-            calls_at_most=self.run.calls_at_most(),
+            calls_at_most=self.run.calls_at_most() if shown else None,
         )
         saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
         following = asyncio.ensure_future(progress.follow())

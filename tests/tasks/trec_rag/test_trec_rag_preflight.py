@@ -10,7 +10,7 @@ import pytest
 from test_trec_rag import QRELS24, SHARD_00, SHARD_01, TOPICS24, write_corpus
 
 from ragbench.testing import build_index, installed_registry
-from support.helpers import cli
+from support.helpers import cli, cli_here
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def without(module: str, folder: Path) -> dict[str, str]:
 
 
 def test_the_check_passes_where_nltk_is_installed(tmp_path, index):
-    checked = cli(*check_args(index, tmp_path / "run"))
+    checked = cli_here(*check_args(index, tmp_path / "run"))  # in this process, where nltk is installed
     assert checked.returncode == 0, checked.stderr
 
 
@@ -74,7 +74,7 @@ def test_a_nugget_file_line_nested_100000_deep_is_one_line_naming_it(tmp_path, i
     deep = "[" * 100_000 + "]" * 100_000
     nuggets.write_text('{"qid": "1", "nuggets": [{"text": "a"}]}\n{"qid": "2", "nuggets": ' + deep + "}\n")
     metric = ["nuggetizer.passages=pool", f"nuggetizer.corpus={corpus}", f"nuggetizer.nuggets={nuggets}"]
-    checked = cli(
+    checked = cli_here(  # in this process: an exception the command did not turn into its one line is raised here
         *check_args(index, tmp_path / "run"),
         *("--metrics", "+nuggetizer", "--judge", "scripted:echo"),
         *(arg for value in metric for arg in ("--metric-arg", value)),

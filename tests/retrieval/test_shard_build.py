@@ -316,10 +316,10 @@ def test_a_segmented_corpus_is_built_a_run_of_whole_files_a_shard(tmp_path):
 
 @needs("ray")
 def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path, monkeypatch):
-    """`index build --ray ADDRESS --shards 3` on a 3-node cluster, given relative paths (scale-out.md's form) from
-    another folder than the one its raylets (and so its tasks) run in: the paths are the command's, nothing is
-    written in the tasks' folder; no merged index, and `shards=3` answers as the one-process index; with `--merged`
-    the one index is built and split, as before."""
+    """`index build --ray ADDRESS --shards 2` (more than one) on a 3-node cluster, given relative paths
+    (scale-out.md's form) from another folder than the one its raylets (and so its tasks) run in: the paths are the
+    command's, nothing is written in the tasks' folder; no merged index, and `shards=2` answers as the one-process
+    index; with `--merged` (one worker actor) the one index is built and split, as before."""
     docs = [{"id": f"d{(i * 7) % 45:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(45)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
@@ -328,25 +328,25 @@ def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ra
     before = set(os.listdir(tasks))
     assert tasks != tmp_path
     done = cli_here("index", "build", "--corpus", "corpus.jsonl", "--retriever", "lucene_bm25", "--out", "built",
-                    "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
+                    "--ray", ray_cluster.address, "--shards", "2", "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "3 shards of" in done.stdout and "no merged index" in done.stdout
-    assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+    assert "2 shards of" in done.stdout and "no merged index" in done.stdout
+    assert sorted(path.name for path in out.iterdir()) == ["shards-2"]
     assert set(os.listdir(tasks)) == before
     build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
-    args = {"index": str(out), "shards": 3, "ray_address": ray_cluster.address}
+    args = {"index": str(out), "shards": 2, "ray_address": ray_cluster.address}
     sharded = load_retriever("lucene_bm25", args, registry=installed_registry())
     try:
         assert hits(sharded.search(QUERIES, 7)) == whole_search(tmp_path / "one", QUERIES, 7)
     finally:
         sharded.close()
-    assert os.path.isfile(out / "shards-3" / "manifest.json")
+    assert os.path.isfile(out / "shards-2" / "manifest.json")
     merged = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25",
-                      "--out", str(tmp_path / "m"), "--ray", ray_cluster.address, "--shards", "3", "--merged",
-                      "--no-progress")  # fmt: skip
+                      "--out", str(tmp_path / "m"), "--ray", ray_cluster.address, "--shards", "2", "--merged",
+                      "--workers", "1", "--no-progress")  # fmt: skip
     assert merged.returncode == 0, merged.stderr  # the one index, split as before
-    assert (tmp_path / "m" / "manifest.json").is_file() and (tmp_path / "m" / "shards-3" / "shards.json").is_file()
-    assert not (tmp_path / "m" / "shards-3" / "manifest.json").exists()
+    assert (tmp_path / "m" / "manifest.json").is_file() and (tmp_path / "m" / "shards-2" / "shards.json").is_file()
+    assert not (tmp_path / "m" / "shards-2" / "manifest.json").exists()
 
 
 @pytest.mark.parametrize("twice", [(3, 37), (3, 4)])  # in two shards, in one

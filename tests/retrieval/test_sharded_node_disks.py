@@ -70,7 +70,7 @@ def node_disk(tmp_path_factory, ray_cluster):
     before = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
     script = (
         f"mount --bind {folder / 'node_view'} {shards} && "
-        f"exec ray start --address={ray_cluster.address} --num-cpus=1 --block --disable-usage-stats"
+        f"exec ray start --address={ray_cluster.address} --num-cpus=1 --block --disable-usage-stats --include-log-monitor=False"
     )
     node = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

@@ -75,16 +75,12 @@ def test_more_shards_than_cpus_packed_onto_the_cluster_answer_as_the_whole_index
 
 @needs("bm25s", "ray")
 def test_shard_actors_no_node_can_take_are_refused_in_one_line_naming_the_cluster(index, ray_cluster, monkeypatch):
-    import ray
+    from ray.util.placement_group import placement_group, remove_placement_group
 
-    @ray.remote(num_cpus=1)
-    class Holder:  # other work holding a CPU (a replica, another run)
-        def ready(self) -> bool:
-            return True
-
-    holders = [Holder.remote() for _ in range(3)]
+    # other work holding every CPU (a replica, another run): reserved as a placement group, no process started
+    held = placement_group([{"CPU": 1}] * 3, strategy="SPREAD")
     try:
-        ray.get([holder.ready.remote() for holder in holders])
+        assert held.wait(timeout_seconds=600)  # a bound on a failure only: the reservation answers at once
         monkeypatch.setenv(PLACEMENT_VARIABLE, "1")
         with pytest.raises(ConfigError) as refused:
             load_retriever("bm25", {"index": str(index), "shards": SHARDS}, registry=installed_registry())
@@ -94,5 +90,4 @@ def test_shard_actors_no_node_can_take_are_refused_in_one_line_naming_the_cluste
         assert f"asked for 3 shard actor(s) of 1 CPU serving {SHARDS} shard(s)" in line
         assert PLACEMENT_VARIABLE in line
     finally:
-        for holder in holders:
-            ray.kill(holder)
+        remove_placement_group(held)

@@ -25,7 +25,7 @@ from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
-SHARDS = 2  # more than one: the run's hits merged across shards (3 in the last test: a CPU short)
+SHARDS = 2  # more than one: the run's hits merged across shards (3 on the run's own local Ray: a CPU short)
 TASK = "nq_open_flashrag"
 
 
@@ -111,7 +111,9 @@ def test_a_shard_actor_refuses_a_file_swapped_after_the_run_read_the_layout(tmp_
 
 def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_behind(tmp_path):
     """3 shards on the run's own local Ray, which has the machine's CPUs: on a 2-CPU machine (a laptop, CI) two
-    actors serve them (was: the third shard waited for ever for a CPU); the answers are the whole index's."""
+    actors serve them (was: the third shard waited for ever for a CPU); the answers are the whole index's. The local
+    Ray is started in the authentication mode Ray would choose, stated: Ray prints no timestamped warning of its
+    choice ("Token authentication is enabled ... Set RAY_AUTH_MODE=disabled to opt out")."""
     from support.helpers import cli, samples
 
     index = tmp_path / "index"
@@ -128,6 +130,7 @@ def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_beh
                "--output", str(tmp_path / "run"), "--no-progress", timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "still running" not in done.stderr  # the local Ray the shards started is shut down with them
+    assert "Token authentication" not in done.stderr and "RAY_AUTH_MODE" not in done.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["config"]["retriever_args"]["shards"] == 3 and results["results"] == alone["results"]
     predictions = sorted((line["id"], line["prediction"]) for line in samples(tmp_path / "run", TASK))
@@ -135,17 +138,17 @@ def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_beh
 
 
 def test_the_row_built_and_searched_on_a_ray_cluster_scores_as_on_one_machine(ray_cluster, tmp_path):
-    """The cluster's way (docs/scale-out.md): the index built by Ray workers into 3 shards, the row searching them
-    through shard actors; the numbers those of Anserini's run on the sample, as the one-machine run's are."""
+    """The cluster's way (docs/scale-out.md): the index built by Ray workers into shards (2: more than one), the row
+    searching them through shard actors; the numbers those of Anserini's run on the sample, as the one-machine run's are."""
     index, run_dir = tmp_path / "rag24_lucene", tmp_path / "run"
     built = cli_here(
         "index", "build", "--corpus", str(CORPUS), "--retriever", "lucene_bm25", "--out", str(index),
-        "--ray", ray_cluster.address, "--workers", "2", "--shards", "3", "--no-progress",
+        "--ray", ray_cluster.address, "--workers", "2", "--shards", str(SHARDS), "--no-progress",
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
     result = cli_here(
         "reproduce", ROW, "--data", f"trec_rag24={TOPICS}", "--task-arg", f"trec_rag24.qrels={QRELS}",
-        "--retriever-arg", f"index={index}", "--retriever-arg", "shards=3",
+        "--retriever-arg", f"index={index}", "--retriever-arg", f"shards={SHARDS}",
         "--retriever-arg", f"ray_address={ray_cluster.address}", "--output", str(run_dir), "--no-progress",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr

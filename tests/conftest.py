@@ -80,6 +80,12 @@ os.environ["RAGBENCH_FSYNC"] = "off"
 # is waited for, never a failure.
 os.environ.setdefault("RAY_raylet_start_wait_time_s", "600")
 
+# torch (and every OpenMP library) runs one thread a process in the suite: the xdist workers, Ray's actors and the
+# commands tests start already keep two cores busy, and OpenMP's extra threads spin while they wait for a core (the
+# Ray files' dense builds: 49.7 -> 28.8 CPU-s on a 2-vCPU VM). Set before torch is imported; a test of threads sets
+# its own.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def keep_bytecode() -> None:
     """Python keeps compiled modules as it does by default, in the __pycache__ folders git ignores, even where

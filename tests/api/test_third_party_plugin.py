@@ -4,7 +4,10 @@ with built-in components; broken plugins are reported without hiding the others.
 
 Offline: both packages are built from local sources with --no-index --no-deps
 --no-build-isolation into private --target folders, then used through PYTHONPATH in
-subprocesses, so nothing is installed into the test environment.
+subprocesses, so nothing is installed into the test environment. The `ragbench` commands are forks of the
+test process's command zygote (tests/support/command_zygote.py: the command's PYTHONPATH on its sys.path as a
+fresh interpreter puts it, its entry points read by the command), ~1 s of CPU less each than a fresh
+interpreter; what only a fresh interpreter shows (which plugin modules discovery imports) runs in one.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ragbench.api.trace import trace_prompts
 from support import paths
+from support.command_zygote import Zygote
 from support.helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
 
 REPO = paths.REPO
@@ -100,15 +105,31 @@ def sites(tmp_path_factory) -> dict[str, Path]:
     return {name: site for name, (_, site) in installs.items()}
 
 
-def _run(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
+def _with_paths(*paths: Path) -> dict[str, str]:
+    """This process's environment with `paths` first on PYTHONPATH."""
     env = dict(os.environ)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), *([existing] if existing else [])])
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+    return env
 
 
-def _ragbench(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return _run(["-m", "ragbench._cli.main", *args], *paths, cwd=cwd)
+def _run(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=_with_paths(*paths), cwd=cwd, timeout=60
+    )
+
+
+RagbenchCommand = Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture
+def ragbench_command(ragbench_zygote: Zygote) -> RagbenchCommand:
+    """`ragbench ARGS` with `paths` first on PYTHONPATH, in `cwd`: a fork of the command zygote."""
+
+    def run(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
+        return ragbench_zygote.run(args, _with_paths(*paths), cwd=cwd, timeout=60)
+
+    return run
 
 
 def _data(site: Path) -> list[dict]:
@@ -123,8 +144,8 @@ def _samples(run_dir: Path, task: str) -> list[dict]:
 
 
 # --- discovery ------------------------------------------------------------------------------------
-def test_list_shows_plugin_components_with_provider(sites, tmp_path):
-    done = _ragbench(["list"], sites["example"], cwd=tmp_path)
+def test_list_shows_plugin_components_with_provider(sites, tmp_path, ragbench_command):
+    done = ragbench_command(["list"], sites["example"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     for kind, name in (("tasks", "trivia_tf"), ("systems", "majority_vote"), ("metrics", "verdict_accuracy")):
@@ -136,16 +157,16 @@ def test_list_shows_plugin_components_with_provider(sites, tmp_path):
     assert "failed to load" not in done.stderr
 
 
-def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
+def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path, ragbench_command):
     data = _data(sites["example"])
-    done = _ragbench(["trivia-stats"], sites["example"], cwd=tmp_path)
+    done = ragbench_command(["trivia-stats"], sites["example"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     true = sum(record["truth"] for record in data)
     assert done.stdout == f"{len(data)} statements: {true} true, {len(data) - true} false\n"
-    listed = _ragbench(["list", "metrics"], sites["example"], cwd=tmp_path).stdout
+    listed = ragbench_command(["list", "metrics"], sites["example"], cwd=tmp_path).stdout
     assert any(line.split()[:1] == ["mentions:NAME"] and line.endswith(f"[{PROVIDER}]") for line in listed.splitlines())
-    assert "trivia-stats" in _ragbench(["--help"], sites["example"], cwd=tmp_path).stdout
-    assert "trivia-stats" not in _ragbench(["--help"], cwd=tmp_path).stdout  # only when installed
+    assert "trivia-stats" in ragbench_command(["--help"], sites["example"], cwd=tmp_path).stdout
+    assert "trivia-stats" not in ragbench_command(["--help"], cwd=tmp_path).stdout  # only when installed
 
 
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
@@ -200,14 +221,14 @@ def _fake_model(folder: Path, data: list[dict]) -> Path:
     return folder
 
 
-def test_majority_vote_on_plugin_task(sites, tmp_path):
+def test_majority_vote_on_plugin_task(sites, tmp_path, ragbench_command):
     data = _data(sites["example"])
     assert len(data) == len(VOTE_PLAN)
     assert EXPECTED_MAJORITY == 6 / 8
     assert all(sum(p[seed] == "c" for p in VOTE_PLAN) / 8 != EXPECTED_MAJORITY for seed in range(3))
     fake = _fake_model(tmp_path / "fake", data)
     out = tmp_path / "run"
-    done = _ragbench(
+    done = ragbench_command(
         [
             *cli_run_args("scripted:fake_llm:answer", task="trivia_tf", system="majority_vote"),
             "--output",
@@ -235,7 +256,7 @@ def test_majority_vote_on_plugin_task(sites, tmp_path):
 
 
 @pytest.mark.parametrize("system, expected", [("vanilla", 5 / 8), ("closed_book", 3 / 8)])
-def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
+def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected, ragbench_command):
     # With evidence in the prompt the scripted model says "True" (5 of 8 statements are true),
     # without it "False" (3 of 8 are false).
     rules = tmp_path / "rules.json"
@@ -245,7 +266,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
         )
     )
     out = tmp_path / "run"
-    done = _ragbench(
+    done = ragbench_command(
         [
             *cli_run_args(f"scripted:{rules}", task="trivia_tf", system=system),
             "--metrics",
@@ -308,8 +329,8 @@ def test_loader_reports_bad_records(sites, tmp_path, monkeypatch):
 
 
 # --- broken plugins -------------------------------------------------------------------------------
-def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_path):
-    done = _ragbench(["list"], sites["broken"], sites["example"], cwd=tmp_path)
+def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_path, ragbench_command):
+    done = ragbench_command(["list"], sites["broken"], sites["example"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     failures = [line for line in done.stderr.splitlines() if "failed to load" in line]
     assert failures == [
@@ -325,8 +346,8 @@ def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_pa
     )
 
 
-def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path):
-    done = _ragbench(
+def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path, ragbench_command):
+    done = ragbench_command(
         [
             *cli_run_args("scripted:echo", system="task_as_system"),
             "--output",
@@ -345,8 +366,8 @@ def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(si
     assert not (tmp_path / "run").exists()
 
 
-def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
-    done = _ragbench(
+def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path, ragbench_command):
+    done = ragbench_command(
         [
             *cli_run_args("scripted:echo", task="trivia_tf", system="broken_system"),
             "--output",
@@ -366,9 +387,9 @@ def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     ]
 
 
-def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path):
+def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path, ragbench_command):
     out = tmp_path / "run"
-    done = _ragbench(
+    done = ragbench_command(
         [
             *task_run_args(
                 "pubhealth",
@@ -389,7 +410,7 @@ def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["details"]["pubhealth"]["verdict_accuracy"]["n"] == 3  # numeric, from the built-in label
     assert {"match", "selfrag_match", "label_accuracy"} <= set(results["results"]["pubhealth"])
-    refused = _ragbench(
+    refused = ragbench_command(
         [
             "--tasks",
             "demo",

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,6 @@ import markdown
 import pytest
 
 from conftest import ROOT
-from support.command_zygote import Zygote, zygote
 
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
 SHELLS = {"bash", "sh", "shell"}
@@ -185,36 +183,29 @@ def serve_block(block: Block, folder: Path, env: dict[str, str]) -> None:
         server.stdout.close()
 
 
-@pytest.fixture(scope="session")
-def command_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
-    """One zygote for this test process's docs commands (support/command_zygote.py): what it loads reads no
-    environment and no folder, so each page's commands, in their own folder and HOME, run through it."""
-    folder = tmp_path_factory.mktemp("zygote")
-    with zygote(environment(folder), folder) as started:
-        yield started
-
-
 @pytest.mark.parametrize(
     "page", [page for page in PAGES if runnable(page)], ids=lambda page: str(page.relative_to(ROOT))
 )
-def test_the_pages_commands_run_in_a_fresh_folder(page, tmp_path, command_zygote):
+def test_the_pages_commands_run_in_a_fresh_folder(page, tmp_path, ragbench_zygote):
     """Each `ragbench` of a page's run blocks is a fork of the zygote that loaded the command line once for this
-    test process (support/command_zygote.py; the pages' ~50 commands paid its import each); a block that serves
+    test process (support/command_zygote.py, tests/conftest.py's `ragbench_zygote`: what it loads reads no
+    environment and no folder, so each page's commands run in their own folder, HOME and offline environment;
+    the pages' ~50 commands paid its import each); a block that serves
     runs the installed command itself, a fresh process the test stops with its process group."""
     env = environment(tmp_path)
     for block in runnable(page):
         if block.marker == "serves":
             serve_block(block, tmp_path, env)
         else:
-            run_block(block, tmp_path, command_zygote.environment(env))
+            run_block(block, tmp_path, ragbench_zygote.environment(env))
 
 
-def test_a_command_through_the_zygote_prints_and_exits_as_the_installed_one(tmp_path, command_zygote):
+def test_a_command_through_the_zygote_prints_and_exits_as_the_installed_one(tmp_path, ragbench_zygote):
     """What a page's test sees of a `ragbench` forked by the zygote, the installed command shows too: the same
     standard output and error, and a failure's exit status (never a 0 that would pass a failing page)."""
     env = environment(tmp_path)
     commands = "ragbench --help | head -3; ragbench --tasks no_such_task --system vanilla --model scripted:echo"
-    through_zygote = command_zygote.environment(env)
+    through_zygote = ragbench_zygote.environment(env)
     forked = subprocess.run(["bash", "-c", commands], cwd=tmp_path, env=through_zygote, capture_output=True)
     found = subprocess.run(["bash", "-c", "command -v ragbench"], env=through_zygote, capture_output=True)
     assert "command_zygote" in Path(found.stdout.decode().strip()).read_text()  # the shim, not the command

@@ -7,14 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_docs_commands
 from test_docs_commands import Block, blocks, environment, run_block
 
 from conftest import ROOT
 
 MARKER = "tested-by tests/project/test_docs_report_offline.py"
 PAGES = ["argue.md", "dragun.md", "deep-research-bench.md", "trec-rag.md"]
-command_zygote = test_docs_commands.command_zygote  # the docs commands' fixture: their zygote serves these too
 
 
 def examples(page: Path) -> list[tuple[Block, list[str]]]:
@@ -34,11 +32,11 @@ def table_rows(output: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_a_report_tasks_offline_example_prints_what_its_page_shows(name, tmp_path, command_zygote):
+def test_a_report_tasks_offline_example_prints_what_its_page_shows(name, tmp_path, ragbench_zygote):
     page = ROOT / "docs" / "benchmarks" / name
     found = examples(page)
     assert found, f"{page}: no example marked {MARKER!r}"
     (tmp_path / "tests").symlink_to(ROOT / "tests")
-    env = command_zygote.environment(environment(tmp_path))  # `ragbench` forked by the zygote
+    env = ragbench_zygote.environment(environment(tmp_path))  # `ragbench` forked by the test process's zygote
     for block, rows in found:
         assert table_rows(run_block(block, tmp_path, env).stdout) == rows, block.where()

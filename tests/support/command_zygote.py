@@ -11,7 +11,9 @@ fresh interpreter puts it), so the command runs as written; the process is a for
 what a command proves only in a fresh process is tested by starting one. Ctrl-C's SIGINT, SIGTERM and SIGHUP
 sent to the shim are passed on to its command's fork (a `ragbench view` it serves stops as when started
 alone). A command whose fork dies of a signal exits 128 + the signal, as a shell reports it. The zygote and
-every command still running from it end with the `with` block.
+every command still running from it end with the `with` block. The zygote reaps its forks: a test process's
+children CPU time (RUSAGE_CHILDREN) holds their CPU seconds only once the zygote ends, all of them at once,
+in whichever test's teardown ends its fixture (a session fixture's: the worker's last test).
 
 Run as a script (`python command_zygote.py SOCKET`) it is the zygote itself; `CLIENT` is the shim's text."""
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from conftest import needs
 from support import paths
+from support.command_zygote import Zygote
 from support.helpers import cli, cli_here, samples, score_args
 
 pytestmark = needs("wandb", "mlflow")
@@ -48,10 +49,11 @@ def folder_bytes(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory) -> Path:
-    """A finished run of three demo examples (one run for the module: logging only reads it)."""
+def finished(tmp_path_factory, ragbench_zygote: Zygote) -> Path:
+    """A finished run of three demo examples (one run for the module: logging only reads it), a fork of the
+    command zygote (no tracker in it: nothing of its own process's end to show)."""
     folder = tmp_path_factory.mktemp("finished") / "run"
-    done = cli(*RUN, "--output", str(folder))
+    done = ragbench_zygote.run([*RUN, "--output", str(folder)], dict(os.environ))
     assert done.returncode == 0, done.stderr
     return folder
 

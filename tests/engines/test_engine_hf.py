@@ -82,9 +82,9 @@ def test_picker_top_p_keeps_the_nucleus_and_seeded_rows_are_reproducible():
     # top_p=0.5 leaves only the most likely token in each row
     chosen, picker = draw(0)
     assert chosen == [0, 2]
-    chosen_lp, top_lp, top_ids = picker.records[0]
-    assert top_ids == [[0, 1], [2, 1]]
-    assert chosen_lp == pytest.approx([math.log(0.6), math.log(0.6)], abs=1e-6)
+    [(first_lp, _, first_ids, _)], [(second_lp, _, second_ids, _)] = picker.positions[0], picker.positions[1]
+    assert (first_ids, second_ids) == ([0, 1], [2, 1])
+    assert [first_lp, second_lp] == pytest.approx([math.log(0.6), math.log(0.6)], abs=1e-6)
 
     wide = Sampling(temperature=1.0, top_p=1.0, seed=1)
     draws = []
@@ -326,7 +326,7 @@ def batch_path_answers(tiny_engine) -> list[Response]:
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("logprobs", [None, 2], ids=["own greedy loop", "generate with log-probs"])
+@pytest.mark.parametrize("logprobs", [None, 2], ids=["own greedy loop", "own greedy loop with log-probs"])
 def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(
     tiny_engine, tiny_cached_engine, batch_path_answers, logprobs
 ):
@@ -389,15 +389,17 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("logprobs", [None, 2], ids=["without log-probs", "with log-probs"])
 def test_with_the_prefix_cache_an_answer_repeating_its_prompt_makes_several_tokens_a_step(
-    engine, cached_engine, monkeypatch
+    engine, cached_engine, monkeypatch, logprobs
 ):
     """Greedy decoding guesses the tokens that followed a row's last three tokens earlier in its prompt or answer
     (prompt lookup) and keeps those the model picks: a model that goes on counting as its prompt did makes its 24
     tokens in fewer forward passes than half as many, and they are the tokens of the batch path, which feeds one at
-    a time."""
+    a time; where log-probs are asked (FLARE's, Self-RAG's greedy calls), each position's are those the batch path
+    reads there."""
     listing = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, " * 2 + "1, 2, 3,"
-    request = Request(prompt=listing, sampling=Sampling(max_tokens=24))
+    request = Request(prompt=listing, sampling=Sampling(max_tokens=24, logprobs=logprobs))
     rows = rows_per_forward(cached_engine, monkeypatch)
     [new] = cached_engine.generate([request])
     monkeypatch.undo()
@@ -405,6 +407,12 @@ def test_with_the_prefix_cache_an_answer_repeating_its_prompt_makes_several_toke
     assert isinstance(new, Response) and isinstance(old, Response)
     assert (new.token_ids, new.text, new.completion_tokens) == (old.token_ids, old.text, 24)
     assert len(rows) - 1 < 24 / 2  # after the prompt's own prefill: at least two tokens a forward pass
+    assert len(new.logprobs or []) == len(old.logprobs or []) == (24 if logprobs else 0)
+    for mine, theirs in zip(new.logprobs or [], old.logprobs or []):
+        assert (mine.token, mine.token_id, len(mine.top)) == (theirs.token, theirs.token_id, 2)
+        assert mine.logprob == pytest.approx(theirs.logprob, abs=2e-3) and mine.token in mine.top
+        for piece in mine.top.keys() & theirs.top.keys():  # (a near-tie below the best may swap places)
+            assert mine.top[piece] == pytest.approx(theirs.top[piece], abs=2e-3)
 
 
 @pytest.mark.model

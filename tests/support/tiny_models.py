@@ -129,3 +129,63 @@ def tiny_llama_like(like: Path, folder: Path) -> Path:
     torch.manual_seed(0)
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
     return folder
+
+
+def tiny_llama_gguf(path: Path) -> Path:
+    """A GGUF file of a 2-layer random Llama (the embedded SmolLM2's architecture) with its weights quantized as
+    Q8_0 and a byte-level BPE vocabulary of 261 entries (the 256 bytes, three merges, two special tokens): what
+    transformers reads from the embedded GGUF, small enough to convert in a fraction of a second."""
+    import gguf
+    import numpy as np
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    merges = ["Ġ t", "h e", "Ġt he"]
+    tokens = [*bytes_to_unicode().values(), *(merge.replace(" ", "") for merge in merges), "<|im_start|>", "<|im_end|>"]
+    hidden, feed_forward, kv_width = 32, 64, 16
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name("tiny")
+    writer.add_context_length(64)
+    writer.add_embedding_length(hidden)
+    writer.add_block_count(2)
+    writer.add_feed_forward_length(feed_forward)
+    writer.add_head_count(2)
+    writer.add_head_count_kv(1)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_vocab_size(len(tokens))
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(tokens)
+    writer.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 2) + [gguf.TokenType.CONTROL] * 2)
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(len(tokens) - 2)
+    writer.add_eos_token_id(len(tokens) - 1)
+    rng = np.random.default_rng(0)
+
+    def tensor(name: str, *shape: int) -> None:
+        values = rng.standard_normal(shape, dtype=np.float32)
+        if len(shape) == 1:  # norms stay float32, as in the embedded file
+            writer.add_tensor(name, values)
+        else:
+            quantized = gguf.quants.quantize(values, gguf.GGMLQuantizationType.Q8_0)
+            writer.add_tensor(name, quantized, raw_shape=quantized.shape, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+
+    tensor("token_embd.weight", len(tokens), hidden)
+    tensor("output_norm.weight", hidden)
+    for block in range(2):
+        for name, shape in (
+            ("attn_norm", (hidden,)),
+            ("ffn_norm", (hidden,)),
+            ("attn_q", (hidden, hidden)),
+            ("attn_k", (kv_width, hidden)),
+            ("attn_v", (kv_width, hidden)),
+            ("attn_output", (hidden, hidden)),
+            ("ffn_gate", (feed_forward, hidden)),
+            ("ffn_up", (feed_forward, hidden)),
+            ("ffn_down", (hidden, feed_forward)),
+        ):
+            tensor(f"blk.{block}.{name}.weight", *shape)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

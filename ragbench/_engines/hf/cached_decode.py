@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .decoding import StopTracker
+from .decoding import StopTracker, TokenPicker
 from .prefill import Prefill
 from .prefix_cache import shared_length
 
@@ -42,10 +42,11 @@ def guess(sequence: list[int], most: int) -> list[int]:
 
 
 def decode_greedy(
-    torch: Any, model: Any, prefill: Prefill, max_new_tokens: int, tracker: StopTracker
+    torch: Any, model: Any, prefill: Prefill, max_new_tokens: int, tracker: StopTracker, picker: TokenPicker | None
 ) -> list[list[int]]:
     """The ids each row of `prefill` generates greedily, up to `max_new_tokens`, `tracker` recording where each
-    ended (the last id being the EOS or the stop-completing one)."""
+    ended (the last id being the EOS or the stop-completing one) and `picker` (where log-probs are asked) the
+    log-probs of each position a row made."""
     from transformers import DynamicCache
 
     prompts, device = prefill.prompts, model.device
@@ -77,6 +78,10 @@ def decode_greedy(
             cache.crop(agreed - drafted)
             mask = mask[:, : mask.shape[1] - (drafted - agreed)]
         made += agreed + 1
+        if picker is not None:  # every running row's positions made this step (those after its end go unread)
+            chosen = torch.tensor([row_picks[: agreed + 1] for row_picks in picks], device=device)
+            rows = [row for row in running for _ in range(agreed + 1)]
+            picker.record(rows, logits[:, : agreed + 1].reshape(len(rows), -1), chosen.reshape(-1))
         kept = []
         for slot, row in enumerate(running):
             for token in picks[slot][: agreed + 1]:

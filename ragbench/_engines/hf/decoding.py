@@ -56,8 +56,10 @@ class TokenPicker:
         self.generators = generators
         self.k = sampling.logprobs
         self.named_ids = list(named_ids)  # ids of sampling.logprob_tokens, in order
-        self.records: list[tuple[list[float], list[list[float]], list[list[int]]]] = []
-        self.named_records: list[list[list[float | None]]] = []  # per step, per row: log-probs of named_ids
+        # per output row, per generated token: the chosen token's log-prob, the top k's, their ids, the named ids'
+        self.positions: defaultdict[int, list[tuple[float, list[float], list[int], list[float | None]]]] = defaultdict(
+            list
+        )
         self.recording = self.k is not None or bool(named_ids)
         self.active = generators is not None or self.recording
 
@@ -97,13 +99,19 @@ class TokenPicker:
             result = torch.full_like(scores, float("-inf"))
             result.scatter_(-1, chosen.unsqueeze(-1), 0.0)
         if self.recording:
-            logp = torch.log_softmax(logits, dim=-1)
-            chosen_lp = logp.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
-            k = max(0, min(int(self.k or 0), logp.shape[-1]))
-            top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
-            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist()))
-            self.named_records.append(self._named(logp, chosen) if self.named_ids else [[]] * logp.shape[0])
+            self.record(range(logits.shape[0]), logits, chosen)
         return result
+
+    def record(self, rows: Sequence[int], logits: Any, chosen: Any) -> None:
+        """Record the next position of each of `rows` (in order, one a row of `logits`): the log-probs of its
+        `chosen` token, of the k most likely and of the named ids (log_softmax of the float32 logits)."""
+        logp = self.torch.log_softmax(logits.float(), dim=-1)
+        chosen_lp = logp.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+        k = max(0, min(int(self.k or 0), logp.shape[-1]))
+        top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
+        named = self._named(logp, chosen) if self.named_ids else [[]] * logp.shape[0]
+        for row, lp, top, ids, named_lp in zip(rows, chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist(), named):
+            self.positions[row].append((lp, top, ids, named_lp))
 
     def _named(self, logp: Any, chosen: Any) -> list[list[float | None]]:
         """Per row, the log-probs of named_ids; with Sampling.logprob_window k, None for a token that
@@ -159,16 +167,12 @@ def picked_logprobs(
     """The log-probs `picker` recorded for one row's generated `tokens` (its top k and named tokens), each token
     as text by `piece`."""
     out = []
-    for step, token_id in enumerate(tokens):
-        chosen_lp, top_lp, top_ids = picker.records[step]
-        named_lp = picker.named_records[step]
+    for token_id, (chosen_lp, top_lp, top_ids, named_lp) in zip(tokens, picker.positions[row]):
         top: dict[str, float] = {}
-        for lp, tid in zip(top_lp[row], top_ids[row]):
+        for lp, tid in zip(top_lp, top_ids):
             top.setdefault(piece(tid), lp)
-        named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp[row]) if lp is not None}
-        out.append(
-            TokenLogprobs(token=piece(token_id), logprob=chosen_lp[row], top=top, named=named, token_id=token_id)
-        )
+        named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp) if lp is not None}
+        out.append(TokenLogprobs(token=piece(token_id), logprob=chosen_lp, top=top, named=named, token_id=token_id))
     return out
 
 
@@ -200,7 +204,7 @@ def responses_of(
                 first_length = length
                 finish = "stop" if (reason or stopped) else "length"
         logprobs = cumulative = None
-        if picker.records:
+        if picker.recording:
             logprobs = picked_logprobs(
                 picker, position * rows_per, generated[position * rows_per][:first_length], piece
             )

@@ -17,9 +17,9 @@ the template's `tools=`; a hermes tool request is decoded with its special token
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 prefix_cache_mb (default 256 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
 states (hf/prefix_cache.py). With it on, each prompt of a batch computes only the tokens after its longest cached
-prefix (hf/prefill.py), then the batch decodes together: greedy requests without log-probs in the engine's own loop,
-where a row leaves the batch as soon as it ends and the states grow in place (hf/cached_decode.py,
-hf/roomy_cache.py), others through `generate`; a prompt and its generated tokens are cached once computed. Requests
+prefix (hf/prefill.py), then the batch decodes together: greedy requests (with their log-probs where asked) in the
+engine's own loop, where a row leaves the batch as soon as it ends and the states grow in place (hf/cached_decode.py,
+hf/roomy_cache.py), sampled ones through `generate`; a prompt and its generated tokens are cached once computed. Requests
 of several rows (n > 1 sampled), ensembles and models with sliding-window layers run as without it. `stats()` reports
 prompt tokens sent and computed (results.json's `cost.engine`).
 
@@ -356,8 +356,9 @@ class HFEngine(Engine):
             prefill = None
             if mix is None and self.prefix_cache is not None and self._uses_prefix_cache(sampling):
                 prefill = Prefill(torch, self.model_obj, self.prefix_cache, prompts, sampling.max_tokens)
-            if prefill is not None and processors is None:  # greedy, no log-probs: rows leave as they end
-                generated = decode_greedy(torch, self.model_obj, prefill, sampling.max_tokens, tracker)
+            if prefill is not None and mix is None and generators is None:  # greedy: rows leave as they end
+                recorder = picker if picker.recording else None
+                generated = decode_greedy(torch, self.model_obj, prefill, sampling.max_tokens, tracker, recorder)
             else:
                 out = self.model_obj.generate(
                     input_ids=input_ids,

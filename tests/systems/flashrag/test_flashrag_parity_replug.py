@@ -163,13 +163,19 @@ def tiny_lm(folder):
     return tiny_causal_lm(folder, AutoTokenizer.from_pretrained(embedded_model()))
 
 
+@functools.lru_cache(maxsize=1)
+def loaded_lm(folder):
+    """The tokenizer and model in `folder`, loaded once for every rule computed on them."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(folder), AutoModelForCausalLM.from_pretrained(folder).eval()
+
+
 def replug_rule(folder, prompts, weights, max_tokens):
     """REPLUG's greedy decoding computed directly: each prompt alone through the model at every step."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    tokenizer, model = loaded_lm(folder)
     rows = [tokenizer(p)["input_ids"] for p in prompts]
     generated = []
     with torch.inference_mode():

@@ -143,9 +143,9 @@ def settled(answer: Answered) -> tuple[Prediction, SampleRecord]:
     planned, example, ctx, returned, call, problem, position, read_as, _ = answer
     system = planned.system
     assert system is not None  # as `answered`'s
-    if call.raised is None:
-        with call:  # the steps left to make are the system's code too: one that raises fails the example
-            ctx.settle_trace()
+    # the steps left to make are the system's code too: one that raises fails the example, unless it already failed
+    with call if call.raised is None else PluginCall():
+        ctx.settle_trace()
     problem = problem or call.error or prediction_problem(system.name or type(system).__name__, returned)
     prediction = returned if problem is None and isinstance(returned, Prediction) else None
     if prediction is None:

@@ -35,6 +35,16 @@ class BreaksLater(LeavesSteps):
     broken = True
 
 
+class RaisesAfter(LeavesSteps):
+    """Leaves its last steps to make, then raises: its example fails, with those steps in its trace."""
+
+    name = "raises_after"
+
+    async def run(self, example, ctx):
+        await super().run(example, ctx)
+        raise RuntimeError("after the steps")
+
+
 def _run(tmp_path, system: type[System]) -> list[dict]:
     data = write_jsonl(
         tmp_path / "q.jsonl", [{"id": f"e{i}", "question": "Q?", "answers": ["A"], "ctxs": []} for i in range(3)]
@@ -54,6 +64,12 @@ def test_a_maker_that_raises_fails_its_example_with_its_traceback(tmp_path):
         assert record["error"] == "IndexError: list index out of range"
         assert "IndexError" in record["traceback"]
         assert [step["name"] for step in record["trace"]] == ["own"]
+
+
+def test_a_system_that_raises_after_leaving_steps_keeps_them_in_its_failed_examples_trace(tmp_path):
+    for record in _run(tmp_path, RaisesAfter):
+        assert record["error"] == "RuntimeError: after the steps"
+        assert [step["name"] for step in record["trace"]] == ["own", "made later", "made later again"]
 
 
 async def test_outside_a_run_the_steps_are_made_at_once():

@@ -356,7 +356,7 @@ class HFEngine(Engine):
             prefill = None
             if mix is None and self.prefix_cache is not None and self._uses_prefix_cache(sampling):
                 prefill = Prefill(torch, self.model_obj, self.prefix_cache, prompts, sampling.max_tokens)
-            if prefill is not None and mix is None and generators is None:  # greedy: rows leave as they end
+            if prefill is not None and generators is None:  # greedy (no prefill for a mix): rows leave as they end
                 recorder = picker if picker.recording else None
                 generated = decode_greedy(torch, self.model_obj, prefill, sampling.max_tokens, tracker, recorder)
             else:
